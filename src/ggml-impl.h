@@ -59,6 +59,27 @@ GGML_API void * ggml_aligned_malloc(size_t size);
 GGML_API void   ggml_aligned_free(void * ptr, size_t size);
 
 //
+// function pointers as void * (get_proc_address, dlsym): ISO C has no such
+// conversion, POSIX guarantees the representations agree, so copy the bits
+//
+
+typedef void (*ggml_generic_fn_t)(void);
+
+static inline void * ggml_fn_to_ptr(ggml_generic_fn_t fn) {
+    void * p;
+    memcpy(&p, &fn, sizeof(p));
+    return p;
+}
+
+static inline ggml_generic_fn_t ggml_ptr_to_fn(void * p) {
+    ggml_generic_fn_t fn;
+    memcpy(&fn, &p, sizeof(fn));
+    return fn;
+}
+
+#define GGML_FN_TO_PTR(fn) ggml_fn_to_ptr((ggml_generic_fn_t)(fn))
+
+//
 // tensors
 //
 
