@@ -15,15 +15,15 @@ static struct ggml_tensor * elementwise_result(struct ggml_context * ctx, struct
 }
 
 // rows are packed one after another, and elements within a row too
-static bool is_padded_1d(const struct ggml_tensor * t) {
+static bool ggml_is_padded_1d(const struct ggml_tensor * t) {
     return t->nb[0] == ggml_type_size(t->type) &&
            t->nb[2] == t->nb[1] * (size_t) t->ne[1] &&
            t->nb[3] == t->nb[2] * (size_t) t->ne[2];
 }
 
-// b can be broadcast to a's shape with whole rows
-static bool can_repeat_rows(const struct ggml_tensor * b, const struct ggml_tensor * a) {
-    return b->ne[0] == a->ne[0] && ggml_can_repeat(b, a);
+// t0 can be broadcast to t1's shape with whole rows
+static bool ggml_can_repeat_rows(const struct ggml_tensor * t0, const struct ggml_tensor * t1) {
+    return t0->ne[0] == t1->ne[0] && ggml_can_repeat(t0, t1);
 }
 
 //
@@ -75,7 +75,7 @@ struct ggml_tensor * ggml_div_inplace(struct ggml_context * ctx, struct ggml_ten
 
 struct ggml_tensor * ggml_add_cast(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
                                    enum ggml_type type) {
-    GGML_ASSERT(can_repeat_rows(b, a));
+    GGML_ASSERT(ggml_can_repeat_rows(b, a));
     // the backends implement it for these source types only
     GGML_ASSERT(ggml_is_quantized(a->type) || a->type == GGML_TYPE_F16 || a->type == GGML_TYPE_BF16);
 
@@ -88,7 +88,7 @@ struct ggml_tensor * ggml_add_cast(struct ggml_context * ctx, struct ggml_tensor
 
 static struct ggml_tensor * add1_op(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, bool inplace) {
     GGML_ASSERT(ggml_is_scalar(b));
-    GGML_ASSERT(is_padded_1d(a));
+    GGML_ASSERT(ggml_is_padded_1d(a));
 
     struct ggml_tensor * result = elementwise_result(ctx, a, inplace);
     result->op     = GGML_OP_ADD1;
@@ -374,7 +374,7 @@ struct ggml_tensor * ggml_swiglu_split(struct ggml_context * ctx, struct ggml_te
 //
 
 static struct ggml_tensor * scale_op(struct ggml_context * ctx, struct ggml_tensor * a, float s, float b, bool inplace) {
-    GGML_ASSERT(is_padded_1d(a));
+    GGML_ASSERT(ggml_is_padded_1d(a));
 
     struct ggml_tensor * result = elementwise_result(ctx, a, inplace);
     ggml_set_op_params_f32(result, 0, s);

@@ -50,16 +50,23 @@ struct ggml_tensor * ggml_l2_norm_inplace(struct ggml_context * ctx, struct ggml
 // matrix products
 //
 
-// same row length, and a's matrices broadcast over b's dims 2 and 3
-static bool can_mul_mat(const struct ggml_tensor * a, const struct ggml_tensor * b) {
-    return a->ne[0] == b->ne[0] &&
-           b->ne[2] % a->ne[2] == 0 &&
-           b->ne[3] % a->ne[3] == 0;
+// same row length, and t0's matrices broadcast over t1's dims 2 and 3
+static bool ggml_can_mul_mat(const struct ggml_tensor * t0, const struct ggml_tensor * t1) {
+    return t0->ne[0] == t1->ne[0] &&
+           t1->ne[2] % t0->ne[2] == 0 &&
+           t1->ne[3] % t0->ne[3] == 0;
+}
+
+// same column count, and t0 broadcasts over t1's dims 2 and 3
+static bool ggml_can_out_prod(const struct ggml_tensor * t0, const struct ggml_tensor * t1) {
+    return t0->ne[1] == t1->ne[1] &&
+           t1->ne[2] % t0->ne[2] == 0 &&
+           t1->ne[3] % t0->ne[3] == 0;
 }
 
 // op_params (int32): [0] precision (ggml_mul_mat_set_prec), [1] hint
 struct ggml_tensor * ggml_mul_mat(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b) {
-    GGML_ASSERT(can_mul_mat(a, b));
+    GGML_ASSERT(ggml_can_mul_mat(a, b));
     GGML_ASSERT(!ggml_is_transposed(a));
 
     const int64_t ne[4] = { a->ne[1], b->ne[1], b->ne[2], b->ne[3] };
@@ -105,10 +112,7 @@ struct ggml_tensor * ggml_mul_mat_id(struct ggml_context * ctx, struct ggml_tens
 
 // a: [m, n, ne2, ne3], b: [p, n, ne2*x, ne3*y] -> [m, p, ne2*x, ne3*y]
 struct ggml_tensor * ggml_out_prod(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b) {
-    const bool can_out_prod = a->ne[1] == b->ne[1] &&
-                              b->ne[2] % a->ne[2] == 0 &&
-                              b->ne[3] % a->ne[3] == 0;
-    GGML_ASSERT(can_out_prod);
+    GGML_ASSERT(ggml_can_out_prod(a, b));
     GGML_ASSERT(!ggml_is_transposed(a));
 
     const int64_t ne[4] = { a->ne[0], b->ne[0], b->ne[2], b->ne[3] };
@@ -210,12 +214,15 @@ struct rope_params {
 
 static struct ggml_tensor * rope_op(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
                                     struct ggml_tensor * c, const struct rope_params * p, bool inplace) {
-    GGML_ASSERT((p->mode & 1) == 0 && "mode & 1 == 1 is no longer supported");
+    const int n_dims = p->n_dims;
+    const int mode   = p->mode;
+
+    GGML_ASSERT((mode & 1) == 0 && "mode & 1 == 1 is no longer supported");
 
     GGML_ASSERT(ggml_is_vector(b));
     GGML_ASSERT(b->type == GGML_TYPE_I32);
 
-    const bool multi_section = (p->mode & GGML_ROPE_TYPE_MROPE) != 0;
+    const bool multi_section = (mode & GGML_ROPE_TYPE_MROPE) != 0;
     if (multi_section) {
         GGML_ASSERT(a->ne[2] * 4 == b->ne[0]); // four position ids per token
     } else {
@@ -224,14 +231,14 @@ static struct ggml_tensor * rope_op(struct ggml_context * ctx, struct ggml_tenso
 
     if (c != NULL) {
         GGML_ASSERT(c->type == GGML_TYPE_F32);
-        GGML_ASSERT(c->ne[0] >= p->n_dims / 2);
+        GGML_ASSERT(c->ne[0] >= n_dims / 2);
     }
 
     struct ggml_tensor * result = elementwise_result(ctx, a, inplace);
 
     int32_t params[16] = { 0 };
-    params[1] = p->n_dims;
-    params[2] = p->mode;
+    params[1] = n_dims;
+    params[2] = mode;
     params[4] = p->n_ctx_orig;
     memcpy(params +  5, &p->freq_base,   sizeof(float));
     memcpy(params +  6, &p->freq_scale,  sizeof(float));
@@ -419,7 +426,7 @@ struct ggml_tensor * ggml_top_k(struct ggml_context * ctx, struct ggml_tensor * 
 struct ggml_tensor * ggml_flash_attn_ext(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k,
                                          struct ggml_tensor * v, struct ggml_tensor * mask,
                                          float scale, float max_bias, float logit_softcap) {
-    GGML_ASSERT(can_mul_mat(k, q));
+    GGML_ASSERT(ggml_can_mul_mat(k, q));
 
     GGML_ASSERT(q->ne[3] == k->ne[3]);
     GGML_ASSERT(q->ne[3] == v->ne[3]);
