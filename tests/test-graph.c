@@ -734,6 +734,155 @@ static void test_graph_large(void) {
     ggml_free(ctx);
 }
 
+
+//
+// random graphs against a recursive reference of the documented build order
+//
+
+#define REF_MAX 96
+
+struct ref_graph {
+    struct ggml_tensor * t[REF_MAX]; // every tensor of the test, by id
+    int  n;
+    bool visited[REF_MAX];
+    bool computed[REF_MAX];
+    int  uses[REF_MAX];
+    int  nodes[REF_MAX], n_nodes;
+    int  leafs[REF_MAX], n_leafs;
+    bool right_to_left;
+};
+
+static int ref_id(const struct ref_graph * r, const struct ggml_tensor * t) {
+    for (int i = 0; i < r->n; i++) {
+        if (r->t[i] == t) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+// visit(node): with compute, flag it (ops only); first time: sources in order,
+// one use each, then append; seen before with compute: sources not yet flagged
+static void ref_visit(struct ref_graph * r, int id, bool compute) {
+    struct ggml_tensor * t = r->t[id];
+    if (compute && t->op != GGML_OP_NONE) {
+        r->computed[id] = true;
+    }
+    if (r->visited[id]) {
+        if (compute) {
+            for (int i = 0; i < GGML_MAX_SRC; i++) {
+                const int s = t->src[i] ? ref_id(r, t->src[i]) : -1;
+                if (s >= 0 && !r->computed[s]) {
+                    ref_visit(r, s, true);
+                }
+            }
+        }
+        return;
+    }
+    r->visited[id] = true;
+    r->uses[id] = 0;
+    for (int i = 0; i < GGML_MAX_SRC; i++) {
+        const int k = r->right_to_left ? GGML_MAX_SRC - 1 - i : i;
+        const int s = t->src[k] ? ref_id(r, t->src[k]) : -1;
+        if (s >= 0) {
+            ref_visit(r, s, compute);
+            r->uses[s]++;
+        }
+    }
+    if (t->op == GGML_OP_NONE && !(t->flags & GGML_TENSOR_FLAG_PARAM)) {
+        r->leafs[r->n_leafs++] = id;
+    } else {
+        r->nodes[r->n_nodes++] = id;
+    }
+}
+
+static uint32_t rng_next(uint32_t * state) {
+    *state = *state * 1664525u + 1013904223u;
+    return *state >> 8;
+}
+
+static bool ref_matches(const struct ref_graph * r, struct ggml_cgraph * g) {
+    bool ok = g->n_nodes == r->n_nodes && g->n_leafs == r->n_leafs;
+    for (int i = 0; ok && i < r->n_nodes; i++) {
+        ok = g->nodes[i] == r->t[r->nodes[i]];
+    }
+    for (int i = 0; ok && i < r->n_leafs; i++) {
+        ok = g->leafs[i] == r->t[r->leafs[i]];
+    }
+    for (int i = 0; ok && i < r->n; i++) {
+        ok = (use_count(g, r->t[i]) == (r->visited[i] ? r->uses[i] : -1)) &&
+             (((r->t[i]->flags & GGML_TENSOR_FLAG_COMPUTE) != 0) == r->computed[i]);
+    }
+    return ok;
+}
+
+static void ggml_custom3_noop(struct ggml_tensor * dst, const struct ggml_tensor * a, const struct ggml_tensor * b,
+                              const struct ggml_tensor * c, int ith, int nth, void * userdata) {
+    (void) dst; (void) a; (void) b; (void) c; (void) ith; (void) nth; (void) userdata;
+}
+
+static void test_graph_random_reference(void) {
+    uint32_t rng = 12345;
+    for (int trial = 0; trial < 200; trial++) {
+        struct ggml_context * ctx = graph_context(REF_MAX, REF_MAX, false);
+        static struct ref_graph r;
+        memset(&r, 0, sizeof(r));
+        r.right_to_left = trial % 3 == 2;
+
+        const int n_leafs = 2 + (int)(rng_next(&rng) % 5);
+        for (int i = 0; i < n_leafs; i++) {
+            struct ggml_tensor * t = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 4);
+            if (rng_next(&rng) % 4 == 0) {
+                ggml_set_param(t);
+            }
+            r.t[r.n++] = t;
+        }
+        const int n_ops = 5 + (int)(rng_next(&rng) % 40);
+        for (int i = 0; i < n_ops; i++) {
+            struct ggml_tensor * a = r.t[rng_next(&rng) % (uint32_t) r.n];
+            struct ggml_tensor * b = r.t[rng_next(&rng) % (uint32_t) r.n];
+            struct ggml_tensor * c = r.t[rng_next(&rng) % (uint32_t) r.n];
+            struct ggml_tensor * t;
+            switch (rng_next(&rng) % 3) {
+                case 0:  t = ggml_sqr(ctx, a); break;
+                case 1:  t = ggml_add(ctx, a, b); break;
+                default: t = ggml_map_custom3(ctx, a, b, c, ggml_custom3_noop, 1, NULL); break;
+            }
+            r.t[r.n++] = t;
+        }
+
+        struct ggml_cgraph * g = ggml_new_graph_custom(ctx, REF_MAX, false);
+        g->order = r.right_to_left ? GGML_CGRAPH_EVAL_ORDER_RIGHT_TO_LEFT : GGML_CGRAPH_EVAL_ORDER_LEFT_TO_RIGHT;
+        bool ok = true;
+        for (int step = 0; step < 6 && ok; step++) {
+            const int id = (int)(rng_next(&rng) % (uint32_t) r.n);
+            switch (rng_next(&rng) % 3) {
+                case 0:
+                    ggml_build_forward_expand(g, r.t[id]);
+                    ref_visit(&r, id, true);
+                    break;
+                case 1:
+                    ggml_build_forward_order(g, r.t[id]);
+                    ref_visit(&r, id, false);
+                    break;
+                default: {
+                    const int ids[3] = { id, (int)(rng_next(&rng) % (uint32_t) r.n), (int)(rng_next(&rng) % (uint32_t) r.n) };
+                    struct ggml_tensor * alts[3] = { r.t[ids[0]], r.t[ids[1]], r.t[ids[2]] };
+                    const int idx = (int)(rng_next(&rng) % 3);
+                    ggml_build_forward_select(g, alts, 3, idx);
+                    for (int k = 0; k < 3; k++) {
+                        ref_visit(&r, ids[k], k == idx);
+                    }
+                    break;
+                }
+            }
+            ok = ref_matches(&r, g) && sources_come_first(g);
+        }
+        CHECK_MSG(ok, "trial %d differs from the reference", trial);
+        ggml_free(ctx);
+    }
+}
+
 //
 // printing
 //
@@ -845,6 +994,7 @@ int main(void) {
     test_graph_view_copy();
     test_graph_add_node_and_limits();
     test_graph_large();
+    test_graph_random_reference();
     test_graph_print_and_dot();
     return TEST_RESULT();
 }
