@@ -743,6 +743,7 @@ static void expect_view_offset_param(int line, const struct ggml_tensor * t, siz
 
 static void test_views(void) {
     struct ggml_context * ctx = new_context();
+    static int np_marker; // stands for a backend buffer: only its address is used
     // 8 x 6 x 5 x 3 floats: nb = 4, 32, 192, 960; 2880 bytes
     struct ggml_tensor * a = named(ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 8, 6, 5, 3), "v");
 
@@ -790,6 +791,17 @@ static void test_views(void) {
     EXPECT_NAME(tv, "v (view) (view) (view) (view)");
     struct ggml_tensor * pv = ggml_permute(ctx, vv, 1, 0, 2, 3);
     EXPECT_VIEW(pv, a, 968);
+
+    // a view of a tensor in a backend buffer gets the data address, but its
+    // buffer only from ggml_backend_view_init (which lets the buffer set it up)
+    struct ggml_tensor * in_buffer = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 16);
+    in_buffer->buffer = (struct ggml_backend_buffer *) (void *) &np_marker;
+    struct ggml_tensor * bv = ggml_view_1d(ctx, in_buffer, 4, 8);
+    CHECK(bv->buffer == NULL);
+    EXPECT_VIEW(bv, in_buffer, 8);
+    CHECK(ggml_view_tensor(ctx, in_buffer)->buffer == NULL);
+    CHECK(ggml_transpose(ctx, in_buffer)->buffer == NULL);
+    in_buffer->buffer = NULL;
 
     // a view of an unallocated tensor has no data
     struct ggml_init_params np = { .mem_size = 16*ggml_tensor_overhead(), .mem_buffer = NULL, .no_alloc = true };
