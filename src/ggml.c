@@ -246,9 +246,12 @@ struct ggml_tensor * ggml_new_tensor_impl(
 
     struct ggml_tensor * const result = (struct ggml_tensor *)((char *) ctx->mem_buffer + obj_new->offs);
 
+    // A view gets its buffer from ggml_backend_view_init (ggml-alloc calls it
+    // when the buffer is NULL), which also lets the buffer set up the view
+    // (init_tensor): it must not be inherited here.
     *result = (struct ggml_tensor) {
         .type      = type,
-        .buffer    = view_src != NULL ? view_src->buffer : NULL,
+        .buffer    = NULL,
         .ne        = { shape[0], shape[1], shape[2], shape[3] },
         .op        = GGML_OP_NONE,
         .flags     = 0,
