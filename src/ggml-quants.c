@@ -348,7 +348,7 @@ void dequantize_row_q8_1(const void * GGML_RESTRICT vx, float * GGML_RESTRICT y,
 // a block format as the search sees it
 struct quant_format {
     size_t  block_size;
-    bool    affine; // value = q*d + m; otherwise value = (q - half)*d
+    bool    affine; // value = q*d + m; otherwise value = (q - (qmax+1)/2)*d
     int     qmax;   // codes are 0..qmax
     void (*pack)(void * block, float d, float m, const uint8_t * L);
     void (*dequant)(const void * GGML_RESTRICT block, float * GGML_RESTRICT y, int64_t k);
@@ -372,40 +372,63 @@ static const struct quant_format QUANT_FORMAT_Q5_1 = {
     .pack = pack_q5_1, .dequant = dequantize_row_q5_1, .quantize_ref = quantize_row_q5_1_ref,
 };
 
-#define QUANT_MAX_BLOCK_BYTES 64
-
-// the best block found so far for one block of input
+// The best block found so far for one block of input: either the reference
+// block (ref_is_best) or the candidate (d, m, L).
 struct block_search {
     const struct quant_format * fmt;
     const float * x;
     const float * w;
     double  best_err;
-    uint8_t best[QUANT_MAX_BLOCK_BYTES];
+    bool    ref_is_best;
+    float   d;
+    float   m;
+    uint8_t L[QK_SMALL];
 };
 
-static double block_weighted_error(const struct block_search * s, const void * block) {
-    float y[QK_SMALL];
-    s->fmt->dequant(block, y, QK_SMALL);
+static double weighted_error(const float * x, const float * w, const float * y) {
     double err = 0.0;
     for (int j = 0; j < QK_SMALL; j++) {
-        const double diff = (double) s->x[j] - (double) y[j];
-        err += (double) s->w[j] * diff * diff;
+        const double diff = (double) x[j] - (double) y[j];
+        err += (double) w[j] * diff * diff;
     }
     return err;
 }
 
-static void block_search_start(struct block_search * s) {
-    s->fmt->quantize_ref(s->x, s->best, QK_SMALL);
-    s->best_err = block_weighted_error(s, s->best);
+static bool is_better(double err, double best) {
+    // a NaN error never wins, but any number beats a NaN best
+    return err < best || (isnan(best) && !isnan(err));
 }
 
-// keep block if it is strictly better (a NaN error never wins, but any number
-// beats a NaN reference)
-static void block_search_offer(struct block_search * s, const void * block) {
-    const double err = block_weighted_error(s, block);
-    if (err < s->best_err || (isnan(s->best_err) && !isnan(err))) {
-        s->best_err = err;
-        memcpy(s->best, block, s->fmt->block_size);
+static void block_search_start(struct block_search * s, void * ref_block) {
+    float y[QK_SMALL];
+    s->fmt->quantize_ref(s->x, ref_block, QK_SMALL);
+    s->fmt->dequant(ref_block, y, QK_SMALL);
+    s->best_err    = weighted_error(s->x, s->w, y);
+    s->ref_is_best = true;
+}
+
+// Offer stored scale d, offset m and codes L. The values are computed with
+// the same float operations as the dequantizers, so the error is the error of
+// the block that would be written.
+static void block_search_offer(struct block_search * s, float d, float m, const uint8_t * L) {
+    float y[QK_SMALL];
+    if (s->fmt->affine) {
+        for (int j = 0; j < QK_SMALL; j++) {
+            y[j] = (float) L[j] * d + m;
+        }
+    } else {
+        const int half = (s->fmt->qmax + 1) / 2;
+        for (int j = 0; j < QK_SMALL; j++) {
+            y[j] = (float)(L[j] - half) * d;
+        }
+    }
+    const double err = weighted_error(s->x, s->w, y);
+    if (is_better(err, s->best_err)) {
+        s->best_err    = err;
+        s->ref_is_best = false;
+        s->d           = d;
+        s->m           = m;
+        memcpy(s->L, L, sizeof(s->L));
     }
 }
 
@@ -413,18 +436,19 @@ static float fp16_round(float v) {
     return GGML_FP16_TO_FP32(GGML_FP32_TO_FP16(v));
 }
 
-// nearest code for x given the stored scale d and offset (m or -half*d)
+// nearest code for each x given scale d and offset m (value = q*d + m);
+// clamping before rounding keeps the conversion in range (NaN goes to 0)
 static void nearest_codes(const float * x, float d, float m, int qmax, uint8_t * L) {
     const float id = d != 0.0f ? 1.0f/d : 0.0f;
     for (int j = 0; j < QK_SMALL; j++) {
-        float q = roundf((x[j] - m)*id);
-        if (!(q >= 0.0f)) {
-            q = 0.0f; // also NaN
+        float v = (x[j] - m)*id;
+        if (!(v >= 0.0f)) {
+            v = 0.0f;
         }
-        if (q > (float) qmax) {
-            q = (float) qmax;
+        if (v > (float) qmax) {
+            v = (float) qmax;
         }
-        L[j] = (uint8_t) q;
+        L[j] = (uint8_t)(v + 0.5f);
     }
 }
 
@@ -434,12 +458,10 @@ static void nearest_codes(const float * x, float d, float m, int qmax, uint8_t *
 static void offer_symmetric(struct block_search * s, float d) {
     const int half = (s->fmt->qmax + 1) / 2;
     uint8_t L[QK_SMALL];
-    uint8_t block[QUANT_MAX_BLOCK_BYTES];
 
     d = fp16_round(d);
     nearest_codes(s->x, d, -(float) half * d, s->fmt->qmax, L);
-    s->fmt->pack(block, d, 0.0f, L);
-    block_search_offer(s, block);
+    block_search_offer(s, d, 0.0f, L);
 
     double sxk = 0.0, skk = 0.0;
     for (int j = 0; j < QK_SMALL; j++) {
@@ -455,8 +477,7 @@ static void offer_symmetric(struct block_search * s, float d) {
         return;
     }
     nearest_codes(s->x, d_fit, -(float) half * d_fit, s->fmt->qmax, L);
-    s->fmt->pack(block, d_fit, 0.0f, L);
-    block_search_offer(s, block);
+    block_search_offer(s, d_fit, 0.0f, L);
 }
 
 // Affine candidate: value = q*d + m. Round d and m to fp16, take the nearest
@@ -465,13 +486,11 @@ static void offer_symmetric(struct block_search * s, float d) {
 static void offer_affine(struct block_search * s, float d, float m) {
     const int qmax = s->fmt->qmax;
     uint8_t L[QK_SMALL];
-    uint8_t block[QUANT_MAX_BLOCK_BYTES];
 
     d = fp16_round(d);
     m = fp16_round(m);
     nearest_codes(s->x, d, m, qmax, L);
-    s->fmt->pack(block, d, m, L);
-    block_search_offer(s, block);
+    block_search_offer(s, d, m, L);
 
     // normal equations of min sum w (x - d q - m)^2
     double sw = 0.0, sq = 0.0, sqq = 0.0, sx = 0.0, sxq = 0.0;
@@ -493,8 +512,7 @@ static void offer_affine(struct block_search * s, float d, float m) {
         return;
     }
     nearest_codes(s->x, d_fit, m_fit, qmax, L);
-    s->fmt->pack(block, d_fit, m_fit, L);
-    block_search_offer(s, block);
+    block_search_offer(s, d_fit, m_fit, L);
 }
 
 // The value of largest magnitude goes to a code level t (in units of d):
@@ -506,7 +524,7 @@ static void search_symmetric(struct block_search * s) {
     if (max == 0.0f || !isfinite(max)) {
         return;
     }
-    enum { STEPS = 12 };
+    enum { STEPS = 8 };
     for (int i = 0; i <= STEPS; i++) {
         const float f = 0.55f + 0.5f * (float) i / STEPS; // 0.55 .. 1.05
         offer_symmetric(s, max / (-(float) half * f));
@@ -517,7 +535,7 @@ static void search_symmetric(struct block_search * s) {
 // Candidate ranges [lo, hi] shrink the block's [min, max] from either end:
 // clipping a few outlying values can lower the error of all the others.
 static void search_affine(struct block_search * s) {
-    static const float SHRINK[] = { 0.0f, 0.02f, 0.05f, 0.1f, 0.15f, 0.22f, 0.3f };
+    static const float SHRINK[] = { 0.0f, 0.03f, 0.08f, 0.15f, 0.25f };
     enum { NSHRINK = sizeof(SHRINK)/sizeof(SHRINK[0]) };
     const int qmax = s->fmt->qmax;
     float min, max;
@@ -540,20 +558,26 @@ static void search_affine(struct block_search * s) {
 static void quantize_row_weighted(const struct quant_format * fmt, const float * x, void * y,
                                   int64_t n_per_row, const float * weights) {
     for (int64_t ib = 0; ib < n_per_row / QK_SMALL; ib++) {
+        void * block = (char *) y + ib*fmt->block_size;
         struct block_search s = {
-            .fmt      = fmt,
-            .x        = x       + ib*QK_SMALL,
-            .w        = weights + ib*QK_SMALL,
-            .best_err = 0.0,
-            .best     = {0},
+            .fmt         = fmt,
+            .x           = x       + ib*QK_SMALL,
+            .w           = weights + ib*QK_SMALL,
+            .best_err    = 0.0,
+            .ref_is_best = true,
+            .d           = 0.0f,
+            .m           = 0.0f,
+            .L           = {0},
         };
-        block_search_start(&s);
+        block_search_start(&s, block);
         if (fmt->affine) {
             search_affine(&s);
         } else {
             search_symmetric(&s);
         }
-        memcpy((char *) y + ib*fmt->block_size, s.best, fmt->block_size);
+        if (!s.ref_is_best) {
+            fmt->pack(block, s.d, s.m, s.L);
+        }
     }
 }
 
