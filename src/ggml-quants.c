@@ -23,8 +23,9 @@ _Static_assert(QK4_0 == QK_SMALL && QK4_1 == QK_SMALL && QK5_0 == QK_SMALL &&
 // plain cast, which C leaves undefined for NaN and out-of-range values; those
 // occur when a block's scale is so small that 1/d overflows, or the input is
 // not finite. On x86 such a cast yields INT32_MIN, whose low byte is 0; we give
-// 0 on purpose, so that the bytes match upstream there too. Every such block
-// has an fp16 scale of 0 (or a non-finite one), so the codes carry no value.
+// 0 on purpose, so that the bytes match upstream there too. Such a value comes
+// from a block whose fp16 scale is 0 or not finite, or from a NaN input, so
+// no meaningful code is lost.
 static inline int quant_trunc(float v) {
     if (!(v > -2147483648.0f && v < 2147483648.0f)) {
         return 0;
@@ -495,7 +496,7 @@ static void offer_affine(struct block_search * s, float d, float m) {
     // normal equations of min sum w (x - d q - m)^2
     double sw = 0.0, sq = 0.0, sqq = 0.0, sx = 0.0, sxq = 0.0;
     for (int j = 0; j < QK_SMALL; j++) {
-        const double w = s->w[j], q = L[j], x = s->x[j];
+        const double w = (double) s->w[j], q = (double) L[j], x = (double) s->x[j];
         sw  += w;
         sq  += w*q;
         sqq += w*q*q;

@@ -16,6 +16,7 @@
 #include "ggml-quants.h"
 #include "testing.h"
 
+#include <float.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -484,6 +485,63 @@ static void test_round_trip_bounds(void) {
     }
 }
 
+// Blocks at the edges of float: values so small that 1/d overflows, values
+// whose scale overflows fp16, NaN and inf. The quantizers must not misbehave
+// (the sanitizer builds check the conversions), tiny blocks must come back as
+// zeros, and blocks whose scale is not finite must fail validation.
+static void log_nothing(enum ggml_log_level level, const char * text, void * user_data) {
+    (void) level;
+    (void) text;
+    (void) user_data;
+}
+
+static void test_degenerate_blocks(void) {
+    ggml_log_set(log_nothing, NULL); // the rejections below log, as they should
+    float x[32], y[32];
+    uint8_t q[36];
+    for (int ti = 0; ti < N_QTYPES; ti++) {
+        const struct qtype * t = &QTYPES[ti];
+
+        // fp32 subnormals: d is ~1e-41, 1/d is inf, fp16(d) is 0
+        for (int j = 0; j < 32; j++) {
+            x[j] = (float)(j - 15) * 1e-40f;
+        }
+        t->quantize(x, q, 32);
+        t->dequantize(q, y, 32);
+        int nonzero = 0;
+        for (int j = 0; j < 32; j++) {
+            nonzero += y[j] != 0.0f;
+        }
+        CHECK_MSG(nonzero == 0, "%s: subnormal block dequantizes to %d non-zero values", t->name, nonzero);
+
+        // a scale beyond fp16's range: 1e6/8, 1e6/127, ... are all > 65504
+        for (int j = 0; j < 32; j++) {
+            x[j] = (float) j;
+        }
+        x[7] = t->kind == 1 ? 1e8f : -1e8f;
+        t->quantize(x, q, 32);
+        if (t->type != GGML_TYPE_Q8_1) {
+            CHECK_MSG(!ggml_validate_row_data(t->type, q, t->block_bytes), "%s: fp16 scale overflow not rejected", t->name);
+        }
+
+        // NaN and inf inputs: defined output, rejected by validation where the scale is not finite
+        for (int j = 0; j < 32; j++) {
+            x[j] = (float) j;
+        }
+        x[3] = NAN;
+        t->quantize(x, q, 32);
+        x[3] = INFINITY;
+        t->quantize(x, q, 32);
+        if (t->type != GGML_TYPE_Q8_1) {
+            CHECK_MSG(!ggml_validate_row_data(t->type, q, t->block_bytes), "%s: inf input not rejected", t->name);
+        }
+        x[3] = FLT_MAX;
+        x[4] = -FLT_MAX;
+        t->quantize(x, q, 32);
+    }
+    ggml_log_set(NULL, NULL);
+}
+
 //
 // importance matrix
 //
@@ -863,6 +921,7 @@ int main(void) {
     }
     test_dequantize_by_hand();
     test_round_trip_bounds();
+    test_degenerate_blocks();
     test_imatrix();
     test_quantize_chunk();
     test_quantize_threads();
