@@ -350,8 +350,10 @@ static inline float ggml_compute_fp16_to_fp32(ggml_fp16_t h) {
         return ggml_fp32_from_bits(ggml_fp32_to_bits(v) | sign);
     }
     if (exp == 31) {
-        // inf keeps a zero mantissa, NaN keeps its payload
-        return ggml_fp32_from_bits(sign | 0x7f800000u | (mant << 13));
+        // inf keeps a zero mantissa; NaN keeps its payload and comes out
+        // quiet, as an fp32 multiply would leave it (upstream converts that way)
+        const uint32_t quiet = mant ? 0x00400000u : 0;
+        return ggml_fp32_from_bits(sign | 0x7f800000u | quiet | (mant << 13));
     }
     return ggml_fp32_from_bits(sign | ((exp + 112) << 23) | (mant << 13));
 }
