@@ -121,7 +121,7 @@ static bool alloc_tensor_range(struct ggml_context * ctx, struct ggml_tensor * f
             status = ggml_backend_view_init(t);
         }
         if (status != GGML_STATUS_SUCCESS) {
-            GGML_LOG_ERROR("%s: failed to initialize tensor %s in a %s buffer: %s\n",
+            GGML_LOG_ERROR("%s: failed to initialize tensor '%s' in a %s buffer: %s\n",
                            __func__, t->name, ggml_backend_buft_name(buft), ggml_status_to_string(status));
             return false;
         }

@@ -850,7 +850,9 @@ bool ggml_gallocr_alloc_graph(ggml_gallocr_t galloc, struct ggml_cgraph * graph)
             GGML_LOG_DEBUG("%s: the graph does not fit the plan and has several buffers: call ggml_gallocr_reserve_n\n", __func__);
             return false;
         }
-        GGML_LOG_DEBUG("%s: planning the graph again\n", __func__);
+        if (galloc->n_signature > 0) {
+            GGML_LOG_DEBUG("%s: the graph does not fit the plan: planning again\n", __func__);
+        }
         if (!ggml_gallocr_reserve(galloc, graph)) {
             return false;
         }

@@ -1,0 +1,2 @@
+#include "testing.h"
+int main(void) { return TEST_RESULT(); }
