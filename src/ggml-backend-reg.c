@@ -462,6 +462,7 @@ static void scan_dir_once(char ** scanned, size_t n_scanned, const char * dir, s
             return;
         }
     }
+    GGML_LOG_DEBUG("%s: searching %s for backend modules\n", __func__, dir);
     backend_dl_scan_dir(dir, add_candidate, list);
 }
 

@@ -25,6 +25,13 @@
 // helpers
 //
 
+// Under AddressSanitizer an impossible allocation must fail with NULL, as it
+// does without, instead of ending the program.
+const char * __asan_default_options(void);
+const char * __asan_default_options(void) {
+    return "allocator_may_return_null=1";
+}
+
 // log lines at error level since the last reset
 static int g_error_lines = 0;
 
@@ -38,8 +45,8 @@ static void count_errors(enum ggml_log_level level, const char * text, void * us
     }
 }
 
-// Run fn(arg) in a child process: true if the child was killed by a signal
-// (an abort or a crash) rather than returning.
+// Run fn(arg) in a child process: true if the child did not come back from
+// fn (it aborted, crashed, or a sanitizer ended it).
 static bool dies(void (*fn)(void *), void * arg) {
     fflush(stdout);
     fflush(stderr);
@@ -52,9 +59,12 @@ static bool dies(void (*fn)(void *), void * arg) {
         fn(arg);
         _exit(0);
     }
+    if (pid < 0) {
+        return false;
+    }
     int status = 0;
     waitpid(pid, &status, 0);
-    return WIFSIGNALED(status);
+    return !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
 static struct ggml_context * new_ctx(size_t n_tensors) {
