@@ -877,7 +877,7 @@ extern "C" {
             struct ggml_tensor  * a,
             struct ggml_tensor  * b);
 
-    // a tiled to b's shape (a itself when the shapes already match)
+    // a tiled to b's shape (a new REPEAT node even when the shapes match)
     GGML_API struct ggml_tensor * ggml_repeat(
             struct ggml_context * ctx,
             struct ggml_tensor  * a,
@@ -1742,7 +1742,7 @@ extern "C" {
     // print the nodes and leafs through the logger
     GGML_API void ggml_graph_print(const struct ggml_cgraph * cgraph);
 
-    // write the graph in Graphviz dot format; gb may be NULL
+    // write gb in Graphviz dot format; nodes also in cgraph are highlighted (cgraph may be NULL)
     GGML_API void ggml_graph_dump_dot(const struct ggml_cgraph * gb, const struct ggml_cgraph * cgraph, const char * filename);
 
     //

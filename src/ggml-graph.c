@@ -326,10 +326,51 @@ struct ggml_tensor * ggml_graph_get_grad_acc(const struct ggml_cgraph * cgraph, 
 // building
 //
 
-// Depth-first visit of node's sources, then node. Returns node's hash slot.
-// With compute, node and everything it depends on get GGML_TENSOR_FLAG_COMPUTE,
-// also when they were already added without it by ggml_build_forward_order.
-static size_t visit_parents(struct ggml_cgraph * cgraph, struct ggml_tensor * node, bool compute) {
+// Building is a depth-first walk over src[], kept on an explicit stack so that
+// the depth of a graph (a chain of 100000 ops is one) is limited by memory,
+// not by the thread's stack. It gives the order of the recursive definition:
+//
+//   visit(node, compute):
+//     compute and node->op != NONE: flag node COMPUTE
+//     first visit: visit each source (src[0] first, or last for RIGHT_TO_LEFT),
+//                  counting one use of it; then append node to nodes or leafs
+//     seen before, with compute: visit each source not yet flagged COMPUTE,
+//                  so that what an ordered node needs becomes computed too
+
+struct visit_frame {
+    struct ggml_tensor * node;
+    int  next_src; // sources [0, next_src) are done
+    bool compute;
+    bool first;    // first visit: count uses and append the node when done
+};
+
+struct visit_stack {
+    struct visit_frame * frames;
+    int n;
+    int capacity;
+    struct visit_frame local[64]; // enough for most graphs: no allocation
+};
+
+static void visit_stack_push(struct visit_stack * st, struct visit_frame frame) {
+    if (st->n == st->capacity) {
+        const int capacity = 2*st->capacity;
+        struct visit_frame * frames = (struct visit_frame *) malloc(sizeof(struct visit_frame) * (size_t) capacity);
+        if (frames == NULL) {
+            GGML_ABORT("failed to allocate the stack to build a graph %d tensors deep", st->n);
+        }
+        memcpy(frames, st->frames, sizeof(struct visit_frame) * (size_t) st->n);
+        if (st->frames != st->local) {
+            free(st->frames);
+        }
+        st->frames   = frames;
+        st->capacity = capacity;
+    }
+    st->frames[st->n++] = frame;
+}
+
+// Start visiting node: flag it, find its slot, and push a frame when its
+// sources need a visit. Returns node's hash slot.
+static size_t visit_begin(struct ggml_cgraph * cgraph, struct visit_stack * st, struct ggml_tensor * node, bool compute) {
     if (compute && node->op != GGML_OP_NONE) {
         node->flags |= GGML_TENSOR_FLAG_COMPUTE;
     }
@@ -337,31 +378,19 @@ static size_t visit_parents(struct ggml_cgraph * cgraph, struct ggml_tensor * no
     const size_t slot = ggml_hash_find(&cgraph->visited_hash_set, node);
     GGML_ASSERT(slot != GGML_HASHSET_FULL && "graph hash set is full: create the graph with a larger size");
 
-    if (ggml_bitset_get(cgraph->visited_hash_set.used, slot)) {
-        if (compute) {
-            for (int i = 0; i < GGML_MAX_SRC; i++) {
-                struct ggml_tensor * src = node->src[i];
-                if (src != NULL && (src->flags & GGML_TENSOR_FLAG_COMPUTE) == 0) {
-                    visit_parents(cgraph, src, true);
-                }
-            }
-        }
-        return slot;
+    const bool first = !ggml_bitset_get(cgraph->visited_hash_set.used, slot);
+    if (first) {
+        cgraph->visited_hash_set.keys[slot] = node;
+        ggml_bitset_set(cgraph->visited_hash_set.used, slot);
+        cgraph->use_counts[slot] = 0;
     }
-
-    cgraph->visited_hash_set.keys[slot] = node;
-    ggml_bitset_set(cgraph->visited_hash_set.used, slot);
-    cgraph->use_counts[slot] = 0;
-
-    for (int i = 0; i < GGML_MAX_SRC; i++) {
-        const int k = cgraph->order == GGML_CGRAPH_EVAL_ORDER_RIGHT_TO_LEFT ? GGML_MAX_SRC - 1 - i : i;
-        struct ggml_tensor * src = node->src[k];
-        if (src != NULL) {
-            const size_t src_slot = visit_parents(cgraph, src, compute);
-            cgraph->use_counts[src_slot]++;
-        }
+    if (first || compute) {
+        visit_stack_push(st, (struct visit_frame) { .node = node, .next_src = 0, .compute = compute, .first = first });
     }
+    return slot;
+}
 
+static void graph_append(struct ggml_cgraph * cgraph, struct ggml_tensor * node) {
     if (node->op == GGML_OP_NONE && (node->flags & GGML_TENSOR_FLAG_PARAM) == 0) {
         if (cgraph->n_leafs >= cgraph->size) {
             GGML_ABORT("graph has more than %d leafs: create it with a larger size (ggml_new_graph_custom)", cgraph->size);
@@ -379,7 +408,47 @@ static size_t visit_parents(struct ggml_cgraph * cgraph, struct ggml_tensor * no
         }
         cgraph->nodes[cgraph->n_nodes++] = node;
     }
-    return slot;
+}
+
+static void visit_parents(struct ggml_cgraph * cgraph, struct ggml_tensor * root, bool compute) {
+    struct visit_stack st;
+    st.frames   = st.local;
+    st.n        = 0;
+    st.capacity = (int)(sizeof(st.local) / sizeof(st.local[0]));
+
+    visit_begin(cgraph, &st, root, compute);
+
+    while (st.n > 0) {
+        // the frame is re-read after each push: a push may move the frames
+        struct visit_frame * f = &st.frames[st.n - 1];
+        if (f->next_src == GGML_MAX_SRC) {
+            const struct visit_frame done = *f;
+            st.n--;
+            if (done.first) {
+                graph_append(cgraph, done.node);
+            }
+            continue;
+        }
+
+        const int i = f->next_src++;
+        if (f->first) {
+            const int k = cgraph->order == GGML_CGRAPH_EVAL_ORDER_RIGHT_TO_LEFT ? GGML_MAX_SRC - 1 - i : i;
+            struct ggml_tensor * src = f->node->src[k];
+            if (src != NULL) {
+                const size_t src_slot = visit_begin(cgraph, &st, src, f->compute);
+                cgraph->use_counts[src_slot]++;
+            }
+        } else {
+            struct ggml_tensor * src = f->node->src[i];
+            if (src != NULL && (src->flags & GGML_TENSOR_FLAG_COMPUTE) == 0) {
+                visit_begin(cgraph, &st, src, true);
+            }
+        }
+    }
+
+    if (st.frames != st.local) {
+        free(st.frames);
+    }
 }
 
 static void build_forward(struct ggml_cgraph * cgraph, struct ggml_tensor * tensor, bool compute) {

@@ -59,6 +59,27 @@ GGML_API void * ggml_aligned_malloc(size_t size);
 GGML_API void   ggml_aligned_free(void * ptr, size_t size);
 
 //
+// function pointers as void * (get_proc_address, dlsym): ISO C has no such
+// conversion, POSIX guarantees the representations agree, so copy the bits
+//
+
+typedef void (*ggml_generic_fn_t)(void);
+
+static inline void * ggml_fn_to_ptr(ggml_generic_fn_t fn) {
+    void * p;
+    memcpy(&p, &fn, sizeof(p));
+    return p;
+}
+
+static inline ggml_generic_fn_t ggml_ptr_to_fn(void * p) {
+    ggml_generic_fn_t fn;
+    memcpy(&fn, &p, sizeof(fn));
+    return fn;
+}
+
+#define GGML_FN_TO_PTR(fn) ggml_fn_to_ptr((ggml_generic_fn_t)(fn))
+
+//
 // tensors
 //
 
@@ -329,8 +350,10 @@ static inline float ggml_compute_fp16_to_fp32(ggml_fp16_t h) {
         return ggml_fp32_from_bits(ggml_fp32_to_bits(v) | sign);
     }
     if (exp == 31) {
-        // inf keeps a zero mantissa, NaN keeps its payload
-        return ggml_fp32_from_bits(sign | 0x7f800000u | (mant << 13));
+        // inf keeps a zero mantissa; NaN keeps its payload and comes out
+        // quiet, as an fp32 multiply would leave it (upstream converts that way)
+        const uint32_t quiet = mant ? 0x00400000u : 0;
+        return ggml_fp32_from_bits(sign | 0x7f800000u | quiet | (mant << 13));
     }
     return ggml_fp32_from_bits(sign | ((exp + 112) << 23) | (mant << 13));
 }

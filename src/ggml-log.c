@@ -92,7 +92,9 @@ void ggml_log_internal(enum ggml_log_level level, const char * format, ...) {
 // fatal errors
 //
 
-static _Atomic(ggml_abort_callback_t) g_abort_callback = NULL;
+// zero-initialised (no callback): static atomics start in a valid zero state,
+// and clang rejects NULL (a void *) as the initialiser of a function pointer
+static _Atomic(ggml_abort_callback_t) g_abort_callback;
 
 ggml_abort_callback_t ggml_set_abort_callback(ggml_abort_callback_t callback) {
     return atomic_exchange(&g_abort_callback, callback);

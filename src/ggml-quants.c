@@ -1,195 +1,231 @@
-// ggml-quants.c: reference quantization of the block formats.
+// ggml-quants.c: quantization of the block formats.
 //
-// These scalar routines define the formats: each picks the block scale the
-// way upstream ggml does and rounds the same way, so that the bytes written
-// are identical to upstream's for the same input.
+// The reference quantizers (quantize_row_*_ref) define the formats: each picks
+// the block scale the way upstream ggml does and rounds the same way, so that
+// the bytes written are identical to upstream's for the same input. The
+// quantize_* functions add a search for better scales when an importance
+// matrix is given. The rest is the public quantization API
+// (ggml_quantize_chunk and friends) and row validation.
 
 #include "ggml-quants.h"
 
 #include <float.h>
+#include <pthread.h>
+
+// Codes of every type here are built in a scratch array of QK values and then
+// packed; all the block sizes are 32.
+#define QK_SMALL 32
+_Static_assert(QK4_0 == QK_SMALL && QK4_1 == QK_SMALL && QK5_0 == QK_SMALL &&
+               QK5_1 == QK_SMALL && QK8_0 == QK_SMALL && QK8_1 == QK_SMALL,
+               "the packers below assume blocks of 32 values");
+
+// The float -> integer conversion of a scaled value. Upstream converts with a
+// plain cast, which C leaves undefined for NaN and out-of-range values; those
+// occur when a block's scale is so small that 1/d overflows, or the input is
+// not finite. On x86 such a cast yields INT32_MIN, whose low byte is 0; we give
+// 0 on purpose, so that the bytes match upstream there too. Such a value comes
+// from a block whose fp16 scale is 0 or not finite, or from a NaN input, so
+// no meaningful code is lost.
+static inline int quant_trunc(float v) {
+    if (!(v > -2147483648.0f && v < 2147483648.0f)) {
+        return 0;
+    }
+    return (int) v;
+}
+
+// the low byte of v as a signed byte: what a cast of an int to int8_t does on
+// the machines ggml runs on, spelled out without implementation-defined behaviour
+static inline int8_t low_byte_s8(int v) {
+    const int b = (int)((unsigned) v & 0xffu);
+    return (int8_t)(b >= 128 ? b - 256 : b);
+}
+
+static inline int clamp_int(int v, int lo, int hi) {
+    return v < lo ? lo : (v > hi ? hi : v);
+}
 
 //
-// quantize: fp32 -> blocks
+// packing of codes into blocks
 //
+
+// value j goes to the low nibble of qs[j], value j+16 to the high nibble
+static void pack_nibbles(uint8_t * qs, const uint8_t * L) {
+    for (int j = 0; j < QK_SMALL/2; j++) {
+        qs[j] = (uint8_t)((L[j] & 0x0F) | ((L[j + QK_SMALL/2] & 0x0F) << 4));
+    }
+}
+
+// bit 4 of value j is bit j of a host-order uint32 (as upstream stores it)
+static void pack_fifth_bits(uint8_t * qh, const uint8_t * L) {
+    uint32_t bits = 0;
+    for (int j = 0; j < QK_SMALL; j++) {
+        bits |= (uint32_t)((L[j] >> 4) & 1u) << j;
+    }
+    memcpy(qh, &bits, sizeof(bits));
+}
+
+static void pack_q4_0(void * vb, float d, float m, const uint8_t * L) {
+    GGML_UNUSED(m);
+    block_q4_0 * b = (block_q4_0 *) vb;
+    b->d = GGML_FP32_TO_FP16(d);
+    pack_nibbles(b->qs, L);
+}
+
+static void pack_q4_1(void * vb, float d, float m, const uint8_t * L) {
+    block_q4_1 * b = (block_q4_1 *) vb;
+    b->d = GGML_FP32_TO_FP16(d);
+    b->m = GGML_FP32_TO_FP16(m);
+    pack_nibbles(b->qs, L);
+}
+
+static void pack_q5_0(void * vb, float d, float m, const uint8_t * L) {
+    GGML_UNUSED(m);
+    block_q5_0 * b = (block_q5_0 *) vb;
+    b->d = GGML_FP32_TO_FP16(d);
+    pack_fifth_bits(b->qh, L);
+    pack_nibbles(b->qs, L);
+}
+
+static void pack_q5_1(void * vb, float d, float m, const uint8_t * L) {
+    block_q5_1 * b = (block_q5_1 *) vb;
+    b->d = GGML_FP32_TO_FP16(d);
+    b->m = GGML_FP32_TO_FP16(m);
+    pack_fifth_bits(b->qh, L);
+    pack_nibbles(b->qs, L);
+}
+
+//
+// reference quantizers: fp32 -> blocks
+//
+
+// the value of largest magnitude, with its sign (the first one on ties)
+static float signed_absmax(const float * x, int n) {
+    float amax = 0.0f;
+    float max  = 0.0f;
+    for (int j = 0; j < n; j++) {
+        if (amax < fabsf(x[j])) {
+            amax = fabsf(x[j]);
+            max  = x[j];
+        }
+    }
+    return max;
+}
+
+static void min_max(const float * x, int n, float * pmin, float * pmax) {
+    float min =  FLT_MAX;
+    float max = -FLT_MAX;
+    for (int j = 0; j < n; j++) {
+        min = x[j] < min ? x[j] : min;
+        max = x[j] > max ? x[j] : max;
+    }
+    *pmin = min;
+    *pmax = max;
+}
+
+// Symmetric formats (q4_0, q5_0): the value of largest magnitude maps to code
+// 0, i.e. to -nmax*d, so d takes the opposite sign of that value; code
+// q stands for (q - nmax)*d.
+static float quantize_block_symmetric_ref(const float * x, int nmax, uint8_t * L) {
+    const float max = signed_absmax(x, QK_SMALL);
+    const float d   = max / (float) -nmax;
+    const float id  = d != 0.0f ? 1.0f/d : 0.0f;
+    for (int j = 0; j < QK_SMALL; j++) {
+        L[j] = (uint8_t) clamp_int(quant_trunc(x[j]*id + ((float) nmax + 0.5f)), 0, 2*nmax - 1);
+    }
+    return d;
+}
+
+// Affine formats (q4_1, q5_1): code q stands for q*d + min, with
+// d = (max - min)/qmax.
+static float quantize_block_affine_ref(const float * x, int qmax, uint8_t * L, float * pmin) {
+    float min, max;
+    min_max(x, QK_SMALL, &min, &max);
+    const float d  = (max - min) / (float) qmax;
+    const float id = d != 0.0f ? 1.0f/d : 0.0f;
+    for (int j = 0; j < QK_SMALL; j++) {
+        L[j] = (uint8_t) clamp_int(quant_trunc((x[j] - min)*id + 0.5f), 0, qmax);
+    }
+    *pmin = min;
+    return d;
+}
 
 void quantize_row_q4_0_ref(const float * GGML_RESTRICT x, void * GGML_RESTRICT vy, int64_t k) {
     GGML_ASSERT(k % QK4_0 == 0);
     block_q4_0 * y = (block_q4_0 *) vy;
-    const int64_t nb = k / QK4_0;
-
-    for (int64_t i = 0; i < nb; i++) {
-        const float * xb = x + i*QK4_0;
-
-        // the value of largest magnitude, with its sign, maps to -8
-        float amax = 0.0f;
-        float max  = 0.0f;
-        for (int j = 0; j < QK4_0; j++) {
-            const float v = xb[j];
-            if (amax < fabsf(v)) {
-                amax = fabsf(v);
-                max  = v;
-            }
-        }
-        const float d  = max / -8;
-        const float id = d ? 1.0f/d : 0.0f;
-
-        y[i].d = GGML_FP32_TO_FP16(d);
-        for (int j = 0; j < QK4_0/2; j++) {
-            const float x0 = xb[j]           * id;
-            const float x1 = xb[QK4_0/2 + j] * id;
-            const uint8_t q0 = (uint8_t) MIN(15, (int8_t)(x0 + 8.5f));
-            const uint8_t q1 = (uint8_t) MIN(15, (int8_t)(x1 + 8.5f));
-            y[i].qs[j] = (uint8_t)(q0 | (q1 << 4));
-        }
+    uint8_t L[QK4_0];
+    for (int64_t i = 0; i < k / QK4_0; i++) {
+        const float d = quantize_block_symmetric_ref(x + i*QK4_0, 8, L);
+        pack_q4_0(&y[i], d, 0.0f, L);
     }
 }
 
 void quantize_row_q4_1_ref(const float * GGML_RESTRICT x, void * GGML_RESTRICT vy, int64_t k) {
     GGML_ASSERT(k % QK4_1 == 0);
     block_q4_1 * y = (block_q4_1 *) vy;
-    const int64_t nb = k / QK4_1;
-
-    for (int64_t i = 0; i < nb; i++) {
-        const float * xb = x + i*QK4_1;
-
-        float min =  FLT_MAX;
-        float max = -FLT_MAX;
-        for (int j = 0; j < QK4_1; j++) {
-            min = xb[j] < min ? xb[j] : min;
-            max = xb[j] > max ? xb[j] : max;
-        }
-        const float d  = (max - min) / ((1 << 4) - 1);
-        const float id = d ? 1.0f/d : 0.0f;
-
-        y[i].d = GGML_FP32_TO_FP16(d);
-        y[i].m = GGML_FP32_TO_FP16(min);
-        for (int j = 0; j < QK4_1/2; j++) {
-            const float x0 = (xb[j]           - min) * id;
-            const float x1 = (xb[QK4_1/2 + j] - min) * id;
-            const uint8_t q0 = (uint8_t) MIN(15, (int8_t)(x0 + 0.5f));
-            const uint8_t q1 = (uint8_t) MIN(15, (int8_t)(x1 + 0.5f));
-            y[i].qs[j] = (uint8_t)(q0 | (q1 << 4));
-        }
+    uint8_t L[QK4_1];
+    for (int64_t i = 0; i < k / QK4_1; i++) {
+        float min;
+        const float d = quantize_block_affine_ref(x + i*QK4_1, 15, L, &min);
+        pack_q4_1(&y[i], d, min, L);
     }
 }
 
 void quantize_row_q5_0_ref(const float * GGML_RESTRICT x, void * GGML_RESTRICT vy, int64_t k) {
     GGML_ASSERT(k % QK5_0 == 0);
     block_q5_0 * y = (block_q5_0 *) vy;
-    const int64_t nb = k / QK5_0;
-
-    for (int64_t i = 0; i < nb; i++) {
-        const float * xb = x + i*QK5_0;
-
-        float amax = 0.0f;
-        float max  = 0.0f;
-        for (int j = 0; j < QK5_0; j++) {
-            const float v = xb[j];
-            if (amax < fabsf(v)) {
-                amax = fabsf(v);
-                max  = v;
-            }
-        }
-        const float d  = max / -16;
-        const float id = d ? 1.0f/d : 0.0f;
-
-        y[i].d = GGML_FP32_TO_FP16(d);
-
-        uint32_t qh = 0;
-        for (int j = 0; j < QK5_0/2; j++) {
-            const float x0 = xb[j]           * id;
-            const float x1 = xb[QK5_0/2 + j] * id;
-            const uint8_t q0 = (uint8_t) MIN(31, (int8_t)(x0 + 16.5f));
-            const uint8_t q1 = (uint8_t) MIN(31, (int8_t)(x1 + 16.5f));
-            y[i].qs[j] = (uint8_t)((q0 & 0x0F) | ((q1 & 0x0F) << 4));
-            qh |= ((uint32_t)(q0 & 0x10) >> 4) << j;
-            qh |= ((uint32_t)(q1 & 0x10) >> 4) << (j + QK5_0/2);
-        }
-        memcpy(y[i].qh, &qh, sizeof(qh));
+    uint8_t L[QK5_0];
+    for (int64_t i = 0; i < k / QK5_0; i++) {
+        const float d = quantize_block_symmetric_ref(x + i*QK5_0, 16, L);
+        pack_q5_0(&y[i], d, 0.0f, L);
     }
 }
 
 void quantize_row_q5_1_ref(const float * GGML_RESTRICT x, void * GGML_RESTRICT vy, int64_t k) {
     GGML_ASSERT(k % QK5_1 == 0);
     block_q5_1 * y = (block_q5_1 *) vy;
-    const int64_t nb = k / QK5_1;
-
-    for (int64_t i = 0; i < nb; i++) {
-        const float * xb = x + i*QK5_1;
-
-        float min =  FLT_MAX;
-        float max = -FLT_MAX;
-        for (int j = 0; j < QK5_1; j++) {
-            min = xb[j] < min ? xb[j] : min;
-            max = xb[j] > max ? xb[j] : max;
-        }
-        const float d  = (max - min) / ((1 << 5) - 1);
-        const float id = d ? 1.0f/d : 0.0f;
-
-        y[i].d = GGML_FP32_TO_FP16(d);
-        y[i].m = GGML_FP32_TO_FP16(min);
-
-        uint32_t qh = 0;
-        for (int j = 0; j < QK5_1/2; j++) {
-            const float x0 = (xb[j]           - min) * id;
-            const float x1 = (xb[QK5_1/2 + j] - min) * id;
-            const uint8_t q0 = (uint8_t)(x0 + 0.5f);
-            const uint8_t q1 = (uint8_t)(x1 + 0.5f);
-            y[i].qs[j] = (uint8_t)((q0 & 0x0F) | ((q1 & 0x0F) << 4));
-            qh |= ((uint32_t)(q0 & 0x10) >> 4) << j;
-            qh |= ((uint32_t)(q1 & 0x10) >> 4) << (j + QK5_1/2);
-        }
-        memcpy(y[i].qh, &qh, sizeof(qh));
+    uint8_t L[QK5_1];
+    for (int64_t i = 0; i < k / QK5_1; i++) {
+        float min;
+        const float d = quantize_block_affine_ref(x + i*QK5_1, 31, L, &min);
+        pack_q5_1(&y[i], d, min, L);
     }
+}
+
+// q8: d = amax/127, codes round half away from zero. A NaN input can make
+// amax forget earlier values (as upstream's MAX does), and then codes out of
+// range keep their low byte, as upstream's cast does on x86.
+static float quantize_block_q8_ref(const float * x, int8_t * qs) {
+    float amax = 0.0f;
+    for (int j = 0; j < QK_SMALL; j++) {
+        amax = MAX(amax, fabsf(x[j]));
+    }
+    const float d  = amax / 127.0f;
+    const float id = d != 0.0f ? 1.0f/d : 0.0f;
+    for (int j = 0; j < QK_SMALL; j++) {
+        qs[j] = low_byte_s8(quant_trunc(roundf(x[j]*id)));
+    }
+    return d;
 }
 
 void quantize_row_q8_0_ref(const float * GGML_RESTRICT x, void * GGML_RESTRICT vy, int64_t k) {
     GGML_ASSERT(k % QK8_0 == 0);
     block_q8_0 * y = (block_q8_0 *) vy;
-    const int64_t nb = k / QK8_0;
-
-    for (int64_t i = 0; i < nb; i++) {
-        const float * xb = x + i*QK8_0;
-
-        float amax = 0.0f;
-        for (int j = 0; j < QK8_0; j++) {
-            amax = MAX(amax, fabsf(xb[j]));
-        }
-        const float d  = amax / ((1 << 7) - 1);
-        const float id = d ? 1.0f/d : 0.0f;
-
+    for (int64_t i = 0; i < k / QK8_0; i++) {
+        const float d = quantize_block_q8_ref(x + i*QK8_0, y[i].qs);
         y[i].d = GGML_FP32_TO_FP16(d);
-        for (int j = 0; j < QK8_0; j++) {
-            y[i].qs[j] = (int8_t) roundf(xb[j] * id);
-        }
     }
 }
 
 void quantize_row_q8_1_ref(const float * GGML_RESTRICT x, void * GGML_RESTRICT vy, int64_t k) {
     GGML_ASSERT(k % QK8_1 == 0);
     block_q8_1 * y = (block_q8_1 *) vy;
-    const int64_t nb = k / QK8_1;
-
-    for (int64_t i = 0; i < nb; i++) {
-        const float * xb = x + i*QK8_1;
-
-        float amax = 0.0f;
-        for (int j = 0; j < QK8_1; j++) {
-            amax = MAX(amax, fabsf(xb[j]));
-        }
-        const float d  = amax / ((1 << 7) - 1);
-        const float id = d ? 1.0f/d : 0.0f;
-
-        y[i].d = GGML_FP32_TO_FP16(d);
-
+    for (int64_t i = 0; i < k / QK8_1; i++) {
+        const float d = quantize_block_q8_ref(x + i*QK8_1, y[i].qs);
         int sum = 0;
-        for (int j = 0; j < QK8_1/2; j++) {
-            const int8_t q0 = (int8_t) roundf(xb[j]           * id);
-            const int8_t q1 = (int8_t) roundf(xb[QK8_1/2 + j] * id);
-            y[i].qs[j]           = q0;
-            y[i].qs[QK8_1/2 + j] = q1;
-            sum += q0 + q1;
+        for (int j = 0; j < QK8_1; j++) {
+            sum += y[i].qs[j];
         }
+        y[i].d = GGML_FP32_TO_FP16(d);
         y[i].s = GGML_FP32_TO_FP16((float) sum * d);
     }
 }
@@ -241,8 +277,8 @@ void dequantize_row_q5_0(const void * GGML_RESTRICT vx, float * GGML_RESTRICT y,
         uint32_t qh;
         memcpy(&qh, x[i].qh, sizeof(qh));
         for (int j = 0; j < QK5_0/2; j++) {
-            const int h0 = (int)((qh >> j)                 & 1u) << 4;
-            const int h1 = (int)((qh >> (j + QK5_0/2))     & 1u) << 4;
+            const int h0 = (int)((qh >> j)             & 1u) << 4;
+            const int h1 = (int)((qh >> (j + QK5_0/2)) & 1u) << 4;
             const int q0 = ((x[i].qs[j] & 0x0F) | h0) - 16;
             const int q1 = ((x[i].qs[j] >>   4) | h1) - 16;
             y[i*QK5_0 + j]           = (float) q0 * d;
@@ -295,5 +331,508 @@ void dequantize_row_q8_1(const void * GGML_RESTRICT vx, float * GGML_RESTRICT y,
         for (int j = 0; j < QK8_1; j++) {
             y[i*QK8_1 + j] = (float) x[i].qs[j] * d;
         }
+    }
+}
+
+//
+// quantization with an importance matrix
+//
+// Each block is chosen to minimise sum_j w[j]*(x[j] - y[j])^2, where w are the
+// block's importance weights and y the values the stored block dequantizes to.
+// The search tries a set of candidate scales (and minimums), each rounded to
+// fp16 before the codes are chosen, refits each candidate by weighted least
+// squares on its codes, and keeps the best block. The reference block is the
+// first candidate and is only replaced by a strictly better one, so the
+// weighted error is never larger than the reference quantizer's.
+//
+
+// a block format as the search sees it
+struct quant_format {
+    size_t  block_size;
+    bool    affine; // value = q*d + m; otherwise value = (q - (qmax+1)/2)*d
+    int     qmax;   // codes are 0..qmax
+    void (*pack)(void * block, float d, float m, const uint8_t * L);
+    void (*dequant)(const void * GGML_RESTRICT block, float * GGML_RESTRICT y, int64_t k);
+    void (*quantize_ref)(const float * GGML_RESTRICT x, void * GGML_RESTRICT y, int64_t k);
+};
+
+static const struct quant_format QUANT_FORMAT_Q4_0 = {
+    .block_size = sizeof(block_q4_0), .affine = false, .qmax = 15,
+    .pack = pack_q4_0, .dequant = dequantize_row_q4_0, .quantize_ref = quantize_row_q4_0_ref,
+};
+static const struct quant_format QUANT_FORMAT_Q4_1 = {
+    .block_size = sizeof(block_q4_1), .affine = true, .qmax = 15,
+    .pack = pack_q4_1, .dequant = dequantize_row_q4_1, .quantize_ref = quantize_row_q4_1_ref,
+};
+static const struct quant_format QUANT_FORMAT_Q5_0 = {
+    .block_size = sizeof(block_q5_0), .affine = false, .qmax = 31,
+    .pack = pack_q5_0, .dequant = dequantize_row_q5_0, .quantize_ref = quantize_row_q5_0_ref,
+};
+static const struct quant_format QUANT_FORMAT_Q5_1 = {
+    .block_size = sizeof(block_q5_1), .affine = true, .qmax = 31,
+    .pack = pack_q5_1, .dequant = dequantize_row_q5_1, .quantize_ref = quantize_row_q5_1_ref,
+};
+
+// The best block found so far for one block of input: either the reference
+// block (ref_is_best) or the candidate (d, m, L).
+struct block_search {
+    const struct quant_format * fmt;
+    const float * x;
+    const float * w;
+    double  best_err;
+    bool    ref_is_best;
+    float   d;
+    float   m;
+    uint8_t L[QK_SMALL];
+};
+
+static double weighted_error(const float * x, const float * w, const float * y) {
+    double err = 0.0;
+    for (int j = 0; j < QK_SMALL; j++) {
+        const double diff = (double) x[j] - (double) y[j];
+        err += (double) w[j] * diff * diff;
+    }
+    return err;
+}
+
+static bool is_better(double err, double best) {
+    // a NaN error never wins, but any number beats a NaN best
+    return err < best || (isnan(best) && !isnan(err));
+}
+
+static void block_search_start(struct block_search * s, void * ref_block) {
+    float y[QK_SMALL];
+    s->fmt->quantize_ref(s->x, ref_block, QK_SMALL);
+    s->fmt->dequant(ref_block, y, QK_SMALL);
+    s->best_err    = weighted_error(s->x, s->w, y);
+    s->ref_is_best = true;
+}
+
+// Offer stored scale d, offset m and codes L. The values are computed with
+// the same float operations as the dequantizers, so the error is the error of
+// the block that would be written.
+static void block_search_offer(struct block_search * s, float d, float m, const uint8_t * L) {
+    float y[QK_SMALL];
+    if (s->fmt->affine) {
+        for (int j = 0; j < QK_SMALL; j++) {
+            y[j] = (float) L[j] * d + m;
+        }
+    } else {
+        const int half = (s->fmt->qmax + 1) / 2;
+        for (int j = 0; j < QK_SMALL; j++) {
+            y[j] = (float)(L[j] - half) * d;
+        }
+    }
+    const double err = weighted_error(s->x, s->w, y);
+    if (is_better(err, s->best_err)) {
+        s->best_err    = err;
+        s->ref_is_best = false;
+        s->d           = d;
+        s->m           = m;
+        memcpy(s->L, L, sizeof(s->L));
+    }
+}
+
+static float fp16_round(float v) {
+    return GGML_FP16_TO_FP32(GGML_FP32_TO_FP16(v));
+}
+
+// nearest code for each x given scale d and offset m (value = q*d + m);
+// clamping before rounding keeps the conversion in range (NaN goes to 0)
+static void nearest_codes(const float * x, float d, float m, int qmax, uint8_t * L) {
+    const float id = d != 0.0f ? 1.0f/d : 0.0f;
+    for (int j = 0; j < QK_SMALL; j++) {
+        float v = (x[j] - m)*id;
+        if (!(v >= 0.0f)) {
+            v = 0.0f;
+        }
+        if (v > (float) qmax) {
+            v = (float) qmax;
+        }
+        L[j] = (uint8_t)(v + 0.5f);
+    }
+}
+
+// Symmetric candidate: value = (q - half)*d. Round d to fp16, take the
+// nearest codes, offer the block; then refit d = sum(w x k)/sum(w k^2) with
+// k = q - half fixed, and offer that too.
+static void offer_symmetric(struct block_search * s, float d) {
+    const int half = (s->fmt->qmax + 1) / 2;
+    uint8_t L[QK_SMALL];
+
+    d = fp16_round(d);
+    nearest_codes(s->x, d, -(float) half * d, s->fmt->qmax, L);
+    block_search_offer(s, d, 0.0f, L);
+
+    double sxk = 0.0, skk = 0.0;
+    for (int j = 0; j < QK_SMALL; j++) {
+        const double k = (double) L[j] - half;
+        sxk += (double) s->w[j] * (double) s->x[j] * k;
+        skk += (double) s->w[j] * k * k;
+    }
+    if (!(skk > 0.0)) {
+        return;
+    }
+    const float d_fit = fp16_round((float)(sxk / skk));
+    if (!isfinite(d_fit) || d_fit == d) {
+        return;
+    }
+    nearest_codes(s->x, d_fit, -(float) half * d_fit, s->fmt->qmax, L);
+    block_search_offer(s, d_fit, 0.0f, L);
+}
+
+// Affine candidate: value = q*d + m. Round d and m to fp16, take the nearest
+// codes, offer the block; then refit (d, m) by weighted least squares with
+// the codes fixed, and offer that too.
+static void offer_affine(struct block_search * s, float d, float m) {
+    const int qmax = s->fmt->qmax;
+    uint8_t L[QK_SMALL];
+
+    d = fp16_round(d);
+    m = fp16_round(m);
+    nearest_codes(s->x, d, m, qmax, L);
+    block_search_offer(s, d, m, L);
+
+    // normal equations of min sum w (x - d q - m)^2
+    double sw = 0.0, sq = 0.0, sqq = 0.0, sx = 0.0, sxq = 0.0;
+    for (int j = 0; j < QK_SMALL; j++) {
+        const double w = (double) s->w[j], q = (double) L[j], x = (double) s->x[j];
+        sw  += w;
+        sq  += w*q;
+        sqq += w*q*q;
+        sx  += w*x;
+        sxq += w*x*q;
+    }
+    const double det = sw*sqq - sq*sq;
+    if (!(det > 1e-12*sw*sqq)) {
+        return; // codes (almost) all equal: no slope to fit
+    }
+    const float d_fit = fp16_round((float)((sw*sxq - sq*sx) / det));
+    const float m_fit = fp16_round((float)((sqq*sx - sq*sxq) / det));
+    if (!isfinite(d_fit) || !isfinite(m_fit) || (d_fit == d && m_fit == m)) {
+        return;
+    }
+    nearest_codes(s->x, d_fit, m_fit, qmax, L);
+    block_search_offer(s, d_fit, m_fit, L);
+}
+
+// The value of largest magnitude goes to a code level t (in units of d):
+// t near -half is the reference choice, t near half-1 uses the positive end of
+// the code range, and smaller |t| clip the largest values to fit the rest better.
+static void search_symmetric(struct block_search * s) {
+    const int half = (s->fmt->qmax + 1) / 2;
+    const float max = signed_absmax(s->x, QK_SMALL);
+    if (max == 0.0f || !isfinite(max)) {
+        return;
+    }
+    enum { STEPS = 8 };
+    for (int i = 0; i <= STEPS; i++) {
+        const float f = 0.55f + 0.5f * (float) i / STEPS; // 0.55 .. 1.05
+        offer_symmetric(s, max / (-(float) half * f));
+        offer_symmetric(s, max / ((float)(half - 1) * f));
+    }
+}
+
+// Candidate ranges [lo, hi] shrink the block's [min, max] from either end:
+// clipping a few outlying values can lower the error of all the others.
+static void search_affine(struct block_search * s) {
+    static const float SHRINK[] = { 0.0f, 0.03f, 0.08f, 0.15f, 0.25f };
+    enum { NSHRINK = sizeof(SHRINK)/sizeof(SHRINK[0]) };
+    const int qmax = s->fmt->qmax;
+    float min, max;
+    min_max(s->x, QK_SMALL, &min, &max);
+    const float range = max - min;
+    if (!(range > 0.0f) || !isfinite(range)) {
+        return;
+    }
+    for (int a = 0; a < NSHRINK; a++) {
+        for (int b = 0; b < NSHRINK; b++) {
+            const float lo = min + SHRINK[a]*range;
+            const float hi = max - SHRINK[b]*range;
+            if (hi > lo) {
+                offer_affine(s, (hi - lo) / (float) qmax, lo);
+            }
+        }
+    }
+}
+
+static void quantize_row_weighted(const struct quant_format * fmt, const float * x, void * y,
+                                  int64_t n_per_row, const float * weights) {
+    for (int64_t ib = 0; ib < n_per_row / QK_SMALL; ib++) {
+        void * block = (char *) y + ib*fmt->block_size;
+        struct block_search s = {
+            .fmt         = fmt,
+            .x           = x       + ib*QK_SMALL,
+            .w           = weights + ib*QK_SMALL,
+            .best_err    = 0.0,
+            .ref_is_best = true,
+            .d           = 0.0f,
+            .m           = 0.0f,
+            .L           = {0},
+        };
+        block_search_start(&s, block);
+        if (fmt->affine) {
+            search_affine(&s);
+        } else {
+            search_symmetric(&s);
+        }
+        if (!s.ref_is_best) {
+            fmt->pack(block, s.d, s.m, s.L);
+        }
+    }
+}
+
+static size_t quantize_rows(const struct quant_format * fmt, enum ggml_type type,
+                            const float * src, void * dst, int64_t nrows, int64_t n_per_row,
+                            const float * imatrix) {
+    const size_t row_size = ggml_row_size(type, n_per_row);
+    for (int64_t r = 0; r < nrows; r++) {
+        const float * x = src + r*n_per_row;
+        void        * y = (char *) dst + (size_t) r*row_size;
+        if (imatrix) {
+            quantize_row_weighted(fmt, x, y, n_per_row, imatrix);
+        } else {
+            fmt->quantize_ref(x, y, n_per_row);
+        }
+    }
+    return (size_t) nrows * row_size;
+}
+
+size_t quantize_q4_0(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix) {
+    return quantize_rows(&QUANT_FORMAT_Q4_0, GGML_TYPE_Q4_0, src, dst, nrows, n_per_row, imatrix);
+}
+
+size_t quantize_q4_1(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix) {
+    return quantize_rows(&QUANT_FORMAT_Q4_1, GGML_TYPE_Q4_1, src, dst, nrows, n_per_row, imatrix);
+}
+
+size_t quantize_q5_0(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix) {
+    return quantize_rows(&QUANT_FORMAT_Q5_0, GGML_TYPE_Q5_0, src, dst, nrows, n_per_row, imatrix);
+}
+
+size_t quantize_q5_1(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix) {
+    return quantize_rows(&QUANT_FORMAT_Q5_1, GGML_TYPE_Q5_1, src, dst, nrows, n_per_row, imatrix);
+}
+
+// 8 bits leave little for a search to gain; like upstream, the importance
+// matrix is not used
+size_t quantize_q8_0(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix) {
+    GGML_UNUSED(imatrix);
+    const size_t row_size = ggml_row_size(GGML_TYPE_Q8_0, n_per_row);
+    quantize_row_q8_0_ref(src, dst, nrows*n_per_row);
+    return (size_t) nrows * row_size;
+}
+
+//
+// public API
+//
+
+// Some quantizers (the IQ types) need lookup tables built once; none of the
+// types implemented here does. The flags and the lock are where such a type
+// builds and frees its tables, once, whichever thread asks first.
+static pthread_mutex_t g_quantize_tables_mutex = PTHREAD_MUTEX_INITIALIZER;
+static bool            g_quantize_tables_ready[GGML_TYPE_COUNT]; // guarded by the mutex
+
+void ggml_quantize_init(enum ggml_type type) {
+    GGML_ASSERT(type >= 0 && type < GGML_TYPE_COUNT);
+    pthread_mutex_lock(&g_quantize_tables_mutex);
+    g_quantize_tables_ready[type] = true;
+    pthread_mutex_unlock(&g_quantize_tables_mutex);
+}
+
+void ggml_quantize_free(void) {
+    pthread_mutex_lock(&g_quantize_tables_mutex);
+    memset(g_quantize_tables_ready, 0, sizeof(g_quantize_tables_ready));
+    pthread_mutex_unlock(&g_quantize_tables_mutex);
+}
+
+bool ggml_quantize_requires_imatrix(enum ggml_type type) {
+    return type == GGML_TYPE_IQ2_XXS ||
+           type == GGML_TYPE_IQ2_XS  ||
+           type == GGML_TYPE_IQ1_S;
+}
+
+size_t ggml_quantize_chunk(
+        enum ggml_type   type,
+           const float * src,
+                  void * dst,
+               int64_t   start,
+               int64_t   nrows,
+               int64_t   n_per_row,
+           const float * imatrix) {
+    if (type < 0 || type >= GGML_TYPE_COUNT) {
+        GGML_ABORT("ggml_quantize_chunk: invalid type %d", (int) type);
+    }
+    if (ggml_quantize_requires_imatrix(type) && imatrix == NULL) {
+        GGML_ABORT("ggml_quantize_chunk: type %s cannot be quantized without an importance matrix",
+                   ggml_type_name(type));
+    }
+
+    size_t (*quantize)(const float *, void *, int64_t, int64_t, const float *) = NULL;
+    switch (type) {
+        case GGML_TYPE_Q4_0: quantize = quantize_q4_0; break;
+        case GGML_TYPE_Q4_1: quantize = quantize_q4_1; break;
+        case GGML_TYPE_Q5_0: quantize = quantize_q5_0; break;
+        case GGML_TYPE_Q5_1: quantize = quantize_q5_1; break;
+        case GGML_TYPE_Q8_0: quantize = quantize_q8_0; break;
+        case GGML_TYPE_F32:
+        case GGML_TYPE_F16:
+        case GGML_TYPE_BF16:
+            break;
+        default:
+            GGML_ABORT("ggml_quantize_chunk: quantizing to type %s is not supported "
+                       "(supported: f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0)", ggml_type_name(type));
+    }
+
+    GGML_ASSERT(nrows >= 0 && n_per_row > 0);
+    GGML_ASSERT(start % ggml_blck_size(type) == 0);
+    GGML_ASSERT(start % n_per_row == 0);
+
+    ggml_quantize_init(type);
+
+    const int64_t n         = nrows * n_per_row;
+    const size_t  row_size  = ggml_row_size(type, n_per_row);
+    char        * dst_rows  = (char *) dst + (size_t)(start / n_per_row) * row_size;
+    size_t        result    = 0;
+
+    switch (type) {
+        case GGML_TYPE_F32:
+            memcpy(dst_rows, src + start, (size_t) n * sizeof(float));
+            result = (size_t) n * sizeof(float);
+            break;
+        case GGML_TYPE_F16:
+            ggml_fp32_to_fp16_row(src + start, (ggml_fp16_t *) dst_rows, n);
+            result = (size_t) n * sizeof(ggml_fp16_t);
+            break;
+        case GGML_TYPE_BF16:
+            ggml_fp32_to_bf16_row_ref(src + start, (ggml_bf16_t *) dst_rows, n);
+            result = (size_t) n * sizeof(ggml_bf16_t);
+            break;
+        default:
+            result = quantize(src + start, dst_rows, nrows, n_per_row, imatrix);
+            break;
+    }
+
+    GGML_ASSERT(result == (size_t) nrows * row_size);
+    return result;
+}
+
+//
+// row validation
+//
+
+static bool fp16_is_finite(ggml_fp16_t h) {
+    return (h & 0x7c00) != 0x7c00;
+}
+
+// one log line for the first non-finite value; what it is, and where
+static void log_non_finite(const char * what, bool is_nan, size_t index, enum ggml_type type) {
+    GGML_LOG_ERROR("ggml_validate_row_data: found %s %s at %s %zu of %s data\n",
+                   is_nan ? "nan" : "inf", what,
+                   ggml_is_quantized(type) ? "block" : "element", index, ggml_type_name(type));
+}
+
+static bool validate_f32(const void * data, size_t n) {
+    const uint32_t * u = (const uint32_t *) data;
+    for (size_t i = 0; i < n; i++) {
+        if ((u[i] & 0x7f800000u) == 0x7f800000u) {
+            log_non_finite("value", (u[i] & 0x007fffffu) != 0, i, GGML_TYPE_F32);
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool validate_f64(const void * data, size_t n) {
+    const double * f = (const double *) data;
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(f[i])) {
+            log_non_finite("value", isnan(f[i]), i, GGML_TYPE_F64);
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool validate_f16(const void * data, size_t n) {
+    const ggml_fp16_t * h = (const ggml_fp16_t *) data;
+    for (size_t i = 0; i < n; i++) {
+        if (!fp16_is_finite(h[i])) {
+            log_non_finite("value", (h[i] & 0x03ff) != 0, i, GGML_TYPE_F16);
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool validate_bf16(const void * data, size_t n) {
+    const ggml_bf16_t * h = (const ggml_bf16_t *) data;
+    for (size_t i = 0; i < n; i++) {
+        if ((h[i].bits & 0x7f80) == 0x7f80) {
+            log_non_finite("value", (h[i].bits & 0x007f) != 0, i, GGML_TYPE_BF16);
+            return false;
+        }
+    }
+    return true;
+}
+
+// the first n_halves fp16 values of every block are its scale (and min)
+static bool validate_block_scales(enum ggml_type type, const void * data, size_t nblocks, int n_halves) {
+    const size_t block_size = ggml_type_size(type);
+    for (size_t i = 0; i < nblocks; i++) {
+        for (int k = 0; k < n_halves; k++) {
+            ggml_fp16_t h;
+            memcpy(&h, (const char *) data + i*block_size + (size_t) k*sizeof(h), sizeof(h));
+            if (!fp16_is_finite(h)) {
+                log_non_finite(k == 0 ? "scale" : "min", (h & 0x03ff) != 0, i, type);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+bool ggml_validate_row_data(enum ggml_type type, const void * data, size_t nbytes) {
+    if (type < 0 || type >= GGML_TYPE_COUNT) {
+        GGML_LOG_ERROR("ggml_validate_row_data: invalid type %d\n", (int) type);
+        return false;
+    }
+    const size_t type_size = ggml_type_size(type);
+    if (type_size == 0) {
+        GGML_LOG_ERROR("ggml_validate_row_data: type %d (%s) was removed from ggml\n", (int) type, ggml_type_name(type));
+        return false;
+    }
+    if (nbytes % type_size != 0) {
+        GGML_LOG_ERROR("ggml_validate_row_data: invalid size %zu for type %s (type size = %zu)\n",
+                       nbytes, ggml_type_name(type), type_size);
+        return false;
+    }
+
+    const size_t n = nbytes / type_size;
+    _Static_assert(offsetof(block_q4_1, m) == sizeof(ggml_half) && offsetof(block_q5_1, m) == sizeof(ggml_half),
+                   "validate_block_scales reads d and m as the first two halves");
+
+    switch (type) {
+        case GGML_TYPE_F32:  return validate_f32(data, n);
+        case GGML_TYPE_F64:  return validate_f64(data, n);
+        case GGML_TYPE_F16:  return validate_f16(data, n);
+        case GGML_TYPE_BF16: return validate_bf16(data, n);
+        case GGML_TYPE_Q4_0:
+        case GGML_TYPE_Q5_0:
+        case GGML_TYPE_Q8_0: return validate_block_scales(type, data, n, 1);
+        case GGML_TYPE_Q4_1:
+        case GGML_TYPE_Q5_1: return validate_block_scales(type, data, n, 2);
+        case GGML_TYPE_I8:
+        case GGML_TYPE_I16:
+        case GGML_TYPE_I32:
+        case GGML_TYPE_I64:  return true;
+        case GGML_TYPE_Q8_1:
+            // as upstream: q8_1 holds activations inside the CPU backend, never stored data
+            GGML_LOG_ERROR("ggml_validate_row_data: type q8_1 is not a storage type\n");
+            return false;
+        default:
+            GGML_LOG_DEBUG("ggml_validate_row_data: size of %s data checked, contents not checked "
+                           "(block layout not implemented)\n", ggml_type_name(type));
+            return true;
     }
 }

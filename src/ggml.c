@@ -247,9 +247,12 @@ struct ggml_tensor * ggml_new_tensor_impl(
 
     struct ggml_tensor * const result = (struct ggml_tensor *)((char *) ctx->mem_buffer + obj_new->offs);
 
+    // A view gets its buffer from ggml_backend_view_init (ggml-alloc calls it
+    // when the buffer is NULL), which also lets the buffer set up the view
+    // (init_tensor): it must not be inherited here.
     *result = (struct ggml_tensor) {
         .type      = type,
-        .buffer    = view_src != NULL ? view_src->buffer : NULL,
+        .buffer    = NULL,
         .ne        = { shape[0], shape[1], shape[2], shape[3] },
         .op        = GGML_OP_NONE,
         .flags     = 0,
@@ -596,4 +599,31 @@ struct ggml_tensor * ggml_set_zero(struct ggml_tensor * tensor) {
         memset(tensor->data, 0, ggml_nbytes(tensor));
     }
     return tensor;
+}
+
+//
+// thread pool parameters (the pool itself belongs to the CPU backend)
+//
+
+void ggml_threadpool_params_init(struct ggml_threadpool_params * p, int n_threads) {
+    memset(p, 0, sizeof(*p)); // an all-zero cpumask keeps the inherited affinity
+    p->n_threads  = n_threads;
+    p->prio       = GGML_SCHED_PRIO_NORMAL;
+    p->poll       = 50;
+    p->strict_cpu = false;
+    p->paused     = false;
+}
+
+struct ggml_threadpool_params ggml_threadpool_params_default(int n_threads) {
+    struct ggml_threadpool_params p;
+    ggml_threadpool_params_init(&p, n_threads);
+    return p;
+}
+
+bool ggml_threadpool_params_match(const struct ggml_threadpool_params * p0, const struct ggml_threadpool_params * p1) {
+    return p0->n_threads  == p1->n_threads &&
+           p0->prio       == p1->prio &&
+           p0->poll       == p1->poll &&
+           p0->strict_cpu == p1->strict_cpu &&
+           memcmp(p0->cpumask, p1->cpumask, GGML_MAX_N_THREADS) == 0;
 }

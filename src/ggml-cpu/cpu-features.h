@@ -1,0 +1,27 @@
+#pragma once
+
+// cpu-features.h: what the CPU backend was built to use, checked against the
+// CPU it runs on; NUMA placement.
+
+#include "cpu-impl.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// once: warn if the build uses instructions this CPU lacks
+void ggml_cpu_features_init(void);
+
+// the features the build uses, as {name, "1"} pairs ending with {NULL, NULL}
+struct ggml_backend_feature * ggml_cpu_features_list(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#if defined(__linux__)
+#include <sched.h>
+// The cpus thread ith of a pool should run on under the NUMA strategy given to
+// ggml_numa_init; false when no placement applies (one node, or disabled).
+bool ggml_cpu_numa_placement(int ith, cpu_set_t * set);
+#endif

@@ -1,0 +1,98 @@
+#pragma once
+
+//
+// cpu-impl.h: what the CPU backend's kernels share.
+//
+// A graph is computed by n threads together (thread 0 is the caller). Every
+// thread calls the forward function of every node with its own ith; the
+// kernel takes its share of the work (rows, chunks) and returns; the threads
+// then meet at one barrier before the next node. Nodes that only reinterpret
+// memory (views, reshapes) run nothing and need no barrier.
+//
+// Each op family lives in its own file (ops-*.c) and registers its ops in
+// the op table with ggml_cpu_register_ops_<family>(). An op is supported by
+// the CPU backend exactly when its table entry has a forward function and
+// its supports function (if any) accepts the node.
+//
+
+#include "ggml-impl.h"
+#include "ggml-cpu.h"
+#include "ggml-backend-impl.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GGML_CPU_CACHE_LINE 64
+
+struct ggml_compute_params {
+    int ith;                              // this thread
+    int nth;                              // threads working on the node
+    size_t wsize;                         // bytes of shared scratch memory (from ggml_graph_plan)
+    void * wdata;                         // shared scratch memory, GGML_CPU_CACHE_LINE aligned
+    struct ggml_threadpool * threadpool;  // for barriers and chunk counters
+    bool use_ref;                         // take the portable scalar paths (see ggml_backend_cpu_set_use_ref)
+};
+
+// Wait until every thread of the current graph has reached this point. Kernels
+// may use it between phases of one node (e.g. convert, then multiply).
+void ggml_cpu_barrier(struct ggml_threadpool * tp);
+
+// Dynamic work sharing inside one node: returns 0, 1, 2, ... across all threads,
+// each index once. The count restarts at 0 at every barrier.
+int ggml_cpu_next_chunk(const struct ggml_compute_params * params);
+
+// the share [*start, *end) of n items that thread ith of nth takes
+static inline void ggml_cpu_split_range(int64_t n, int ith, int nth, int64_t * start, int64_t * end) {
+    const int64_t per = (n + nth - 1) / nth;
+    *start = MIN(n, per * ith);
+    *end   = MIN(n, *start + per);
+}
+
+//
+// op table
+//
+
+typedef void   (*ggml_cpu_forward_t)  (const struct ggml_compute_params * params, struct ggml_tensor * dst);
+typedef bool   (*ggml_cpu_supports_t) (const struct ggml_tensor * op);
+typedef size_t (*ggml_cpu_work_size_t)(const struct ggml_tensor * op, int n_threads);
+
+struct ggml_cpu_op_impl {
+    ggml_cpu_forward_t   forward;   // NULL: the op is not implemented
+    ggml_cpu_supports_t  supports;  // NULL: every type and layout the op constructor allows
+    ggml_cpu_work_size_t work_size; // NULL: no scratch memory needed
+};
+
+// the table entry of op (forward is NULL for ops the CPU does not implement)
+const struct ggml_cpu_op_impl * ggml_cpu_op_get(enum ggml_op op);
+
+// true if the CPU backend can compute this node
+bool ggml_cpu_supports_op(const struct ggml_tensor * op);
+
+// One per op family; each fills the entries of the ops it implements.
+void ggml_cpu_register_ops_elementwise(struct ggml_cpu_op_impl * table); // ops-elementwise.c: binary, unary, glu, scale, clamp...
+void ggml_cpu_register_ops_copy       (struct ggml_cpu_op_impl * table); // ops-copy.c: dup/cpy/cont, set, rows, repeat, concat, pad, arange
+void ggml_cpu_register_ops_reduce     (struct ggml_cpu_op_impl * table); // ops-reduce.c: sums, argmax, count_equal, argsort, top_k
+void ggml_cpu_register_ops_norm       (struct ggml_cpu_op_impl * table); // ops-norm.c: norms, softmax, diag mask
+void ggml_cpu_register_ops_rope       (struct ggml_cpu_op_impl * table); // ops-rope.c
+void ggml_cpu_register_ops_matmul     (struct ggml_cpu_op_impl * table); // ops-matmul.c: mul_mat, mul_mat_id, out_prod
+void ggml_cpu_register_ops_attention  (struct ggml_cpu_op_impl * table); // ops-attention.c: flash_attn_ext
+void ggml_cpu_register_ops_custom     (struct ggml_cpu_op_impl * table); // ops-custom.c: map_custom1/2/3, custom
+
+//
+// thread pool (threadpool.c)
+//
+
+typedef void (*ggml_cpu_job_t)(void * arg, int ith, int nth);
+
+// Run job(arg, ith, n_threads) on threads 0..n_threads-1 of the pool (the
+// caller is thread 0) and return when all have finished. n_threads must not
+// exceed the pool's size. One job at a time per pool.
+void ggml_threadpool_run(struct ggml_threadpool * tp, int n_threads, ggml_cpu_job_t job, void * arg);
+
+// a pool of n_threads threads with default parameters (NULL on failure)
+struct ggml_threadpool * ggml_threadpool_new_default(int n_threads);
+
+#ifdef __cplusplus
+}
+#endif

@@ -1,0 +1,7 @@
+// ops-elementwise.c: kernels of the elementwise op family (see cpu-impl.h for the list).
+
+#include "cpu-impl.h"
+
+void ggml_cpu_register_ops_elementwise(struct ggml_cpu_op_impl * table) {
+    (void) table; // no ops of this family yet
+}

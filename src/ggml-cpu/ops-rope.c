@@ -1,0 +1,7 @@
+// ops-rope.c: kernels of the rope op family (see cpu-impl.h for the list).
+
+#include "cpu-impl.h"
+
+void ggml_cpu_register_ops_rope(struct ggml_cpu_op_impl * table) {
+    (void) table; // no ops of this family yet
+}

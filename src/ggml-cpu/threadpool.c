@@ -1,0 +1,349 @@
+// threadpool.c: the CPU backend's persistent pool of worker threads.
+//
+// The caller of a job is thread 0; workers 1..n-1 wait between jobs. A worker
+// first spins on the job counter for a while (params.poll: 0 = not at all,
+// 50 = about a millisecond, 100 = about two), which keeps the latency of
+// back-to-back graphs low, then sleeps on a condition variable so that an
+// idle pool costs no CPU. Inside a job, threads meet at barriers: a counter
+// that spins and then yields (barriers are short; yielding keeps an
+// oversubscribed machine moving).
+//
+// Lost wake-ups are excluded by ordering: a worker announces that it is
+// going to sleep (n_sleeping, under the mutex) before re-checking the job
+// counter; the caller publishes the job before reading n_sleeping, and
+// signals under the mutex only if someone may be asleep. With sequentially
+// consistent atomics one of the two always sees the other.
+
+#include "cpu-impl.h"
+#include "cpu-features.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <sys/resource.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define cpu_relax() _mm_pause()
+#elif defined(__aarch64__)
+#define cpu_relax() __asm__ __volatile__("yield")
+#else
+#define cpu_relax() ((void) 0)
+#endif
+
+struct ggml_worker {
+    struct ggml_threadpool * pool;
+    pthread_t thread;
+    int ith;
+};
+
+struct ggml_threadpool {
+    pthread_mutex_t mutex;
+    pthread_cond_t  cond;
+
+    struct ggml_worker * workers; // [n_threads_max], workers[0] is the caller's slot
+    int n_threads_max;
+
+    struct ggml_threadpool_params params;
+
+    // the current job
+    atomic_int     job_id;        // incremented for every new job
+    atomic_int     job_n_threads; // threads taking part in the current job
+    ggml_cpu_job_t job_fn;
+    void *         job_arg;
+    atomic_int     n_done;        // workers that finished the current job
+
+    atomic_int n_sleeping;
+    atomic_bool stop;
+    atomic_bool paused;
+
+    // barrier and chunk counter of the current job
+    atomic_int n_barrier;
+    atomic_int n_barrier_passed;
+    atomic_int current_chunk;
+};
+
+//
+// barrier
+//
+
+void ggml_cpu_barrier(struct ggml_threadpool * tp) {
+    const int n = atomic_load(&tp->job_n_threads);
+    if (n <= 1) {
+        return;
+    }
+    const int passed = atomic_load(&tp->n_barrier_passed);
+    if (atomic_fetch_add(&tp->n_barrier, 1) == n - 1) {
+        // last to arrive: reset for the next barrier, then release the others
+        atomic_store(&tp->n_barrier, 0);
+        atomic_store(&tp->current_chunk, 0);
+        atomic_fetch_add(&tp->n_barrier_passed, 1);
+        return;
+    }
+    for (int spins = 0; atomic_load(&tp->n_barrier_passed) == passed; spins++) {
+        if (spins < 1024) {
+            cpu_relax();
+        } else {
+            sched_yield();
+        }
+    }
+}
+
+int ggml_cpu_next_chunk(const struct ggml_compute_params * params) {
+    if (params->threadpool == NULL) {
+        // single-threaded run without a pool: a private counter is not possible,
+        // so the caller's loop must not rely on this (ggml_graph_compute always
+        // provides a pool)
+        GGML_ABORT("ggml_cpu_next_chunk needs a thread pool");
+    }
+    return atomic_fetch_add(&params->threadpool->current_chunk, 1);
+}
+
+//
+// workers
+//
+
+static void set_thread_priority(enum ggml_sched_priority prio) {
+    if (prio == GGML_SCHED_PRIO_NORMAL) {
+        return;
+    }
+    // niceness: lower is more urgent; raising priority needs privileges
+    int nice_value = 0;
+    switch (prio) {
+        case GGML_SCHED_PRIO_LOW:      nice_value =   5; break;
+        case GGML_SCHED_PRIO_NORMAL:   nice_value =   0; break;
+        case GGML_SCHED_PRIO_MEDIUM:   nice_value =  -5; break;
+        case GGML_SCHED_PRIO_HIGH:     nice_value = -10; break;
+        case GGML_SCHED_PRIO_REALTIME: nice_value = -20; break;
+    }
+    if (setpriority(PRIO_PROCESS, 0, nice_value) != 0) {
+        GGML_LOG_WARN("%s: could not set thread priority %d: %s\n", __func__, (int) prio, strerror(errno));
+    }
+}
+
+static void set_thread_affinity(const struct ggml_threadpool_params * p, int ith) {
+#if defined(__linux__)
+    bool any = false;
+    for (int i = 0; i < GGML_MAX_N_THREADS; i++) {
+        any |= p->cpumask[i];
+    }
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (!any) {
+        // no mask given: follow the NUMA strategy, if any
+        if (ggml_cpu_numa_placement(ith, &set)) {
+            pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+        }
+        return;
+    }
+    if (p->strict_cpu) {
+        // the ith enabled cpu of the mask (wrapping around)
+        int n_enabled = 0;
+        for (int i = 0; i < GGML_MAX_N_THREADS; i++) {
+            n_enabled += p->cpumask[i];
+        }
+        int want = ith % n_enabled;
+        for (int i = 0; i < GGML_MAX_N_THREADS; i++) {
+            if (p->cpumask[i] && want-- == 0) {
+                CPU_SET(i, &set);
+                break;
+            }
+        }
+    } else {
+        for (int i = 0; i < GGML_MAX_N_THREADS && i < CPU_SETSIZE; i++) {
+            if (p->cpumask[i]) {
+                CPU_SET(i, &set);
+            }
+        }
+    }
+    const int rc = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+    if (rc != 0) {
+        GGML_LOG_WARN("%s: could not set thread affinity: %s\n", __func__, strerror(rc));
+    }
+#else
+    (void) p;
+    (void) ith;
+#endif
+}
+
+// spin for a new job for up to poll * 20 us; true if one arrived
+static bool spin_for_job(struct ggml_threadpool * tp, int last_job) {
+    const uint32_t poll = tp->params.poll;
+    if (poll == 0 || atomic_load(&tp->paused)) {
+        return false;
+    }
+    const int64_t limit_us = (int64_t) MIN(poll, 100u) * 20;
+    const int64_t t0 = ggml_time_us();
+    for (int i = 1; ; i++) {
+        if (atomic_load(&tp->job_id) != last_job || atomic_load(&tp->stop)) {
+            return true;
+        }
+        cpu_relax();
+        if ((i & 255) == 0 && ggml_time_us() - t0 > limit_us) {
+            return false;
+        }
+    }
+}
+
+static void wait_for_job(struct ggml_threadpool * tp, int last_job) {
+    if (spin_for_job(tp, last_job)) {
+        return;
+    }
+    pthread_mutex_lock(&tp->mutex);
+    atomic_fetch_add(&tp->n_sleeping, 1);
+    while (atomic_load(&tp->job_id) == last_job && !atomic_load(&tp->stop)) {
+        pthread_cond_wait(&tp->cond, &tp->mutex);
+    }
+    atomic_fetch_sub(&tp->n_sleeping, 1);
+    pthread_mutex_unlock(&tp->mutex);
+}
+
+static void * worker_main(void * arg) {
+    struct ggml_worker * w = (struct ggml_worker *) arg;
+    struct ggml_threadpool * tp = w->pool;
+
+    set_thread_priority(tp->params.prio);
+    set_thread_affinity(&tp->params, w->ith);
+
+    int last_job = 0;
+    for (;;) {
+        wait_for_job(tp, last_job);
+        if (atomic_load(&tp->stop)) {
+            break;
+        }
+        last_job = atomic_load(&tp->job_id);
+        const int n = atomic_load(&tp->job_n_threads);
+        if (w->ith < n) {
+            tp->job_fn(tp->job_arg, w->ith, n);
+            atomic_fetch_add(&tp->n_done, 1);
+        }
+    }
+    return NULL;
+}
+
+//
+// pool
+//
+
+struct ggml_threadpool * ggml_threadpool_new(struct ggml_threadpool_params * params) {
+    if (params == NULL || params->n_threads < 1 || params->n_threads > GGML_MAX_N_THREADS) {
+        GGML_LOG_ERROR("%s: invalid number of threads %d (1..%d)\n", __func__,
+                       params ? params->n_threads : 0, GGML_MAX_N_THREADS);
+        return NULL;
+    }
+
+    struct ggml_threadpool * tp = (struct ggml_threadpool *) calloc(1, sizeof(*tp));
+    struct ggml_worker * workers = (struct ggml_worker *) calloc((size_t) params->n_threads, sizeof(*workers));
+    if (tp == NULL || workers == NULL) {
+        GGML_LOG_ERROR("%s: out of memory\n", __func__);
+        free(tp);
+        free(workers);
+        return NULL;
+    }
+
+    pthread_mutex_init(&tp->mutex, NULL);
+    pthread_cond_init(&tp->cond, NULL);
+    tp->workers       = workers;
+    tp->n_threads_max = params->n_threads;
+    tp->params        = *params;
+    atomic_init(&tp->job_id, 0);
+    atomic_init(&tp->job_n_threads, 1);
+    atomic_init(&tp->n_done, 0);
+    atomic_init(&tp->n_sleeping, 0);
+    atomic_init(&tp->stop, false);
+    atomic_init(&tp->paused, params->paused);
+    atomic_init(&tp->n_barrier, 0);
+    atomic_init(&tp->n_barrier_passed, 0);
+    atomic_init(&tp->current_chunk, 0);
+
+    for (int i = 0; i < params->n_threads; i++) {
+        workers[i].pool = tp;
+        workers[i].ith  = i;
+    }
+
+    // the caller runs as thread 0: apply its placement when asked for strictly
+    if (params->strict_cpu) {
+        set_thread_affinity(params, 0);
+    }
+
+    for (int i = 1; i < params->n_threads; i++) {
+        const int rc = pthread_create(&workers[i].thread, NULL, worker_main, &workers[i]);
+        if (rc != 0) {
+            GGML_LOG_ERROR("%s: failed to create thread %d of %d: %s\n", __func__, i, params->n_threads, strerror(rc));
+            // stop and join the threads already running
+            tp->n_threads_max = i;
+            ggml_threadpool_free(tp);
+            return NULL;
+        }
+    }
+    return tp;
+}
+
+struct ggml_threadpool * ggml_threadpool_new_default(int n_threads) {
+    struct ggml_threadpool_params params = ggml_threadpool_params_default(n_threads);
+    return ggml_threadpool_new(&params);
+}
+
+void ggml_threadpool_free(struct ggml_threadpool * tp) {
+    if (tp == NULL) {
+        return;
+    }
+    pthread_mutex_lock(&tp->mutex);
+    atomic_store(&tp->stop, true);
+    pthread_cond_broadcast(&tp->cond);
+    pthread_mutex_unlock(&tp->mutex);
+
+    for (int i = 1; i < tp->n_threads_max; i++) {
+        pthread_join(tp->workers[i].thread, NULL);
+    }
+    pthread_cond_destroy(&tp->cond);
+    pthread_mutex_destroy(&tp->mutex);
+    free(tp->workers);
+    free(tp);
+}
+
+int ggml_threadpool_get_n_threads(struct ggml_threadpool * tp) {
+    return tp->n_threads_max;
+}
+
+void ggml_threadpool_pause(struct ggml_threadpool * tp) {
+    // workers stop spinning and sleep until the next job or resume
+    atomic_store(&tp->paused, true);
+}
+
+void ggml_threadpool_resume(struct ggml_threadpool * tp) {
+    atomic_store(&tp->paused, false);
+}
+
+void ggml_threadpool_run(struct ggml_threadpool * tp, int n_threads, ggml_cpu_job_t job, void * arg) {
+    GGML_ASSERT(n_threads >= 1 && n_threads <= tp->n_threads_max);
+
+    tp->job_fn  = job;
+    tp->job_arg = arg;
+    atomic_store(&tp->job_n_threads, n_threads);
+    atomic_store(&tp->n_done, 0);
+    atomic_store(&tp->n_barrier, 0);
+    atomic_store(&tp->current_chunk, 0);
+
+    if (tp->n_threads_max > 1) {
+        // publish the job, then wake sleepers (see the comment at the top)
+        atomic_fetch_add(&tp->job_id, 1);
+        if (atomic_load(&tp->n_sleeping) > 0) {
+            pthread_mutex_lock(&tp->mutex);
+            pthread_cond_broadcast(&tp->cond);
+            pthread_mutex_unlock(&tp->mutex);
+        }
+    }
+
+    job(arg, 0, n_threads);
+
+    // the job's data lives with the caller: wait until every worker is done with it
+    for (int spins = 0; atomic_load(&tp->n_done) < n_threads - 1; spins++) {
+        if (spins < 1024) {
+            cpu_relax();
+        } else {
+            sched_yield();
+        }
+    }
+}

@@ -1,0 +1,380 @@
+#pragma once
+
+//
+// vec.h: SIMD building blocks on contiguous rows, shared by the kernels.
+//
+// Each function has a vector path (AVX-512, or AVX2 + FMA + F16C) chosen at
+// compile time and a portable scalar path; the *_ref functions are the
+// scalar path alone, for ggml_backend_cpu_set_use_ref and for tests.
+// Results of the vector and scalar paths differ only by float rounding
+// (summation order).
+//
+
+#include "cpu-impl.h"
+
+#if defined(__AVX2__) || defined(__AVX512F__) || defined(__F16C__)
+#include <immintrin.h>
+#endif
+
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+#define GGML_VEC_AVX512 1
+#elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+#define GGML_VEC_AVX2 1
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+//
+// scalar reference paths
+//
+
+static inline float ggml_vec_dot_f32_ref(int64_t n, const float * GGML_RESTRICT x, const float * GGML_RESTRICT y) {
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n; i++) {
+        sum += x[i] * y[i];
+    }
+    return sum;
+}
+
+static inline float ggml_vec_dot_f16_ref(int64_t n, const ggml_fp16_t * GGML_RESTRICT x, const ggml_fp16_t * GGML_RESTRICT y) {
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n; i++) {
+        sum += ggml_compute_fp16_to_fp32(x[i]) * ggml_compute_fp16_to_fp32(y[i]);
+    }
+    return sum;
+}
+
+static inline void ggml_vec_mad_f32_ref(int64_t n, float * GGML_RESTRICT y, const float * GGML_RESTRICT x, float v) {
+    for (int64_t i = 0; i < n; i++) {
+        y[i] += x[i] * v;
+    }
+}
+
+static inline void ggml_vec_mad_f16_ref(int64_t n, float * GGML_RESTRICT y, const ggml_fp16_t * GGML_RESTRICT x, float v) {
+    for (int64_t i = 0; i < n; i++) {
+        y[i] += ggml_compute_fp16_to_fp32(x[i]) * v;
+    }
+}
+
+static inline void ggml_vec_scale_f32_ref(int64_t n, float * y, float v) {
+    for (int64_t i = 0; i < n; i++) {
+        y[i] *= v;
+    }
+}
+
+static inline float ggml_vec_max_f32_ref(int64_t n, const float * x) {
+    float m = -INFINITY;
+    for (int64_t i = 0; i < n; i++) {
+        m = x[i] > m ? x[i] : m;
+    }
+    return m;
+}
+
+// sums in double: rows can be long (reductions over 10^5 values)
+static inline double ggml_vec_sum_f32_ref(int64_t n, const float * x) {
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        sum += (double) x[i];
+    }
+    return sum;
+}
+
+static inline void ggml_vec_fp16_to_fp32_ref(int64_t n, const ggml_fp16_t * GGML_RESTRICT x, float * GGML_RESTRICT y) {
+    for (int64_t i = 0; i < n; i++) {
+        y[i] = ggml_compute_fp16_to_fp32(x[i]);
+    }
+}
+
+static inline void ggml_vec_fp32_to_fp16_ref(int64_t n, const float * GGML_RESTRICT x, ggml_fp16_t * GGML_RESTRICT y) {
+    for (int64_t i = 0; i < n; i++) {
+        y[i] = ggml_compute_fp32_to_fp16(x[i]);
+    }
+}
+
+//
+// vector paths
+//
+
+#if defined(GGML_VEC_AVX512)
+
+static inline float ggml_vec_dot_f32(int64_t n, const float * GGML_RESTRICT x, const float * GGML_RESTRICT y) {
+    __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps(), a2 = _mm512_setzero_ps(), a3 = _mm512_setzero_ps();
+    int64_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        a0 = _mm512_fmadd_ps(_mm512_loadu_ps(x + i),      _mm512_loadu_ps(y + i),      a0);
+        a1 = _mm512_fmadd_ps(_mm512_loadu_ps(x + i + 16), _mm512_loadu_ps(y + i + 16), a1);
+        a2 = _mm512_fmadd_ps(_mm512_loadu_ps(x + i + 32), _mm512_loadu_ps(y + i + 32), a2);
+        a3 = _mm512_fmadd_ps(_mm512_loadu_ps(x + i + 48), _mm512_loadu_ps(y + i + 48), a3);
+    }
+    for (; i + 16 <= n; i += 16) {
+        a0 = _mm512_fmadd_ps(_mm512_loadu_ps(x + i), _mm512_loadu_ps(y + i), a0);
+    }
+    if (i < n) {
+        const __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+        a1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, x + i), _mm512_maskz_loadu_ps(m, y + i), a1);
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+}
+
+static inline float ggml_vec_dot_f16(int64_t n, const ggml_fp16_t * GGML_RESTRICT x, const ggml_fp16_t * GGML_RESTRICT y) {
+    __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        a0 = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(x + i))),
+                             _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(y + i))), a0);
+        a1 = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(x + i + 16))),
+                             _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(y + i + 16))), a1);
+    }
+    for (; i + 16 <= n; i += 16) {
+        a0 = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(x + i))),
+                             _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(y + i))), a0);
+    }
+    if (i < n) {
+        const __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+        a1 = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, x + i)),
+                             _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, y + i)), a1);
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
+}
+
+static inline void ggml_vec_mad_f32(int64_t n, float * GGML_RESTRICT y, const float * GGML_RESTRICT x, float v) {
+    const __m512 vv = _mm512_set1_ps(v);
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        _mm512_storeu_ps(y + i, _mm512_fmadd_ps(_mm512_loadu_ps(x + i), vv, _mm512_loadu_ps(y + i)));
+    }
+    if (i < n) {
+        const __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+        _mm512_mask_storeu_ps(y + i, m, _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, x + i), vv, _mm512_maskz_loadu_ps(m, y + i)));
+    }
+}
+
+static inline void ggml_vec_mad_f16(int64_t n, float * GGML_RESTRICT y, const ggml_fp16_t * GGML_RESTRICT x, float v) {
+    const __m512 vv = _mm512_set1_ps(v);
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m512 xv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(x + i)));
+        _mm512_storeu_ps(y + i, _mm512_fmadd_ps(xv, vv, _mm512_loadu_ps(y + i)));
+    }
+    if (i < n) {
+        const __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+        const __m512 xv = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, x + i));
+        _mm512_mask_storeu_ps(y + i, m, _mm512_fmadd_ps(xv, vv, _mm512_maskz_loadu_ps(m, y + i)));
+    }
+}
+
+static inline void ggml_vec_scale_f32(int64_t n, float * y, float v) {
+    const __m512 vv = _mm512_set1_ps(v);
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        _mm512_storeu_ps(y + i, _mm512_mul_ps(_mm512_loadu_ps(y + i), vv));
+    }
+    if (i < n) {
+        const __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+        _mm512_mask_storeu_ps(y + i, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, y + i), vv));
+    }
+}
+
+static inline float ggml_vec_max_f32(int64_t n, const float * x) {
+    __m512 mv = _mm512_set1_ps(-INFINITY);
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        mv = _mm512_max_ps(mv, _mm512_loadu_ps(x + i));
+    }
+    float m = _mm512_reduce_max_ps(mv);
+    for (; i < n; i++) {
+        m = x[i] > m ? x[i] : m;
+    }
+    return m;
+}
+
+static inline void ggml_vec_fp16_to_fp32(int64_t n, const ggml_fp16_t * GGML_RESTRICT x, float * GGML_RESTRICT y) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        _mm512_storeu_ps(y + i, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(x + i))));
+    }
+    for (; i < n; i++) {
+        y[i] = ggml_compute_fp16_to_fp32(x[i]);
+    }
+}
+
+static inline void ggml_vec_fp32_to_fp16(int64_t n, const float * GGML_RESTRICT x, ggml_fp16_t * GGML_RESTRICT y) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        _mm256_storeu_si256((__m256i *)(y + i), _mm512_cvtps_ph(_mm512_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
+    }
+    for (; i < n; i++) {
+        y[i] = ggml_compute_fp32_to_fp16(x[i]);
+    }
+}
+
+#elif defined(GGML_VEC_AVX2)
+
+static inline float ggml_vec_hsum_avx(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+static inline float ggml_vec_dot_f32(int64_t n, const float * GGML_RESTRICT x, const float * GGML_RESTRICT y) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i),      _mm256_loadu_ps(y + i),      a0);
+        a1 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 8),  _mm256_loadu_ps(y + i + 8),  a1);
+        a2 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 16), _mm256_loadu_ps(y + i + 16), a2);
+        a3 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 24), _mm256_loadu_ps(y + i + 24), a3);
+    }
+    for (; i + 8 <= n; i += 8) {
+        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i), a0);
+    }
+    float sum = ggml_vec_hsum_avx(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+    for (; i < n; i++) {
+        sum += x[i] * y[i];
+    }
+    return sum;
+}
+
+static inline float ggml_vec_dot_f16(int64_t n, const ggml_fp16_t * GGML_RESTRICT x, const ggml_fp16_t * GGML_RESTRICT y) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        a0 = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(x + i))),
+                             _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(y + i))), a0);
+        a1 = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(x + i + 8))),
+                             _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(y + i + 8))), a1);
+    }
+    for (; i + 8 <= n; i += 8) {
+        a0 = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(x + i))),
+                             _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(y + i))), a0);
+    }
+    float sum = ggml_vec_hsum_avx(_mm256_add_ps(a0, a1));
+    for (; i < n; i++) {
+        sum += ggml_compute_fp16_to_fp32(x[i]) * ggml_compute_fp16_to_fp32(y[i]);
+    }
+    return sum;
+}
+
+static inline void ggml_vec_mad_f32(int64_t n, float * GGML_RESTRICT y, const float * GGML_RESTRICT x, float v) {
+    const __m256 vv = _mm256_set1_ps(v);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        _mm256_storeu_ps(y + i, _mm256_fmadd_ps(_mm256_loadu_ps(x + i), vv, _mm256_loadu_ps(y + i)));
+    }
+    for (; i < n; i++) {
+        y[i] += x[i] * v;
+    }
+}
+
+static inline void ggml_vec_mad_f16(int64_t n, float * GGML_RESTRICT y, const ggml_fp16_t * GGML_RESTRICT x, float v) {
+    const __m256 vv = _mm256_set1_ps(v);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 xv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(x + i)));
+        _mm256_storeu_ps(y + i, _mm256_fmadd_ps(xv, vv, _mm256_loadu_ps(y + i)));
+    }
+    for (; i < n; i++) {
+        y[i] += ggml_compute_fp16_to_fp32(x[i]) * v;
+    }
+}
+
+static inline void ggml_vec_scale_f32(int64_t n, float * y, float v) {
+    const __m256 vv = _mm256_set1_ps(v);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(y + i), vv));
+    }
+    for (; i < n; i++) {
+        y[i] *= v;
+    }
+}
+
+static inline float ggml_vec_max_f32(int64_t n, const float * x) {
+    __m256 mv = _mm256_set1_ps(-INFINITY);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        mv = _mm256_max_ps(mv, _mm256_loadu_ps(x + i));
+    }
+    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(mv), _mm256_extractf128_ps(mv, 1));
+    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+    m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+    float m = _mm_cvtss_f32(m4);
+    for (; i < n; i++) {
+        m = x[i] > m ? x[i] : m;
+    }
+    return m;
+}
+
+static inline void ggml_vec_fp16_to_fp32(int64_t n, const ggml_fp16_t * GGML_RESTRICT x, float * GGML_RESTRICT y) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        _mm256_storeu_ps(y + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(x + i))));
+    }
+    for (; i < n; i++) {
+        y[i] = ggml_compute_fp16_to_fp32(x[i]);
+    }
+}
+
+static inline void ggml_vec_fp32_to_fp16(int64_t n, const float * GGML_RESTRICT x, ggml_fp16_t * GGML_RESTRICT y) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        _mm_storeu_si128((__m128i *)(y + i), _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
+    }
+    for (; i < n; i++) {
+        y[i] = ggml_compute_fp32_to_fp16(x[i]);
+    }
+}
+
+#else // portable
+
+static inline float ggml_vec_dot_f32(int64_t n, const float * GGML_RESTRICT x, const float * GGML_RESTRICT y) {
+    // four partial sums: independent chains the compiler can vectorise
+    float s[4] = { 0.0f, 0.0f, 0.0f, 0.0f };
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        for (int k = 0; k < 4; k++) {
+            s[k] += x[i + k] * y[i + k];
+        }
+    }
+    for (; i < n; i++) {
+        s[0] += x[i] * y[i];
+    }
+    return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
+static inline float ggml_vec_dot_f16(int64_t n, const ggml_fp16_t * GGML_RESTRICT x, const ggml_fp16_t * GGML_RESTRICT y) {
+    return ggml_vec_dot_f16_ref(n, x, y);
+}
+
+static inline void ggml_vec_mad_f32(int64_t n, float * GGML_RESTRICT y, const float * GGML_RESTRICT x, float v) {
+    ggml_vec_mad_f32_ref(n, y, x, v);
+}
+
+static inline void ggml_vec_mad_f16(int64_t n, float * GGML_RESTRICT y, const ggml_fp16_t * GGML_RESTRICT x, float v) {
+    ggml_vec_mad_f16_ref(n, y, x, v);
+}
+
+static inline void ggml_vec_scale_f32(int64_t n, float * y, float v) {
+    ggml_vec_scale_f32_ref(n, y, v);
+}
+
+static inline float ggml_vec_max_f32(int64_t n, const float * x) {
+    return ggml_vec_max_f32_ref(n, x);
+}
+
+static inline void ggml_vec_fp16_to_fp32(int64_t n, const ggml_fp16_t * GGML_RESTRICT x, float * GGML_RESTRICT y) {
+    ggml_vec_fp16_to_fp32_ref(n, x, y);
+}
+
+static inline void ggml_vec_fp32_to_fp16(int64_t n, const float * GGML_RESTRICT x, ggml_fp16_t * GGML_RESTRICT y) {
+    ggml_vec_fp32_to_fp16_ref(n, x, y);
+}
+
+#endif
+
+#ifdef __cplusplus
+}
+#endif

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs the build tree into a temporary prefix, then builds and runs small
+# programs against the installed headers and libraries twice: once with
+# pkg-config and a plain compiler call, once with find_package(ggml).
+#   usage: run-install-test.sh <source dir> <build dir>
+set -euo pipefail
+src=$1
+build=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+cmake --install "$build" --prefix "$work/prefix" >/dev/null
+libdir=$(ls -d "$work"/prefix/lib*/ | head -n1)
+libdir=${libdir%/}
+
+echo "== headers installed"
+for h in ggml.h ggml-alloc.h ggml-backend.h ggml-backend-impl.h ggml-cpu.h gguf.h; do
+    test -f "$work/prefix/include/$h" || { echo "missing include/$h"; exit 1; }
+done
+test -f "$libdir/pkgconfig/ggml.pc"
+test -f "$libdir/cmake/ggml/ggml-config.cmake"
+
+echo "== pkg-config"
+export PKG_CONFIG_PATH="$libdir/pkgconfig"
+for prog in app upstream-style; do
+    cc -std=c11 -Wall -Wextra -Werror -o "$work/$prog-pc" "$src/tests/install/$prog.c" \
+        $(pkg-config --cflags --libs ggml) -Wl,-rpath,"$libdir" -lm
+    "$work/$prog-pc"
+done
+
+echo "== find_package"
+cmake -S "$src/tests/install" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
+cmake --build "$work/consumer" >/dev/null
+"$work/consumer/app-cmake"
+"$work/consumer/upstream-style-cmake"
+
+echo "install test passed"
