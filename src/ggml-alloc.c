@@ -606,9 +606,13 @@ static void record_plan(ggml_gallocr_t galloc, struct ggml_cgraph * graph) {
 static void ensure_hash_capacity(ggml_gallocr_t galloc, struct ggml_cgraph * graph) {
     size_t n = (size_t)(graph->n_nodes + graph->n_leafs);
     for (int i = 0; i < graph->n_nodes; i++) {
-        const struct ggml_tensor * node = graph->nodes[i];
+        struct ggml_tensor * node = graph->nodes[i];
         for (int j = 0; j < GGML_MAX_SRC; j++) {
-            if (node->src[j] != NULL && !ggml_hash_contains(&graph->visited_hash_set, node->src[j])) {
+            struct ggml_tensor * src = node->src[j];
+            if (src != NULL && !ggml_hash_contains(&graph->visited_hash_set, src)) {
+                n++;
+            }
+            if (src != NULL && src->view_src != NULL && !ggml_hash_contains(&graph->visited_hash_set, src->view_src)) {
                 n++;
             }
         }

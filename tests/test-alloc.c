@@ -763,6 +763,37 @@ static void test_replanning(void) {
 }
 
 //
+// a part of a graph (as the scheduler's splits): sources from the other
+// part are placed at their first use
+//
+
+static void test_graph_view(void) {
+    struct ggml_context * ctx = new_ctx(64);
+    struct ggml_tensor * x = leaf_bytes(ctx, 64);
+    ggml_set_input(x);
+    struct ggml_tensor * a = op_bytes(ctx, 256, x, NULL);
+    struct ggml_tensor * b = op_bytes(ctx, 256, a, NULL);
+    struct ggml_tensor * c = op_bytes(ctx, 512, a, b);  // first node of the part
+    struct ggml_tensor * v = th_view_2d(ctx, b, 32, 1, 128, 64);
+    struct ggml_tensor * d = op_bytes(ctx, 128, c, v);
+    struct ggml_tensor * e = th_scale(ctx, d, 2.0f, 0.0f);
+    ggml_set_output(e);
+    struct ggml_cgraph * g = new_graph(ctx);
+    ggml_build_forward_expand(g, e);
+    CHECK(g->nodes[2] == c);
+
+    struct ggml_cgraph part = ggml_graph_view(g, 2, g->n_nodes);
+    ggml_gallocr_t galloc = ggml_gallocr_new(ggml_backend_cpu_buffer_type());
+    struct plan_check pc = alloc_and_check(galloc, &part);
+    CHECK(a->data != NULL && b->data != NULL && c->data != NULL);
+    CHECK(v->data == (char *) b->data + 64);
+    CHECK(e->data == d->data);
+    free(pc.lives);
+    ggml_gallocr_free(galloc);
+    ggml_free(ctx);
+}
+
+//
 // random graphs: checked plans, and the same values as without reuse
 //
 
@@ -964,6 +995,7 @@ int main(void) {
     test_several_buffers();
     test_max_size_chunks();
     test_replanning();
+    test_graph_view();
     test_random_graphs();
     return TEST_RESULT();
 }

@@ -152,6 +152,7 @@ static void test_enumeration(void) {
     log_reset();
     ggml_backend_unload(igpu);
     CHECK_EQ_INT(g_log_errors, 1);
+    CHECK(log_contains("is not registered"));
     CHECK_EQ_INT(ggml_backend_reg_count(), n_regs);
 
     test_backend_reg_free(accel);
