@@ -110,12 +110,14 @@ static inline ggml_vf ggml_vf_exp(ggml_vf x) {
 // e^x - 1, accurate near 0, for x <= 88 (larger x are taken as 88)
 static inline ggml_vf ggml_vf_expm1(ggml_vf x) {
     // below -20, e^x - 1 rounds to -1
-    x = ggml_vf_min(ggml_vf_set1(88.0f), ggml_vf_max(ggml_vf_set1(-20.0f), x));
+    const ggml_vf xc = ggml_vf_min(ggml_vf_set1(88.0f), ggml_vf_max(ggml_vf_set1(-20.0f), x));
     ggml_vf n;
-    const ggml_vf r = ggml_vf_exp_reduce(x, &n);
+    const ggml_vf r = ggml_vf_exp_reduce(xc, &n);
     const ggml_vf s = ggml_vf_pow2i(n);
     // 2^n (e^r - 1) + (2^n - 1); 2^n - 1 is exact where it matters (|n| <= 24)
-    return ggml_vf_fma(s, ggml_vf_expm1_reduced(r), ggml_vf_sub(s, ggml_vf_set1(1.0f)));
+    const ggml_vf y = ggml_vf_fma(s, ggml_vf_expm1_reduced(r), ggml_vf_sub(s, ggml_vf_set1(1.0f)));
+    // e^x - 1 has the sign of x, which the sum above loses for x = -0
+    return ggml_vf_copysign(y, x);
 }
 
 // tanh |x| = t / (t + 2) with t = expm1(2|x|)
