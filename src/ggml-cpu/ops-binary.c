@@ -42,6 +42,7 @@ static inline ggml_vf binop_vector(enum ew_binop op, ggml_vf a, ggml_vf b) {
 // z[i] = x[i] op y[i]. Called with a constant op, so that each caller gets
 // its own loop. z may be x or y (in-place), hence no restrict.
 static inline void binop_rows(enum ew_binop op, int64_t n, float * z, const float * x, const float * y, bool ref) {
+    (void) ref; // without a vector path, every call takes the scalar loop
     int64_t i = 0;
 #ifdef GGML_VF_WIDTH
     if (!ref) {
@@ -58,6 +59,7 @@ static inline void binop_rows(enum ew_binop op, int64_t n, float * z, const floa
 
 // z[i] = x[i] op s
 static inline void binop_rows_scalar(enum ew_binop op, int64_t n, float * z, const float * x, float s, bool ref) {
+    (void) ref; // without a vector path, every call takes the scalar loop
     int64_t i = 0;
 #ifdef GGML_VF_WIDTH
     if (!ref) {

@@ -37,6 +37,7 @@ static inline ggml_vf glu_vector(enum ew_glu_kind kind, ggml_vf x, ggml_vf g) {
 
 // z[i] = act(x[i]) * g[i], called with a constant kind; z may be x or g
 static inline void glu_rows(enum ew_glu_kind kind, int64_t n, float * z, const float * x, const float * g, bool ref) {
+    (void) ref; // without a vector path, every call takes the scalar loop
     int64_t i = 0;
 #ifdef GGML_VF_WIDTH
     if (!ref) {

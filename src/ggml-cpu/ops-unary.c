@@ -133,6 +133,7 @@ static inline ggml_vf fn_vector(enum ew_fn_kind kind, float a, float b, ggml_vf 
 // own loop. The vector tail goes through the vector function too: every
 // element gets the same function whatever its position. z may be x.
 static inline void fn_rows(enum ew_fn_kind kind, float a, float b, int64_t n, float * z, const float * x, bool ref) {
+    (void) ref; // without a vector path, every call takes the scalar loop
     int64_t i = 0;
 #ifdef GGML_VF_WIDTH
     if (!ref && !fn_is_libm_only(kind)) {
