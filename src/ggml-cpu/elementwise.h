@@ -174,8 +174,9 @@ struct ggml_ew_split {
 };
 
 // Long rows are cut into column blocks when there are too few rows to keep
-// every thread busy. Blocks start at multiples of GGML_EW_CHUNK, so that the
-// chunks (and the vector lanes) fall on the same elements for any nth.
+// every thread busy. Blocks start at multiples of GGML_EW_CHUNK, hence
+// between the blocks of quantized rows. (The kernels give each element the
+// same instructions wherever a chunk starts, so the cut changes no result.)
 static inline struct ggml_ew_split ggml_ew_split_make(const struct ggml_tensor * dst, int nth) {
     const int64_t nrows = ggml_nrows(dst);
     const int64_t ne0   = dst->ne[0];

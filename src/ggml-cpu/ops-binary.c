@@ -168,9 +168,9 @@ static void forward_binary(const struct ggml_compute_params * params, struct ggm
     }
 }
 
-// blocks one after another along dimension 0
+// whole blocks, one after another along dimension 0
 static bool blocks_packed(const struct ggml_tensor * t) {
-    return t->nb[0] == ggml_type_size(t->type);
+    return t->nb[0] == ggml_type_size(t->type) && t->ne[0] % ggml_blck_size(t->type) == 0;
 }
 
 static bool supports_binary(const struct ggml_tensor * op) {
@@ -226,10 +226,6 @@ static void forward_acc(const struct ggml_compute_params * params, struct ggml_t
     const struct ggml_tensor * src1 = dst->src[1];
     const struct acc_window w = acc_window_of(dst);
 
-    const size_t last = w.offset + (size_t)(src1->ne[0] - 1) * sizeof(float) + (size_t)(src1->ne[1] - 1) * w.nb1 +
-                        (size_t)(src1->ne[2] - 1) * w.nb2 + (size_t)(src1->ne[3] - 1) * w.nb3;
-    GGML_ASSERT(last + sizeof(float) <= ggml_nbytes(dst) && "ACC window out of bounds");
-
     if (!w.inplace && dst->data != src0->data) {
         int64_t b0, b1;
         ggml_cpu_split_range((int64_t) ggml_nbytes(dst), params->ith, params->nth, &b0, &b1);
@@ -238,6 +234,13 @@ static void forward_acc(const struct ggml_compute_params * params, struct ggml_t
         }
         ggml_cpu_barrier(params->threadpool);
     }
+    if (ggml_is_empty(src1)) {
+        return;
+    }
+
+    const size_t last = w.offset + (size_t)(src1->ne[0] - 1) * sizeof(float) + (size_t)(src1->ne[1] - 1) * w.nb1 +
+                        (size_t)(src1->ne[2] - 1) * w.nb2 + (size_t)(src1->ne[3] - 1) * w.nb3;
+    GGML_ASSERT(last + sizeof(float) <= ggml_nbytes(dst) && "ACC window out of bounds");
 
     const bool disjoint = acc_rows_disjoint(&w, src1);
     if (!disjoint && params->ith != 0) {
