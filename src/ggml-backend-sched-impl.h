@@ -36,6 +36,25 @@ struct ggml_backend_sched_split {
     struct ggml_cgraph graph;     // view of nodes [i_start, i_end)
 };
 
+// A source the scheduler redirected to an input copy, and a tensor it gave
+// memory: undone before the same graph is split again.
+struct ggml_sched_src_rewrite {
+    struct ggml_tensor * node;
+    int                  src;
+    struct ggml_tensor * orig;
+    struct ggml_tensor * copy;
+};
+
+struct ggml_sched_undo_log {
+    const struct ggml_cgraph * graph;      // the graph the entries belong to
+    struct ggml_sched_src_rewrite * rewrites;
+    int n_rewrites;
+    int rewrites_capacity;
+    struct ggml_tensor ** allocated;       // tensors of the graph the scheduler placed
+    int n_allocated;
+    int allocated_capacity;
+};
+
 // Contexts holding the tensors the scheduler makes (input copies, their
 // dependency views): reset at every split, grown by adding contexts.
 struct ggml_sched_tensor_pool {
@@ -86,6 +105,7 @@ struct ggml_backend_sched {
     int graph_inputs_capacity;
 
     struct ggml_sched_tensor_pool pool;
+    struct ggml_sched_undo_log    undo;
 
     ggml_backend_sched_eval_callback callback_eval;
     void * callback_eval_user_data;
@@ -131,6 +151,16 @@ void ggml_sched_pool_free(struct ggml_sched_tensor_pool * pool);
 // fills sched->splits, sched->graph and the backend id arrays. False (with a
 // log line) if some node is supported by no backend.
 bool ggml_sched_assign_and_split(struct ggml_backend_sched * sched, struct ggml_cgraph * graph);
+
+// record that node->src[j] (orig) now names copy
+void ggml_sched_undo_record_rewrite(struct ggml_backend_sched * sched, struct ggml_tensor * node, int j, struct ggml_tensor * copy);
+// record that the scheduler gave t its memory
+void ggml_sched_undo_record_alloc(struct ggml_backend_sched * sched, struct ggml_tensor * t);
+// before splitting graph: if it is the graph split last, undo the rewrites
+// and allocations made then (the graph is alive: the caller passed it);
+// otherwise forget the log (the old graph may be gone)
+void ggml_sched_undo(struct ggml_backend_sched * sched, const struct ggml_cgraph * graph);
+void ggml_sched_undo_free(struct ggml_sched_undo_log * undo);
 
 // log the assignment and the splits (GGML_SCHED_DEBUG)
 void ggml_sched_print_assignments(struct ggml_backend_sched * sched, struct ggml_cgraph * graph);

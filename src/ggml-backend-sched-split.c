@@ -110,6 +110,71 @@ void ggml_sched_pool_free(struct ggml_sched_tensor_pool * pool) {
     memset(pool, 0, sizeof(*pool));
 }
 
+static void grow_tensor_list_generic(struct ggml_tensor *** list, int * capacity) {
+    const int cap = *capacity ? 2 * *capacity : 64;
+    struct ggml_tensor ** grown = (struct ggml_tensor **) realloc(*list, sizeof(**list) * (size_t) cap);
+    if (grown == NULL) {
+        GGML_ABORT("scheduler: out of memory for a list of %d tensors", cap);
+    }
+    *list = grown;
+    *capacity = cap;
+}
+
+//
+// undo log
+//
+
+void ggml_sched_undo_record_rewrite(struct ggml_backend_sched * sched, struct ggml_tensor * node, int j, struct ggml_tensor * copy) {
+    struct ggml_sched_undo_log * u = &sched->undo;
+    if (u->n_rewrites == u->rewrites_capacity) {
+        const int cap = u->rewrites_capacity ? 2 * u->rewrites_capacity : 64;
+        struct ggml_sched_src_rewrite * grown = (struct ggml_sched_src_rewrite *) realloc(u->rewrites, sizeof(*grown) * (size_t) cap);
+        if (grown == NULL) {
+            GGML_ABORT("scheduler: out of memory for its undo log");
+        }
+        u->rewrites = grown;
+        u->rewrites_capacity = cap;
+    }
+    u->rewrites[u->n_rewrites++] = (struct ggml_sched_src_rewrite) { node, j, node->src[j], copy };
+}
+
+void ggml_sched_undo_record_alloc(struct ggml_backend_sched * sched, struct ggml_tensor * t) {
+    struct ggml_sched_undo_log * u = &sched->undo;
+    if (u->n_allocated == u->allocated_capacity) {
+        grow_tensor_list_generic(&u->allocated, &u->allocated_capacity);
+    }
+    u->allocated[u->n_allocated++] = t;
+}
+
+void ggml_sched_undo(struct ggml_backend_sched * sched, const struct ggml_cgraph * graph) {
+    struct ggml_sched_undo_log * u = &sched->undo;
+    if (graph == u->graph) {
+        // newest first, and only where the graph still holds what we wrote:
+        // a tensor rebuilt by the user in the same memory is left alone
+        for (int i = u->n_rewrites - 1; i >= 0; i--) {
+            const struct ggml_sched_src_rewrite * r = &u->rewrites[i];
+            if (r->node->src[r->src] == r->copy) {
+                r->node->src[r->src] = r->orig;
+            }
+        }
+        for (int i = 0; i < u->n_allocated; i++) {
+            struct ggml_tensor * t = u->allocated[i];
+            t->data   = NULL;
+            t->buffer = NULL;
+            t->extra  = NULL;
+        }
+    }
+    u->graph       = graph;
+    u->n_rewrites  = 0;
+    u->n_allocated = 0;
+}
+
+void ggml_sched_undo_free(struct ggml_sched_undo_log * undo) {
+    free(undo->rewrites);
+    free(undo->allocated);
+    memset(undo, 0, sizeof(*undo));
+}
+
 //
 // helpers
 //
@@ -388,15 +453,6 @@ static struct ggml_backend_sched_split * sched_new_split(struct ggml_backend_sch
     return split;
 }
 
-static void grow_tensor_list(struct ggml_tensor *** list, int * capacity) {
-    const int cap = *capacity ? 2 * *capacity : 16;
-    struct ggml_tensor ** grown = (struct ggml_tensor **) realloc(*list, sizeof(**list) * (size_t) cap);
-    if (grown == NULL) {
-        GGML_ABORT("scheduler: out of memory for a list of %d tensors", cap);
-    }
-    *list = grown;
-    *capacity = cap;
-}
 
 // n_copies tensors like src for backend_id (copy cur_copy may be src itself)
 static void sched_make_copies(struct ggml_backend_sched * sched, struct ggml_tensor * src, size_t src_id, int backend_id, bool self_is_current) {
@@ -481,7 +537,7 @@ static void sched_split(struct ggml_backend_sched * sched, struct ggml_cgraph * 
                 *sched_tensor_copy(sched, src_id, src_backend_id, 0) == NULL) {
                 sched_make_copies(sched, src, src_id, src_backend_id, true);
                 if (sched->n_graph_inputs == sched->graph_inputs_capacity) {
-                    grow_tensor_list(&sched->graph_inputs, &sched->graph_inputs_capacity);
+                    grow_tensor_list_generic(&sched->graph_inputs, &sched->graph_inputs_capacity);
                 }
                 sched->graph_inputs[sched->n_graph_inputs++] = src;
             }
@@ -491,11 +547,13 @@ static void sched_split(struct ggml_backend_sched * sched, struct ggml_cgraph * 
                 if (*sched_tensor_copy(sched, src_id, cur_backend_id, 0) == NULL) {
                     sched_make_copies(sched, src, src_id, cur_backend_id, false);
                     if (split->n_inputs == split->inputs_capacity) {
-                        grow_tensor_list(&split->inputs, &split->inputs_capacity);
+                        grow_tensor_list_generic(&split->inputs, &split->inputs_capacity);
                     }
                     split->inputs[split->n_inputs++] = src;
                 }
-                node->src[j] = *sched_tensor_copy(sched, src_id, cur_backend_id, sched->cur_copy);
+                struct ggml_tensor * copy = *sched_tensor_copy(sched, src_id, cur_backend_id, sched->cur_copy);
+                ggml_sched_undo_record_rewrite(sched, node, j, copy);
+                node->src[j] = copy;
             }
         }
     }
@@ -626,6 +684,8 @@ static void sched_build_graph_copy(struct ggml_backend_sched * sched, struct ggm
 //
 
 bool ggml_sched_assign_and_split(struct ggml_backend_sched * sched, struct ggml_cgraph * graph) {
+    ggml_sched_undo(sched, graph);
+
     sched->n_splits       = 0;
     sched->n_graph_inputs = 0;
     sched->is_reset       = false;
@@ -656,8 +716,10 @@ bool ggml_sched_assign_and_split(struct ggml_backend_sched * sched, struct ggml_
 static const char * fmt_size(size_t size, char * buf, size_t len) {
     if (size >= 1024 * 1024) {
         snprintf(buf, len, "%zuM", size / 1024 / 1024);
-    } else {
+    } else if (size >= 1024) {
         snprintf(buf, len, "%zuK", size / 1024);
+    } else {
+        snprintf(buf, len, "%zuB", size);
     }
     return buf;
 }

@@ -160,6 +160,7 @@ void ggml_backend_sched_free(ggml_backend_sched_t sched) {
     }
     ggml_gallocr_free(sched->galloc);
     ggml_sched_pool_free(&sched->pool);
+    ggml_sched_undo_free(&sched->undo);
     ggml_hash_set_free(&sched->hash_set);
     for (int i = 0; i < sched->splits_capacity; i++) {
         free(sched->splits[i].inputs);
@@ -223,6 +224,22 @@ static bool sched_assignment_changed(ggml_backend_sched_t sched) {
     return false;
 }
 
+// the tensors of the user's graph that the allocation is about to place
+static void sched_record_allocations(ggml_backend_sched_t sched, const struct ggml_cgraph * graph) {
+    for (int i = 0; i < graph->n_nodes; i++) {
+        struct ggml_tensor * t = graph->nodes[i];
+        if (t->data == NULL && t->buffer == NULL) {
+            ggml_sched_undo_record_alloc(sched, t);
+        }
+    }
+    for (int i = 0; i < graph->n_leafs; i++) {
+        struct ggml_tensor * t = graph->leafs[i];
+        if (t->data == NULL && t->buffer == NULL) {
+            ggml_sched_undo_record_alloc(sched, t);
+        }
+    }
+}
+
 // place the tensors of sched->graph, planning again only when needed
 static bool sched_alloc_splits(ggml_backend_sched_t sched) {
     if (!sched_assignment_changed(sched) && ggml_gallocr_alloc_graph(sched->galloc, &sched->graph)) {
@@ -280,7 +297,12 @@ bool ggml_backend_sched_alloc_graph(ggml_backend_sched_t sched, struct ggml_cgra
     sched->cur_copy  = sched->next_copy;
     sched->next_copy = (sched->next_copy + 1) % sched->n_copies;
 
-    if (!ggml_sched_assign_and_split(sched, graph) || !sched_alloc_splits(sched)) {
+    if (!ggml_sched_assign_and_split(sched, graph)) {
+        ggml_backend_sched_reset(sched);
+        return false;
+    }
+    sched_record_allocations(sched, graph);
+    if (!sched_alloc_splits(sched)) {
         ggml_backend_sched_reset(sched);
         return false;
     }
