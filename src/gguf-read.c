@@ -170,13 +170,17 @@ static void * gguf_read_alloc(struct gguf_reader * r, uint64_t n, size_t extra) 
     return NULL;
 }
 
-static bool gguf_read_str(struct gguf_reader * r, struct gguf_str * s) {
+// what names the string in error messages ("key", "tensor name", ...)
+static bool gguf_read_str(struct gguf_reader * r, struct gguf_str * s, const char * what) {
     uint64_t n;
     if (!gguf_read_u64(r, &n)) {
         return false;
     }
     if (n > GGUF_MAX_STRING_LENGTH) {
-        return gguf_fail(r, "string length %" PRIu64 " exceeds the limit of %" PRIu64, n, GGUF_MAX_STRING_LENGTH);
+        return gguf_fail(r, "%s length %" PRIu64 " exceeds the limit of %" PRIu64, what, n, GGUF_MAX_STRING_LENGTH);
+    }
+    if (n > gguf_bytes_left(r)) {
+        return gguf_fail(r, "%s length %" PRIu64 " exceeds the %" PRIu64 " bytes left", what, n, gguf_bytes_left(r));
     }
     char * data = (char *) gguf_read_alloc(r, n, 1);
     if (data == NULL) {
@@ -362,7 +366,7 @@ static bool gguf_read_string_values(struct gguf_reader * r, struct gguf_kv * kv)
             }
             kv->data = grown;
         }
-        if (!gguf_read_str(r, &((struct gguf_str *) kv->data)[kv->n])) {
+        if (!gguf_read_str(r, &((struct gguf_str *) kv->data)[kv->n], "string")) {
             return false;
         }
         kv->n++;
@@ -401,7 +405,7 @@ static bool gguf_read_kvs(struct gguf_reader * r, struct gguf_context * ctx, int
     for (int64_t i = 0; ok && i < n_kv; i++) {
         gguf_set_where(r, "key/value pair %" PRId64, i);
         struct gguf_str key = { .data = NULL, .n = 0 };
-        if (!gguf_read_str(r, &key)) {
+        if (!gguf_read_str(r, &key, "key")) {
             ok = false;
             break;
         }
@@ -450,7 +454,7 @@ static bool gguf_read_alignment(struct gguf_reader * r, struct gguf_context * ct
 
 static bool gguf_read_tensor_name(struct gguf_reader * r, struct gguf_tensor_info * info) {
     struct gguf_str name = { .data = NULL, .n = 0 };
-    if (!gguf_read_str(r, &name)) {
+    if (!gguf_read_str(r, &name, "tensor name")) {
         return false;
     }
     bool ok = true;
@@ -624,7 +628,9 @@ static struct ggml_context * gguf_load_tensors(struct gguf_reader * r, const str
             ggml_free(gctx);
             return NULL;
         }
-        memset(blob + used, 0, ctx->size - (size_t) used);
+        if (ctx->size > used) {
+            memset(blob + used, 0, ctx->size - (size_t) used); // the last tensor's padding may be absent
+        }
     }
     ggml_set_no_alloc(gctx, true);
     for (size_t i = 0; i < ctx->n_info; i++) {
