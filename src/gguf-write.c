@@ -111,8 +111,19 @@ static void gguf_write_kv(struct gguf_writer * w, const struct gguf_kv * kv) {
     }
 }
 
+// As ggml_n_dims, but a trailing dimension of 0 counts too: dropping it
+// would turn an empty tensor into a non-empty one when read back.
+static int gguf_tensor_n_dims(const struct ggml_tensor * t) {
+    for (int j = GGML_MAX_DIMS - 1; j >= 1; j--) {
+        if (t->ne[j] != 1) {
+            return j + 1;
+        }
+    }
+    return 1;
+}
+
 static void gguf_write_tensor_info(struct gguf_writer * w, const struct gguf_tensor_info * info) {
-    const int n_dims = ggml_n_dims(&info->t);
+    const int n_dims = gguf_tensor_n_dims(&info->t);
     gguf_write_str(w, info->t.name, strlen(info->t.name));
     gguf_write_u32(w, (uint32_t) n_dims);
     for (int j = 0; j < n_dims; j++) {

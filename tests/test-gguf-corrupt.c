@@ -80,12 +80,11 @@ static void walk_context(const struct gguf_context * ctx, struct ggml_context * 
         int64_t n = 0;
         for (; t != NULL; t = ggml_get_next_tensor(gctx, t), n++) {
             const size_t nbytes = ggml_nbytes(t);
-            if (data_read) {
-                CHECK((const uint8_t *) t->data >= blob && (const uint8_t *) t->data + nbytes <= blob + blob_size);
-                if (nbytes > 0) {
-                    sink += ((const uint8_t *) t->data)[0] + ((const uint8_t *) t->data)[nbytes - 1];
-                }
-            } else {
+            if (data_read && nbytes > 0) {
+                const uint8_t * p = (const uint8_t *) t->data;
+                CHECK(blob != NULL && p >= blob && nbytes <= blob_size && (size_t)(p - blob) <= blob_size - nbytes);
+                sink += p[0] + p[nbytes - 1];
+            } else if (!data_read) {
                 CHECK(t->data == NULL);
             }
         }
@@ -172,7 +171,7 @@ static void test_valid_file(const struct valid_file * f) {
     for (int m = 0; m < N_READ_MODES; m++) {
         CHECK_MSG(try_read(f->b.data, f->b.n, (enum read_mode) m), "the valid file must be read in mode %s", MODE_NAMES[m]);
     }
-    struct gguf_context * ctx = gguf_init_from_buffer(f->b.data, f->b.n, (struct gguf_init_params) { false, NULL });
+    struct gguf_context * ctx = gguf_init_from_buffer(f->b.data, f->b.n, (struct gguf_init_params) { .no_alloc = false, .ctx = NULL });
     CHECK(ctx != NULL);
     if (ctx != NULL) {
         CHECK_EQ_INT(gguf_get_n_kv(ctx), 8);
@@ -222,7 +221,7 @@ static void test_truncation_lying_callback(const struct valid_file * f) {
             struct ggml_context * gctx = NULL;
             g_log_errors = 0;
             struct gguf_context * ctx = gguf_init_from_callback(short_read, &src, 5, claims[c],
-                                                                (struct gguf_init_params) { false, &gctx });
+                                                                (struct gguf_init_params) { .no_alloc = false, .ctx = &gctx });
             const bool expect = len >= f->data_start + f->data_used;
             CHECK_MSG((ctx != NULL) == expect, "callback over %zu bytes claiming %llu", len, (unsigned long long) claims[c]);
             CHECK(ctx != NULL || g_log_errors == 1);
@@ -347,12 +346,12 @@ static void test_header_attacks(void) {
     // sources that are not there
     struct ggml_context * gctx = NULL;
     g_log_errors = 0;
-    CHECK(gguf_init_from_buffer(NULL, 100, (struct gguf_init_params) { false, &gctx }) == NULL && gctx == NULL);
-    CHECK(gguf_init_from_callback(NULL, NULL, 0, 100, (struct gguf_init_params) { false, NULL }) == NULL);
+    CHECK(gguf_init_from_buffer(NULL, 100, (struct gguf_init_params) { .no_alloc = false, .ctx = &gctx }) == NULL && gctx == NULL);
+    CHECK(gguf_init_from_callback(NULL, NULL, 0, 100, (struct gguf_init_params) { .no_alloc = false, .ctx = NULL }) == NULL);
     static const uint8_t header[24] = { 'G', 'G', 'U', 'F', 3 };
     struct short_source src = { .data = header, .size = sizeof(header) };
-    CHECK(gguf_init_from_callback(short_read, &src, 0, 0, (struct gguf_init_params) { false, NULL }) == NULL);
-    struct gguf_context * ctx = gguf_init_from_callback(short_read, &src, 0, 24, (struct gguf_init_params) { false, NULL });
+    CHECK(gguf_init_from_callback(short_read, &src, 0, 0, (struct gguf_init_params) { .no_alloc = false, .ctx = NULL }) == NULL);
+    struct gguf_context * ctx = gguf_init_from_callback(short_read, &src, 0, 24, (struct gguf_init_params) { .no_alloc = false, .ctx = NULL });
     CHECK(ctx != NULL);
     gguf_free(ctx);
     CHECK_EQ_INT(g_log_errors, 3);
@@ -575,7 +574,7 @@ static void test_endless_callback(void) {
     bytes_raw(&b, "abc", 3);
     struct short_source src = { .data = b.data, .size = b.n };
     g_log_errors = 0;
-    CHECK(gguf_init_from_callback(short_read, &src, 0, UINT64_MAX, (struct gguf_init_params) { false, NULL }) == NULL);
+    CHECK(gguf_init_from_callback(short_read, &src, 0, UINT64_MAX, (struct gguf_init_params) { .no_alloc = false, .ctx = NULL }) == NULL);
     CHECK_EQ_INT(g_log_errors, 1);
     bytes_free(&b);
 
@@ -585,7 +584,7 @@ static void test_endless_callback(void) {
     bytes_str(&b, "x");
     src = (struct short_source) { .data = b.data, .size = b.n };
     g_log_errors = 0;
-    CHECK(gguf_init_from_callback(short_read, &src, 0, UINT64_MAX, (struct gguf_init_params) { false, NULL }) == NULL);
+    CHECK(gguf_init_from_callback(short_read, &src, 0, UINT64_MAX, (struct gguf_init_params) { .no_alloc = false, .ctx = NULL }) == NULL);
     CHECK_EQ_INT(g_log_errors, 1);
     bytes_free(&b);
 
@@ -595,7 +594,7 @@ static void test_endless_callback(void) {
     src = (struct short_source) { .data = b.data, .size = b.n };
     struct ggml_context * gctx = NULL;
     g_log_errors = 0;
-    CHECK(gguf_init_from_callback(short_read, &src, 0, UINT64_MAX, (struct gguf_init_params) { false, &gctx }) == NULL);
+    CHECK(gguf_init_from_callback(short_read, &src, 0, UINT64_MAX, (struct gguf_init_params) { .no_alloc = false, .ctx = &gctx }) == NULL);
     CHECK(gctx == NULL);
     CHECK_EQ_INT(g_log_errors, 1);
     bytes_free(&b);

@@ -842,6 +842,48 @@ static void test_set_tensor_type(void) {
     ggml_free(gctx);
 }
 
+// An empty tensor keeps its trailing zero dimensions when written (ggml_n_dims
+// would drop them, and the tensor would read back with 8 elements).
+static void test_empty_tensor(void) {
+    struct ggml_init_params ip = { .mem_size = 1 << 12, .mem_buffer = NULL, .no_alloc = true };
+    struct ggml_context * gctx = ggml_init(ip);
+    struct ggml_tensor * e = ggml_new_tensor_3d(gctx, GGML_TYPE_F32, 8, 0, 0);
+    struct ggml_tensor * f = ggml_new_tensor_1d(gctx, GGML_TYPE_F32, 2);
+    ggml_set_name(e, "e");
+    ggml_set_name(f, "f");
+    struct gguf_context * ctx = gguf_init_empty();
+    gguf_add_tensor(ctx, e);
+    gguf_add_tensor(ctx, f);
+    CHECK_EQ_INT(gguf_get_tensor_size(ctx, 0), 0);
+    CHECK_EQ_INT(gguf_get_tensor_offset(ctx, 1), 0);
+
+    struct bytes expect = { NULL, 0, 0 };
+    bytes_header(&expect, 3, 2, 0);
+    const int64_t ne_e[3] = { 8, 0, 0 };
+    const int64_t ne_f[1] = { 2 };
+    bytes_tensor_info(&expect, "e", 3, ne_e, GGML_TYPE_F32, 0);
+    bytes_tensor_info(&expect, "f", 1, ne_f, GGML_TYPE_F32, 0);
+    bytes_pad(&expect, 32);
+    CHECK_EQ_INT(gguf_get_meta_size(ctx), expect.n);
+    uint8_t * meta = (uint8_t *) malloc(gguf_get_meta_size(ctx));
+    gguf_get_meta_data(ctx, meta);
+    CHECK(gguf_get_meta_size(ctx) == expect.n && memcmp(meta, expect.data, expect.n) == 0);
+
+    struct gguf_context * back = gguf_init_from_buffer(meta, gguf_get_meta_size(ctx), NO_CTX);
+    CHECK(back != NULL);
+    if (back != NULL) {
+        const int64_t * ne = gguf_get_tensor_ne(back, 0);
+        CHECK(ne[0] == 8 && ne[1] == 0 && ne[2] == 0 && ne[3] == 1);
+        CHECK_EQ_INT(gguf_get_tensor_size(back, 0), 0);
+        CHECK_EQ_INT(gguf_get_tensor_offset(back, 1), 0);
+    }
+    gguf_free(back);
+    free(meta);
+    bytes_free(&expect);
+    gguf_free(ctx);
+    ggml_free(gctx);
+}
+
 static void test_type_names(void) {
     static const char * names[GGUF_TYPE_COUNT] = {
         "u8", "i8", "u16", "i16", "u32", "i32", "f32", "bool", "str", "arr", "u64", "i64", "f64",
@@ -853,12 +895,54 @@ static void test_type_names(void) {
     CHECK(gguf_type_name((enum gguf_type) -1) == NULL);
 }
 
-static void test_missing_file(void) {
+// a GGUF inside a larger file, read from where the FILE * stands: the padding
+// counts from the start of the GGUF, the data offset from the start of the file
+static void test_embedded_file(void) {
+    FILE * f = fopen(TMP_FILE, "wb");
+    CHECK(f != NULL);
+    if (f == NULL) {
+        return;
+    }
+    fwrite("0123456789abc", 1, 13, f);
+    fwrite(FIXTURE_MIN, 1, sizeof(FIXTURE_MIN), f);
+    fclose(f);
+    f = fopen(TMP_FILE, "rb");
+    fseek(f, 13, SEEK_SET);
+    struct ggml_context * gctx = NULL;
+    struct gguf_context * ctx = gguf_init_from_file_ptr(f, params_with(&gctx, false));
+    fclose(f);
+    CHECK(ctx != NULL && gctx != NULL);
+    if (ctx != NULL && gctx != NULL) {
+        CHECK_EQ_INT(gguf_get_data_offset(ctx), 13 + 96);
+        struct ggml_tensor * w = ggml_get_tensor(gctx, "w");
+        CHECK(w != NULL && ((const float *) w->data)[5] == -1.5f);
+    }
+    gguf_free(ctx);
+    ggml_free(gctx);
+}
+
+static void test_failures(void) {
     struct ggml_context * gctx = (struct ggml_context *) &gctx; // must be reset to NULL
-    const int before = g_log_errors;
+    int before = g_log_errors;
     CHECK(gguf_init_from_file("this-file-does-not-exist.gguf", params_with(&gctx, false)) == NULL);
     CHECK(gctx == NULL);
     CHECK_EQ_INT(g_log_errors - before, 1);
+
+    struct gguf_context * ctx = gguf_init_empty();
+    gguf_set_val_str(ctx, "k", "v");
+    before = g_log_errors;
+    CHECK(!gguf_write_to_file(ctx, "no-such-directory/x.gguf", false));
+    CHECK_EQ_INT(g_log_errors - before, 1);
+
+    // a device that is always full (where there is one)
+    FILE * full = fopen("/dev/full", "wb");
+    if (full != NULL) {
+        before = g_log_errors;
+        CHECK(!gguf_write_to_file_ptr(ctx, full, false));
+        CHECK_EQ_INT(g_log_errors - before, 1);
+        fclose(full);
+    }
+    gguf_free(ctx);
 }
 
 int main(void) {
@@ -868,6 +952,7 @@ int main(void) {
     test_fixture_arrays();
     test_empty_context();
     test_type_names();
+    test_empty_tensor();
     test_replace_and_remove();
     test_set_kv();
     test_set_tensor_type();
@@ -875,8 +960,9 @@ int main(void) {
     roundtrip(64, true);
     roundtrip(64, false);
     roundtrip(8, true);
+    test_embedded_file();
     CHECK_EQ_INT(g_log_errors, 0); // nothing valid was reported as an error
-    test_missing_file();
+    test_failures();
 
     remove(TMP_FILE);
     ggml_log_set(NULL, NULL);
