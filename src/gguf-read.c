@@ -32,6 +32,9 @@
 #define GGUF_MIN_KV_BYTES     (8 + 1 + 4 + 1)
 #define GGUF_MIN_TENSOR_BYTES (8 + 4 + 4 + 8)
 
+// where_at of a check that concerns no single place in the file
+#define GGUF_NOWHERE UINT64_MAX
+
 // the first allocation when reading a large value; it doubles as data arrives
 #define GGUF_READ_STEP ((size_t) 1 << 20)
 
@@ -44,9 +47,20 @@ struct gguf_reader {
     uint64_t pos;   // source offset of the next byte to read
     uint64_t end;   // source offset past the last byte that may be read
 
-    char where[GGML_MAX_NAME + 64]; // what is being read, for error messages
-    bool failed;                    // the error line has been logged
+    char     where[GGML_MAX_NAME + 64]; // what is being read, for error messages
+    uint64_t where_at;                  // its offset in the GGUF, or GGUF_NOWHERE
+    bool     failed;                    // the error line has been logged
 };
+
+// Keys and names come from the file: control characters in them (terminal
+// escape sequences, newlines) must not reach the log.
+static void gguf_make_printable(char * s) {
+    for (; *s != '\0'; s++) {
+        if ((unsigned char) *s < 0x20 || *s == 0x7f) {
+            *s = '?';
+        }
+    }
+}
 
 GGML_ATTRIBUTE_FORMAT(2, 3)
 static bool gguf_fail(struct gguf_reader * r, const char * fmt, ...) {
@@ -58,13 +72,20 @@ static bool gguf_fail(struct gguf_reader * r, const char * fmt, ...) {
     va_start(args, fmt);
     vsnprintf(msg, sizeof(msg), fmt, args);
     va_end(args);
-    GGML_LOG_ERROR("gguf: invalid file: %s: %s (at byte %" PRIu64 ")\n", r->where, msg, r->pos - r->start);
+    gguf_make_printable(msg);
+    gguf_make_printable(r->where);
+    if (r->where_at == GGUF_NOWHERE) {
+        GGML_LOG_ERROR("gguf: invalid file: %s: %s\n", r->where, msg);
+    } else {
+        GGML_LOG_ERROR("gguf: invalid file: %s at byte %" PRIu64 ": %s\n", r->where, r->where_at, msg);
+    }
     r->failed = true;
     return false;
 }
 
 GGML_ATTRIBUTE_FORMAT(2, 3)
 static void gguf_set_where(struct gguf_reader * r, const char * fmt, ...) {
+    r->where_at = r->pos - r->start;
     va_list args;
     va_start(args, fmt);
     vsnprintf(r->where, sizeof(r->where), fmt, args);
@@ -286,7 +307,6 @@ static bool gguf_read_header(struct gguf_reader * r, struct gguf_context * ctx, 
         return false;
     }
     if (memcmp(magic, GGUF_MAGIC, sizeof(magic)) != 0) {
-        r->pos -= sizeof(magic);
         return gguf_fail(r, "bad magic %02x %02x %02x %02x, expected 'GGUF'",
                          (uint8_t) magic[0], (uint8_t) magic[1], (uint8_t) magic[2], (uint8_t) magic[3]);
     }
@@ -321,7 +341,6 @@ static bool gguf_read_type_id(struct gguf_reader * r, enum gguf_type * type, boo
         return false;
     }
     if (id < 0 || id >= GGUF_TYPE_COUNT || (element && id == GGUF_TYPE_ARRAY)) {
-        r->pos -= sizeof(id);
         return gguf_fail(r, "invalid %s type id %" PRId32, element ? "array element" : "value", id);
     }
     *type = (enum gguf_type) id;
@@ -404,6 +423,7 @@ static bool gguf_read_kvs(struct gguf_reader * r, struct gguf_context * ctx, int
     bool ok = true;
     for (int64_t i = 0; ok && i < n_kv; i++) {
         gguf_set_where(r, "key/value pair %" PRId64, i);
+        const uint64_t kv_at = r->where_at;
         struct gguf_str key = { .data = NULL, .n = 0 };
         if (!gguf_read_str(r, &key, "key")) {
             ok = false;
@@ -414,6 +434,7 @@ static bool gguf_read_kvs(struct gguf_reader * r, struct gguf_context * ctx, int
             ok = gguf_fail(r, "the key is empty or holds a NUL byte");
         } else {
             gguf_set_where(r, "key/value pair %" PRId64 " ('%.*s')", i, GGML_MAX_NAME, key.data);
+            r->where_at = kv_at;
             ok = gguf_read_kv_value(r, &kv);
         }
         if (ok && !gguf_push_kv(ctx, kv)) {
@@ -431,6 +452,7 @@ static bool gguf_read_kvs(struct gguf_reader * r, struct gguf_context * ctx, int
 
 static bool gguf_read_alignment(struct gguf_reader * r, struct gguf_context * ctx) {
     gguf_set_where(r, "key '%s'", GGUF_KEY_GENERAL_ALIGNMENT);
+    r->where_at = GGUF_NOWHERE;
     const int64_t id = gguf_find_key(ctx, GGUF_KEY_GENERAL_ALIGNMENT);
     if (id < 0) {
         ctx->alignment = GGUF_DEFAULT_ALIGNMENT;
@@ -512,6 +534,7 @@ static bool gguf_read_tensor_infos(struct gguf_reader * r, struct gguf_context *
     bool ok = true;
     for (int64_t i = 0; ok && i < n_tensors; i++) {
         gguf_set_where(r, "tensor info %" PRId64, i);
+        const uint64_t info_at = r->where_at;
         struct gguf_tensor_info info;
         memset(&info, 0, sizeof(info));
         if (!gguf_read_tensor_name(r, &info)) {
@@ -519,6 +542,7 @@ static bool gguf_read_tensor_infos(struct gguf_reader * r, struct gguf_context *
             break;
         }
         gguf_set_where(r, "tensor info %" PRId64 " ('%s')", i, info.t.name);
+        r->where_at = info_at;
 
         int64_t        ne[GGML_MAX_DIMS];
         enum ggml_type type = GGML_TYPE_COUNT;
@@ -540,6 +564,7 @@ static bool gguf_check_tensor_offsets(struct gguf_reader * r, struct gguf_contex
     for (size_t i = 0; i < ctx->n_info; i++) {
         const struct gguf_tensor_info * info = &ctx->info[i];
         gguf_set_where(r, "tensor info %zu ('%s')", i, info->t.name);
+        r->where_at = GGUF_NOWHERE;
         if (info->offset != size) {
             return gguf_fail(r, "data offset %" PRIu64 ", expected %" PRIu64 " (tensor data is packed in order, "
                              "each tensor aligned to %zu bytes)", info->offset, size, ctx->alignment);
@@ -705,6 +730,7 @@ struct gguf_context * gguf_init_from_callback(gguf_reader_callback_t callback, v
         .pos       = 0,
         .end       = max_expected_size,
         .where     = "",
+        .where_at  = 0,
         .failed    = false,
     };
     return gguf_read(&r, params);
@@ -791,6 +817,7 @@ struct gguf_context * gguf_init_from_file_ptr(FILE * file, struct gguf_init_para
         .pos       = (uint64_t) cur,
         .end       = (uint64_t) end,
         .where     = "",
+        .where_at  = 0,
         .failed    = false,
     };
     return gguf_read(&r, params);
