@@ -627,7 +627,7 @@ static struct ggml_context * gguf_new_ggml_context(struct gguf_reader * r, const
     };
     struct ggml_context * gctx = ggml_init(params);
     if (gctx == NULL) {
-        gguf_fail(r, "failed to allocate a ggml context of %" PRIu64 " bytes", mem_size);
+        r->failed = true; // ggml_init has logged the failed allocation, with its size
     }
     return gctx;
 }
