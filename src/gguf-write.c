@@ -6,7 +6,7 @@
 // Numbers are written little-endian whatever the host's byte order.
 
 #include "gguf-impl.h"
-#include "ggml-backend-impl.h"
+#include "ggml-backend.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -147,11 +147,9 @@ static void gguf_write_meta(struct gguf_writer * w, const struct gguf_context * 
     gguf_write_padding(w, ctx->alignment);
 }
 
-// Data in a backend buffer is fetched through the buffer's interface in
-// bounded pieces, so that a large tensor does not need a host copy at once.
+// Data in a backend buffer is fetched in bounded pieces, so that a large
+// tensor does not need a host copy at once.
 static void gguf_write_buffer_data(struct gguf_writer * w, const struct ggml_tensor * t, size_t nbytes) {
-    ggml_backend_buffer_t buf = t->view_src != NULL ? t->view_src->buffer : t->buffer;
-    GGML_ASSERT(buf != NULL && buf->iface.get_tensor != NULL && t->data != NULL);
     if (nbytes == 0) {
         return;
     }
@@ -164,7 +162,7 @@ static void gguf_write_buffer_data(struct gguf_writer * w, const struct ggml_ten
     }
     for (size_t done = 0; done < nbytes && w->ok; done += step) {
         const size_t n = MIN(step, nbytes - done);
-        buf->iface.get_tensor(buf, t, chunk, done, n);
+        ggml_backend_tensor_get(t, chunk, done, n);
         gguf_write_bytes(w, chunk, n);
     }
     free(chunk);

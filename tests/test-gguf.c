@@ -8,8 +8,11 @@
 // must give the offsets and orders computed here by hand.
 
 #include "ggml.h"
+#include "ggml-alloc.h"
+#include "ggml-backend.h"
 #include "gguf.h"
 #include "gguf-bytes.h"
+#include "test-backend.h"
 #include "testing.h"
 
 #include <math.h>
@@ -884,6 +887,57 @@ static void test_empty_tensor(void) {
     ggml_free(gctx);
 }
 
+// Tensors in a buffer of device memory (whose tensor->data cannot be
+// dereferenced) are written through the buffer interface.
+static void test_device_tensors(void) {
+    struct test_backend_config config = { .name = "GgufDevice", .host_memory = false };
+    ggml_backend_reg_t reg = test_backend_reg_new(&config);
+    ggml_backend_dev_t dev = test_backend_device(reg);
+
+    struct ggml_init_params ip = { .mem_size = 4 * ggml_tensor_overhead(), .mem_buffer = NULL, .no_alloc = true };
+    struct ggml_context * gctx = ggml_init(ip);
+    struct ggml_tensor * a = ggml_new_tensor_2d(gctx, GGML_TYPE_F32, 7, 3);
+    struct ggml_tensor * b = ggml_new_tensor_1d(gctx, GGML_TYPE_Q8_0, 64);
+    ggml_set_name(a, "a");
+    ggml_set_name(b, "b");
+    ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors_from_buft(gctx, ggml_backend_dev_buffer_type(dev));
+    CHECK(buf != NULL);
+    uint8_t da[84], db[68];
+    for (size_t k = 0; k < sizeof(da); k++) {
+        da[k] = (uint8_t)(k * 3 + 1);
+    }
+    for (size_t k = 0; k < sizeof(db); k++) {
+        db[k] = (uint8_t)(k * 5 + 2);
+    }
+    ggml_backend_tensor_set(a, da, 0, sizeof(da));
+    ggml_backend_tensor_set(b, db, 0, sizeof(db));
+
+    struct gguf_context * ctx = gguf_init_empty();
+    gguf_add_tensor(ctx, a);
+    gguf_add_tensor(ctx, b);
+    test_backend_reset_counters(dev);
+    CHECK(gguf_write_to_file(ctx, TMP_FILE, false));
+    struct test_backend_counters counters;
+    test_backend_get_counters(dev, &counters);
+    CHECK_EQ_INT(counters.bytes_get, sizeof(da) + sizeof(db));
+
+    struct ggml_context * rctx = NULL;
+    struct gguf_context * back = gguf_init_from_file(TMP_FILE, params_with(&rctx, false));
+    CHECK(back != NULL && rctx != NULL);
+    if (rctx != NULL) {
+        struct ggml_tensor * ra = ggml_get_tensor(rctx, "a");
+        struct ggml_tensor * rb = ggml_get_tensor(rctx, "b");
+        CHECK(ra != NULL && memcmp(ra->data, da, sizeof(da)) == 0);
+        CHECK(rb != NULL && memcmp(rb->data, db, sizeof(db)) == 0);
+    }
+    gguf_free(back);
+    ggml_free(rctx);
+    gguf_free(ctx);
+    ggml_backend_buffer_free(buf);
+    ggml_free(gctx);
+    test_backend_reg_free(reg);
+}
+
 static void test_type_names(void) {
     static const char * names[GGUF_TYPE_COUNT] = {
         "u8", "i8", "u16", "i16", "u32", "i32", "f32", "bool", "str", "arr", "u64", "i64", "f64",
@@ -953,6 +1007,7 @@ int main(void) {
     test_empty_context();
     test_type_names();
     test_empty_tensor();
+    test_device_tensors();
     test_replace_and_remove();
     test_set_kv();
     test_set_tensor_type();
