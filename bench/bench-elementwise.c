@@ -137,8 +137,12 @@ static double bench_op_time(enum bench_op op, enum ggml_type type, int64_t n, st
     double best = 1e30;
     for (int r = 0; r <= reps; r++) {
         const double t0 = now_s();
-        ggml_graph_compute(gf, &plan);
+        const enum ggml_status st = ggml_graph_compute(gf, &plan);
         const double dt = now_s() - t0;
+        if (st != GGML_STATUS_SUCCESS) {
+            fprintf(stderr, "%s: compute failed (status %d)\n", bench_op_name(op), (int) st);
+            exit(1);
+        }
         if (r > 0 && dt < best) {
             best = dt;
         }
