@@ -2,19 +2,27 @@
 // ADD1 ACC, SQR SQRT LOG SIN COS SCALE CLAMP LEAKY_RELU, UNARY, GLU) against
 // double-precision references computed here from the input values.
 //
-// Every case runs on the vector path and on the scalar path (use_ref), each
-// with 1, 2 and 3 threads; the three results of a path must be bit-identical.
+// Cases are grouped in batches, one graph each; every batch runs on the
+// vector path and on the scalar path (use_ref), each with 1, 2 and 3 threads,
+// and the three results of a path must be bit-identical. Covered: every
+// combination of F32/F16/BF16 inputs and outputs, broadcasting patterns,
+// transposed / permuted / padded-view inputs, in-place nodes, odd and long
+// rows (cut into column blocks between threads), quantized ADD, special
+// values (NaN, inf, signed zeros), rounding ties of F16/BF16 outputs, dense
+// accuracy sweeps of the approximated functions, and supports_op.
 //
 // Tolerances, with ulp(T, r) the spacing of type T's values at r:
 // - exactly rounded ops (+ - * /, sqr, sqrt, scale, abs, relu, ...): the f32
 //   result is the exact value rounded once, so 0.5 ulp(f32); an F16/BF16
 //   output is that f32 rounded again: + 0.5 ulp(out).
+// - hardswish, hardsigmoid: (x + 3) / 6 rounds twice, times x once more: 2 ulp.
 // - exp-based and libm functions: k ulp(f32) (k = 4, 6 for gelu_erf, 2 for
 //   libm's log/sin/cos) of the result, plus k times the change of the exact
 //   function when the input moves by one f32 ulp (a function that magnifies
 //   its input's relative error, like exp(-2u(x)) for large |x|, magnifies the
 //   rounding inside the computation alike), plus 2^-122 for results that
 //   pass through subnormal intermediates, plus 0.5 ulp(out) for F16/BF16.
+//   The measured maxima (printed by the sweeps) are below 3.3 of these units.
 
 #define _POSIX_C_SOURCE 200809L
 
