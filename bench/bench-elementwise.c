@@ -4,7 +4,10 @@
 // usage: bench-elementwise [n_threads (2)] [elements (16M)] [repetitions (10)]
 //
 // GB/s counts the bytes each op must move: inputs read plus output written.
-// Each figure is the best of the repetitions (after one warm-up run).
+// Each figure is the best of the repetitions (after one warm-up run). On a
+// shared machine the bandwidth varies from moment to moment, so each row also
+// gives the memcpy bandwidth measured right before it, with the same threads,
+// and the op's share of it.
 
 #define _POSIX_C_SOURCE 200809L
 
@@ -171,17 +174,19 @@ int main(int argc, char ** argv) {
 
     const enum bench_op ops[] = { BENCH_ADD, BENCH_MUL_ROW, BENCH_SCALE, BENCH_SILU, BENCH_GELU, BENCH_GELU_ERF, BENCH_EXP, BENCH_SWIGLU };
     const enum ggml_type types[] = { GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16 };
-    printf("%-16s %-5s %12s %12s %14s\n", "op", "type", "vector GB/s", "scalar GB/s", "vector Gelem/s");
+    printf("%-16s %-5s %12s %12s %14s %12s %8s\n", "op", "type", "vector GB/s", "scalar GB/s", "vector Gelem/s",
+           "memcpy GB/s", "share");
     for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++)
     for (size_t o = 0; o < sizeof(ops) / sizeof(ops[0]); o++) {
         if (types[t] != GGML_TYPE_F32 && ops[o] == BENCH_SCALE) {
             continue; // ggml_scale makes F32 nodes only in upstream's backends; ours takes any, but keep the table short
         }
         double bytes = 0.0;
+        const double mc = memcpy_bandwidth((size_t) n * 4, nth, reps);
         const double tv = bench_op_time(ops[o], types[t], n, tp, nth, false, reps, &bytes);
         const double ts = bench_op_time(ops[o], types[t], n, tp, nth, true, reps > 3 ? 3 : reps, &bytes);
-        printf("%-16s %-5s %12.1f %12.1f %14.2f\n", bench_op_name(ops[o]), ggml_type_name(types[t]),
-               bytes / tv * 1e-9, bytes / ts * 1e-9, (double) n / tv * 1e-9);
+        printf("%-16s %-5s %12.1f %12.1f %14.2f %12.1f %7.0f%%\n", bench_op_name(ops[o]), ggml_type_name(types[t]),
+               bytes / tv * 1e-9, bytes / ts * 1e-9, (double) n / tv * 1e-9, mc, 100.0 * bytes / tv * 1e-9 / mc);
     }
     ggml_threadpool_free(tp);
     return 0;
