@@ -18,7 +18,9 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "cpu-testing.h"
+#include "death-test.h"
 #include "ggml-backend.h"
+#include "ggml-impl.h"
 
 #include <float.h>
 #include <stdio.h>
@@ -264,6 +266,10 @@ static void compute_variant(struct ggml_cgraph * gf, struct variant v) {
     free(work);
 }
 
+static ggml_backend_dev_t cpu_dev(void) {
+    return ggml_backend_reg_dev_get(ggml_backend_cpu_reg(), 0);
+}
+
 typedef void (*check_fn)(const struct ggml_tensor * out, const void * user);
 typedef void (*prepare_fn)(void * user);
 
@@ -289,6 +295,7 @@ static void run_variants(struct ggml_context * ctx, struct ggml_tensor * out, co
                          check_fn check, prepare_fn prepare, void * user) {
     struct ggml_tensor * root = root_of(out);
     const size_t n = ggml_nbytes(root);
+    CHECK_MSG(ggml_backend_dev_supports_op(cpu_dev(), out), "%s: not reported as supported", what);
     struct ggml_cgraph * gf = ggml_new_graph_custom(ctx, 16, false);
     ggml_build_forward_expand(gf, out);
 
@@ -616,12 +623,674 @@ static void test_dup_inplace(void) {
     ggml_free(ctx);
 }
 
+//
+// GET_ROWS
+//
+
+struct rows_case {
+    const struct ggml_tensor * data;
+    const struct ggml_tensor * idx;
+    const struct ggml_tensor * dst;  // SET_ROWS: the destination a
+    const unsigned char      * saved; // SET_ROWS: a's root before the op
+};
+
+static int64_t index_at(const struct ggml_tensor * idx, int64_t i0, int64_t i1, int64_t i2) {
+    const char * p = at(idx, i0, i1, i2, 0);
+    if (idx->type == GGML_TYPE_I64) {
+        int64_t v;
+        memcpy(&v, p, sizeof(v));
+        return v;
+    }
+    int32_t v;
+    memcpy(&v, p, sizeof(v));
+    return v;
+}
+
+// element i0 of row (i1, i2, i3) of t as float (exact; quantized: the reference dequantization)
+static float row_value(const struct ggml_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
+    if (ggml_is_quantized(t->type)) {
+        const int64_t blck = ggml_blck_size(t->type);
+        float vals[256];
+        ggml_get_type_traits(t->type)->to_float(at(t, i0, i1, i2, i3), vals, blck);
+        return vals[i0 % blck];
+    }
+    return (float) elem_value(t->type, at(t, i0, i1, i2, i3));
+}
+
+static void check_get_rows(const struct ggml_tensor * out, const void * user) {
+    const struct rows_case * c = (const struct rows_case *) user;
+    const struct ggml_tensor * a = c->data, * b = c->idx;
+    int64_t bad = 0;
+    for (int64_t i12 = 0; i12 < b->ne[2]; i12++)
+    for (int64_t i11 = 0; i11 < b->ne[1]; i11++)
+    for (int64_t i10 = 0; i10 < b->ne[0]; i10++) {
+        const int64_t r = index_at(b, i10, i11, i12);
+        for (int64_t i0 = 0; i0 < a->ne[0]; i0++) {
+            const char * got = at(out, i0, i10, i11, i12);
+            if (a->type == GGML_TYPE_I32) {
+                bad += memcmp(got, at(a, i0, r, i11, i12), 4) != 0;
+            } else {
+                const float v = row_value(a, i0, r, i11, i12);
+                bad += !same_element(GGML_TYPE_F32, got, (const char *) &v);
+            }
+        }
+    }
+    CHECK_MSG(bad == 0, "get_rows %s: %lld wrong elements", ggml_type_name(a->type), (long long) bad);
+}
+
+static void test_get_rows_case(enum ggml_type type, const int64_t ne[4], enum layout la, const int64_t ne_idx[3], enum layout li) {
+    struct ggml_context * ctx = tt_ctx_new(16);
+    struct ggml_tensor * a = make_layout(ctx, type, ne, la);
+    fill_any(a, g_seed++, true);
+    const int64_t ne_i[4] = { ne_idx[0], ne_idx[1], ne_idx[2], 1 };
+    struct ggml_tensor * b = make_layout(ctx, GGML_TYPE_I32, ne_i, li);
+    tt_fill_int(b, 0, ne[1] - 1, g_seed++);
+    struct ggml_tensor * out = ggml_get_rows(ctx, a, b);
+    struct rows_case c = { .data = a, .idx = b, .dst = NULL, .saved = NULL };
+    char what[128];
+    snprintf(what, sizeof(what), "get_rows %s %s [%lld], idx %s", ggml_type_name(type), k_layout_names[la],
+             (long long) ne[0], k_layout_names[li]);
+    run_variants(ctx, out, what, check_get_rows, NULL, &c);
+    ggml_free(ctx);
+}
+
+static void test_get_rows(void) {
+    const enum ggml_type types[] = {
+        GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_I32,
+        GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_Q8_0, GGML_TYPE_Q8_1,
+    };
+    const int64_t ne_plain[4] = { 7, 9, 2, 3 }, ne_quant[4] = { 64, 9, 2, 3 }, ne_idx[3] = { 5, 2, 3 };
+    const enum layout li[] = { L_CONT, L_TRANS, L_OFFSET };
+    for (int t = 0; t < 10; t++) {
+        const bool q = ggml_is_quantized(types[t]);
+        for (int la = 0; la < L_COUNT; la++) {
+            if (layout_ok((enum layout) la, types[t])) {
+                test_get_rows_case(types[t], q ? ne_quant : ne_plain, (enum layout) la, ne_idx, li[la % 3]);
+            }
+        }
+    }
+    // embedding-like: long rows, one index list
+    const int64_t ne_long[4] = { 257, 40, 1, 1 }, ne_long_q[4] = { 512, 40, 1, 1 }, ne_idx1[3] = { 13, 1, 1 };
+    test_get_rows_case(GGML_TYPE_F16,  ne_long, L_CONT, ne_idx1, L_CONT);
+    test_get_rows_case(GGML_TYPE_BF16, ne_long, L_CONT, ne_idx1, L_CONT);
+    test_get_rows_case(GGML_TYPE_F32,  ne_long, L_TRANS, ne_idx1, L_CONT);
+    test_get_rows_case(GGML_TYPE_Q4_0, ne_long_q, L_CONT, ne_idx1, L_OFFSET);
+}
+
+//
+// SET_ROWS
+//
+
+// a's root after the op: rows of a named by the indices replaced with the converted rows of b
+static void check_set_rows(const struct ggml_tensor * out, const void * user) {
+    const struct rows_case * c = (const struct rows_case *) user;
+    const struct ggml_tensor * a = c->dst, * b = c->data, * idx = c->idx;
+    const struct ggml_tensor * root = root_of((struct ggml_tensor *) a);
+    CHECK(out->data == a->data);
+
+    const size_t n = ggml_nbytes(root);
+    unsigned char * want = (unsigned char *) malloc(n);
+    memcpy(want, c->saved, n);
+    const int64_t nc = b->ne[0], blck = ggml_blck_size(a->type);
+    float * vals = (float *) malloc(sizeof(float) * (size_t) nc);
+    for (int64_t i03 = 0; i03 < b->ne[3]; i03++)
+    for (int64_t i02 = 0; i02 < b->ne[2]; i02++)
+    for (int64_t i = 0; i < b->ne[1]; i++) {
+        const int64_t i1 = index_at(idx, i, i02 % idx->ne[1], i03 % idx->ne[2]);
+        const size_t row = (size_t)(at(a, 0, i1, i02, i03) - (char *) root->data);
+        for (int64_t i0 = 0; i0 < nc; i0++) {
+            vals[i0] = (float) elem_value(b->type, at(b, i0, i, i02, i03));
+        }
+        if (ggml_is_quantized(a->type)) {
+            ggml_get_type_traits(a->type)->from_float_ref(vals, want + row, nc);
+        } else {
+            for (int64_t i0 = 0; i0 < nc; i0++) {
+                ref_store(a->type, vals[i0], (char *) want + row + (size_t)(i0 / blck) * a->nb[0]);
+            }
+        }
+    }
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        bad += want[i] != ((const unsigned char *) root->data)[i];
+    }
+    CHECK_MSG(bad == 0, "set_rows %s -> %s: %zu wrong bytes", ggml_type_name(b->type), ggml_type_name(a->type), bad);
+    free(vals);
+    free(want);
+}
+
+static void prepare_set_rows(void * user) {
+    const struct rows_case * c = (const struct rows_case *) user;
+    const struct ggml_tensor * root = root_of((struct ggml_tensor *) c->dst);
+    memcpy(root->data, c->saved, ggml_nbytes(root));
+}
+
+// distinct indices in [0, n) for every (i1, i2) of idx, so that every row has one writer
+static void fill_distinct_indices(struct ggml_tensor * idx, int64_t n, uint64_t seed) {
+    uint64_t state = seed * 0x9E3779B97F4A7C15ULL + 3;
+    int64_t * perm = (int64_t *) malloc(sizeof(int64_t) * (size_t) n);
+    for (int64_t i2 = 0; i2 < idx->ne[2]; i2++)
+    for (int64_t i1 = 0; i1 < idx->ne[1]; i1++) {
+        for (int64_t i = 0; i < n; i++) {
+            perm[i] = i;
+        }
+        for (int64_t i = n - 1; i > 0; i--) {
+            const int64_t j = (int64_t)(tt_rand_u64(&state) % (uint64_t)(i + 1));
+            const int64_t t = perm[i]; perm[i] = perm[j]; perm[j] = t;
+        }
+        for (int64_t i0 = 0; i0 < idx->ne[0]; i0++) {
+            char * p = at(idx, i0, i1, i2, 0);
+            if (idx->type == GGML_TYPE_I64) {
+                memcpy(p, &perm[i0], sizeof(int64_t));
+            } else {
+                const int32_t v = (int32_t) perm[i0];
+                memcpy(p, &v, sizeof(v));
+            }
+        }
+    }
+    free(perm);
+}
+
+static void test_set_rows_case(enum ggml_type dt, enum ggml_type st, enum ggml_type it, int64_t nc,
+                               const int64_t ne_idx[3], enum layout la, enum layout lb) {
+    struct ggml_context * ctx = tt_ctx_new(16);
+    const int64_t ne_a[4] = { nc, 11, 4, 2 }, ne_b[4] = { nc, ne_idx[0], 4, 2 };
+    struct ggml_tensor * a = make_layout(ctx, dt, ne_a, la);
+    struct ggml_tensor * b = make_layout(ctx, st, ne_b, lb);
+    const int64_t ne_i[4] = { ne_idx[0], ne_idx[1], ne_idx[2], 1 };
+    struct ggml_tensor * idx = ggml_new_tensor(ctx, it, 4, ne_i);
+    fill_any(a, g_seed++, false);
+    fill_any(b, g_seed++, true);
+    fill_distinct_indices(idx, ne_a[1], g_seed++);
+
+    const struct ggml_tensor * root = root_of(a);
+    unsigned char * saved = (unsigned char *) malloc(ggml_nbytes(root));
+    memcpy(saved, root->data, ggml_nbytes(root));
+
+    struct ggml_tensor * out = ggml_set_rows(ctx, a, b, idx);
+    struct rows_case c = { .data = b, .idx = idx, .dst = a, .saved = saved };
+    char what[160];
+    snprintf(what, sizeof(what), "set_rows %s %s -> %s %s, %s [%lld,%lld,%lld]", ggml_type_name(st), k_layout_names[lb],
+             ggml_type_name(dt), k_layout_names[la], ggml_type_name(it), (long long) ne_idx[0], (long long) ne_idx[1],
+             (long long) ne_idx[2]);
+    run_variants(ctx, out, what, check_set_rows, prepare_set_rows, &c);
+    free(saved);
+    ggml_free(ctx);
+}
+
+static void test_set_rows(void) {
+    const enum ggml_type dts[] = {
+        GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_I32,
+        GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_Q8_0, GGML_TYPE_Q8_1,
+    };
+    const int64_t bcast[][3] = { { 5, 1, 1 }, { 5, 2, 1 }, { 5, 4, 2 }, { 11, 2, 2 } };
+    const enum layout layouts[] = { L_CONT, L_OFFSET, L_PERM };
+    int k = 0;
+    for (int d = 0; d < 10; d++) {
+        const int64_t nc = ggml_is_quantized(dts[d]) ? 64 : 33;
+        for (int s = 0; s < 2; s++) {
+            const enum ggml_type st = s == 0 ? GGML_TYPE_F32 : GGML_TYPE_F16;
+            for (int it = 0; it < 2; it++) {
+                for (int b = 0; b < 4; b++, k++) {
+                    test_set_rows_case(dts[d], st, it == 0 ? GGML_TYPE_I32 : GGML_TYPE_I64, nc, bcast[b],
+                                       layouts[k % 3], layouts[(k / 3) % 3]);
+                }
+            }
+        }
+    }
+    // long rows for the vector paths
+    const int64_t one[3] = { 5, 1, 1 };
+    test_set_rows_case(GGML_TYPE_F16,  GGML_TYPE_F32, GGML_TYPE_I64, 257, one, L_CONT, L_CONT);
+    test_set_rows_case(GGML_TYPE_BF16, GGML_TYPE_F16, GGML_TYPE_I32, 257, one, L_CONT, L_CONT);
+    test_set_rows_case(GGML_TYPE_Q8_0, GGML_TYPE_F16, GGML_TYPE_I32, 2048 + 64, one, L_CONT, L_CONT);
+}
+
+// with one thread, a repeated index keeps the row written last
+static void test_set_rows_repeated(void) {
+    struct ggml_context * ctx = tt_ctx_new(4);
+    struct ggml_tensor * a = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 3, 4);
+    struct ggml_tensor * b = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 3, 3);
+    struct ggml_tensor * idx = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, 3);
+    ggml_set_f32(a, -1.0f);
+    for (int i = 0; i < 9; i++) {
+        ((float *) b->data)[i] = (float) i;
+    }
+    const int32_t rows[3] = { 2, 0, 2 };
+    memcpy(idx->data, rows, sizeof(rows));
+    struct ggml_tensor * out = ggml_set_rows(ctx, a, b, idx);
+    CHECK(tt_compute(ctx, out, 1) == GGML_STATUS_SUCCESS);
+    const float * r = (const float *) a->data;
+    CHECK(r[0] == 3.0f && r[2] == 5.0f);   // row 0 <- b row 1
+    CHECK(r[3] == -1.0f && r[5] == -1.0f); // row 1 untouched
+    CHECK(r[6] == 6.0f && r[8] == 8.0f);   // row 2 <- b row 2, written after b row 0
+    ggml_free(ctx);
+}
+
+//
+// SET
+//
+
+struct set_case {
+    struct ggml_tensor * a;
+    struct ggml_tensor * b;
+    size_t nb1, nb2, nb3, offset;
+    unsigned char * saved; // a's bytes (in-place cases)
+};
+
+// dst (contiguous, a's shape) = a, then the window at offset with strides (element, nb1, nb2, nb3) = b
+static void check_set(const struct ggml_tensor * out, const void * user) {
+    const struct set_case * c = (const struct set_case *) user;
+    const size_t es = ggml_type_size(out->type), n = ggml_nbytes(out);
+    CHECK(ggml_is_contiguous(out));
+    char * want = (char *) malloc(n);
+    const int64_t na = ggml_nelements(c->a);
+    for (int64_t k = 0; k < na; k++) {
+        memcpy(want + (size_t) k*es, c->saved != NULL ? (const char *) c->saved + (size_t) k*es : at_k(c->a, k), es);
+    }
+    for (int64_t k = 0; k < ggml_nelements(c->b); k++) {
+        int64_t j[4];
+        unravel(c->b, k, j);
+        const size_t p = c->offset + (size_t) j[0]*es + (size_t) j[1]*c->nb1 + (size_t) j[2]*c->nb2 + (size_t) j[3]*c->nb3;
+        if (c->b->type == out->type) {
+            memcpy(want + p, at_k(c->b, k), es);
+        } else {
+            ref_store(out->type, elem_value(c->b->type, at_k(c->b, k)), want + p);
+        }
+    }
+    CHECK_MSG(memcmp(want, out->data, n) == 0, "set %s <- %s: wrong bytes", ggml_type_name(out->type), ggml_type_name(c->b->type));
+    free(want);
+}
+
+static void prepare_set(void * user) {
+    const struct set_case * c = (const struct set_case *) user;
+    memcpy(c->a->data, c->saved, ggml_nbytes(c->a));
+}
+
+enum set_kind { SET_4D, SET_1D, SET_2D, SET_SPARSE };
+
+static void test_set_case(enum ggml_type type, enum ggml_type btype, enum layout la, enum layout lb, enum set_kind kind, bool inplace) {
+    struct ggml_context * ctx = tt_ctx_new(16);
+    const int64_t ne_a[4] = { 9, 7, 4, 3 };
+    struct ggml_tensor * a = make_layout(ctx, type, ne_a, la);
+    fill_any(a, g_seed++, false);
+    const size_t es = ggml_type_size(type);
+    // strides of dst, which is contiguous with a's shape
+    const size_t r1 = es * 9, r2 = r1 * 7, r3 = r2 * 4;
+    struct set_case c = { .a = a, .b = NULL, .nb1 = r1, .nb2 = r2, .nb3 = r3, .offset = 0, .saved = NULL };
+    struct ggml_tensor * out = NULL;
+    const char * name = "";
+    switch (kind) {
+        case SET_4D: {
+            const int64_t ne_b[4] = { 4, 3, 2, 2 };
+            c.b = make_layout(ctx, btype, ne_b, lb);
+            c.offset = es * 1 + r1 * 2 + r2 * 1 + r3 * 0;
+            name = "set";
+        } break;
+        case SET_1D: {
+            const int64_t ne_b[4] = { 10, 1, 1, 1 };
+            c.b = make_layout(ctx, btype, ne_b, lb == L_TRANS ? L_CONT : lb);
+            c.offset = es * 5;
+            name = "set_1d";
+        } break;
+        case SET_2D: {
+            const int64_t ne_b[4] = { 3, 4, 1, 1 };
+            c.b = make_layout(ctx, btype, ne_b, lb);
+            c.offset = es * 2 + r1;
+            name = "set_2d";
+        } break;
+        case SET_SPARSE: {
+            // every other row, planes overlapping nothing
+            const int64_t ne_b[4] = { 5, 3, 2, 1 };
+            c.b = make_layout(ctx, btype, ne_b, lb);
+            c.nb1 = 2 * r1;
+            c.nb2 = r2 + es;
+            c.offset = r3 + es * 3;
+            name = "set (sparse window)";
+        } break;
+    }
+    fill_any(c.b, g_seed++, true);
+    if (kind == SET_1D) {
+        out = inplace ? ggml_set_1d_inplace(ctx, a, c.b, c.offset) : ggml_set_1d(ctx, a, c.b, c.offset);
+    } else if (kind == SET_2D) {
+        out = inplace ? ggml_set_2d_inplace(ctx, a, c.b, c.nb1, c.offset) : ggml_set_2d(ctx, a, c.b, c.nb1, c.offset);
+    } else {
+        out = inplace ? ggml_set_inplace(ctx, a, c.b, c.nb1, c.nb2, c.nb3, c.offset)
+                      : ggml_set(ctx, a, c.b, c.nb1, c.nb2, c.nb3, c.offset);
+    }
+    if (inplace) {
+        c.saved = (unsigned char *) malloc(ggml_nbytes(a));
+        memcpy(c.saved, a->data, ggml_nbytes(a));
+    }
+    char what[128];
+    snprintf(what, sizeof(what), "%s%s %s %s <- %s %s", name, inplace ? " in place" : "", ggml_type_name(type),
+             k_layout_names[la], ggml_type_name(btype), k_layout_names[lb]);
+    run_variants(ctx, out, what, check_set, inplace ? prepare_set : NULL, &c);
+    free(c.saved);
+    ggml_free(ctx);
+}
+
+static void test_set(void) {
+    for (int t = 0; t < N_PLAIN; t++) {
+        for (int kind = 0; kind < 4; kind++) {
+            test_set_case(k_plain[t], k_plain[t], L_CONT, L_CONT, (enum set_kind) kind, false);
+            test_set_case(k_plain[t], k_plain[t], L_CONT, L_TRANS, (enum set_kind) kind, true);
+            test_set_case(k_plain[t], k_plain[t], L_SCRAMBLE, L_OFFSET, (enum set_kind) kind, false);
+        }
+    }
+    test_set_case(GGML_TYPE_F32, GGML_TYPE_F16, L_TRANS, L_TRANS, SET_4D, false);
+    test_set_case(GGML_TYPE_F16, GGML_TYPE_F32, L_CONT, L_CONT, SET_2D, true);
+}
+
+//
+// REPEAT
+//
+
+static void check_repeat(const struct ggml_tensor * out, const void * user) {
+    const struct ggml_tensor * a = (const struct ggml_tensor *) user;
+    int64_t bad = 0;
+    for (int64_t k = 0; k < ggml_nelements(out); k++) {
+        int64_t i[4];
+        unravel(out, k, i);
+        bad += memcmp(at(out, i[0], i[1], i[2], i[3]),
+                      at(a, i[0] % a->ne[0], i[1] % a->ne[1], i[2] % a->ne[2], i[3] % a->ne[3]), ggml_type_size(a->type)) != 0;
+    }
+    CHECK_MSG(bad == 0, "repeat %s: %lld wrong elements", ggml_type_name(a->type), (long long) bad);
+}
+
+static void test_repeat(void) {
+    const int64_t shapes[][2][4] = {
+        { { 3, 2, 1, 2 }, { 12, 4, 3, 2 } },
+        { { 1, 1, 1, 1 }, { 7, 5, 3, 2 } },
+        { { 5, 1, 3, 1 }, { 10, 4, 3, 2 } },
+        { { 7, 5, 3, 2 }, { 7, 5, 3, 2 } },
+        { { 1, 3, 1, 1 }, { 257, 6, 1, 1 } },
+    };
+    const enum layout layouts[] = { L_CONT, L_TRANS, L_OFFSET, L_SCRAMBLE };
+    for (int t = 0; t < N_PLAIN; t++) {
+        for (int s = 0; s < 5; s++) {
+            for (int l = 0; l < 4; l++) {
+                struct ggml_context * ctx = tt_ctx_new(16);
+                struct ggml_tensor * a = make_layout(ctx, k_plain[t], shapes[s][0], layouts[l]);
+                fill_any(a, g_seed++, true);
+                const int64_t * ne = shapes[s][1];
+                struct ggml_tensor * out = (s + l) % 2 ? ggml_repeat_4d(ctx, a, ne[0], ne[1], ne[2], ne[3])
+                                                       : ggml_repeat(ctx, a, ggml_new_tensor(ctx, k_plain[t], 4, ne));
+                char what[96];
+                snprintf(what, sizeof(what), "repeat %s %s shape %d", ggml_type_name(k_plain[t]), k_layout_names[layouts[l]], s);
+                run_variants(ctx, out, what, check_repeat, NULL, a);
+                ggml_free(ctx);
+            }
+        }
+    }
+}
+
+//
+// CONCAT
+//
+
+struct concat_case {
+    const struct ggml_tensor * a;
+    const struct ggml_tensor * b;
+    int dim;
+};
+
+static void check_concat(const struct ggml_tensor * out, const void * user) {
+    const struct concat_case * c = (const struct concat_case *) user;
+    const int64_t blck = ggml_blck_size(out->type);
+    int64_t bad = 0;
+    for (int64_t k = 0; k < ggml_nelements(out); k += blck) {
+        int64_t i[4];
+        unravel(out, k, i);
+        const char * got = at(out, i[0], i[1], i[2], i[3]);
+        const struct ggml_tensor * src = c->a;
+        if (i[c->dim] >= c->a->ne[c->dim]) {
+            i[c->dim] -= c->a->ne[c->dim];
+            src = c->b;
+        }
+        bad += memcmp(got, at(src, i[0], i[1], i[2], i[3]), ggml_type_size(out->type)) != 0;
+    }
+    CHECK_MSG(bad == 0, "concat %s dim %d: %lld wrong elements", ggml_type_name(out->type), c->dim, (long long) bad);
+}
+
+static void test_concat(void) {
+    const enum layout combos[][2] = { { L_CONT, L_CONT }, { L_TRANS, L_OFFSET }, { L_SCRAMBLE, L_CONT }, { L_OFFSET, L_PERM } };
+    for (int t = 0; t < N_PLAIN + N_QUANT; t++) {
+        const enum ggml_type type = t < N_PLAIN ? k_plain[t] : k_quant[t - N_PLAIN];
+        const bool q = ggml_is_quantized(type);
+        for (int dim = 0; dim < 4; dim++) {
+            for (int l = 0; l < 4; l++) {
+                enum layout la = combos[l][0], lb = combos[l][1];
+                if (q) {
+                    la = layout_ok(la, type) ? la : L_PERM;
+                    lb = layout_ok(lb, type) ? lb : L_OFFSET;
+                }
+                int64_t ne_a[4] = { q ? 64 : 7, 5, 3, 2 }, ne_b[4] = { q ? 64 : 7, 5, 3, 2 };
+                ne_a[dim] = dim == 0 && q ? 64 : 3;
+                ne_b[dim] = dim == 0 && q ? 32 : 4;
+                struct ggml_context * ctx = tt_ctx_new(16);
+                struct ggml_tensor * a = make_layout(ctx, type, ne_a, la);
+                struct ggml_tensor * b = make_layout(ctx, type, ne_b, lb);
+                fill_any(a, g_seed++, true);
+                fill_any(b, g_seed++, true);
+                struct concat_case c = { .a = a, .b = b, .dim = dim };
+                char what[96];
+                snprintf(what, sizeof(what), "concat %s dim %d %s + %s", ggml_type_name(type), dim, k_layout_names[la], k_layout_names[lb]);
+                run_variants(ctx, ggml_concat(ctx, a, b, dim), what, check_concat, NULL, &c);
+                ggml_free(ctx);
+            }
+        }
+    }
+}
+
+//
+// PAD
+//
+
+struct pad_case {
+    const struct ggml_tensor * a;
+    int lp[4];
+    bool circular;
+};
+
+static int64_t wrap(int64_t i, int64_t n) {
+    return ((i % n) + n) % n;
+}
+
+static void check_pad(const struct ggml_tensor * out, const void * user) {
+    const struct pad_case * c = (const struct pad_case *) user;
+    const size_t es = ggml_type_size(out->type);
+    const char zero[8] = { 0 };
+    int64_t bad = 0;
+    for (int64_t k = 0; k < ggml_nelements(out); k++) {
+        int64_t i[4], j[4];
+        unravel(out, k, i);
+        bool inside = true;
+        for (int d = 0; d < 4; d++) {
+            j[d] = c->circular ? wrap(i[d] - c->lp[d], c->a->ne[d]) : i[d] - c->lp[d];
+            inside = inside && j[d] >= 0 && j[d] < c->a->ne[d];
+        }
+        const char * want = inside ? at(c->a, j[0], j[1], j[2], j[3]) : zero;
+        bad += memcmp(at(out, i[0], i[1], i[2], i[3]), want, es) != 0;
+    }
+    CHECK_MSG(bad == 0, "pad %s: %lld wrong elements", ggml_type_name(out->type), (long long) bad);
+}
+
+static void test_pad(void) {
+    const int pads[][8] = {
+        { 0, 3, 0, 0, 0, 1, 0, 2 },  // ggml_pad
+        { 1, 2, 0, 3, 2, 0, 1, 1 },
+        { 0, 0, 0, 0, 0, 0, 0, 0 },
+        { -2, 1, 1, -1, 0, 0, 0, 1 }, // negative padding crops
+        { 9, 4, 6, 2, 1, 3, 0, 0 },  // wider than the source (wraps more than once when circular)
+    };
+    const enum layout layouts[] = { L_CONT, L_TRANS, L_OFFSET };
+    for (int t = 0; t < N_PLAIN; t++) {
+        for (int p = 0; p < 5; p++) {
+            for (int circular = 0; circular < 2; circular++) {
+                const enum layout l = layouts[(p + circular) % 3];
+                const int * v = pads[p];
+                if (circular && p == 3) {
+                    continue;
+                }
+                struct ggml_context * ctx = tt_ctx_new(16);
+                const int64_t ne[4] = { 7, 5, 3, 2 };
+                struct ggml_tensor * a = make_layout(ctx, k_plain[t], ne, l);
+                fill_any(a, g_seed++, true);
+                struct ggml_tensor * out = p == 0 ? ggml_pad(ctx, a, v[1], v[3], v[5], v[7])
+                                                  : ggml_pad_ext(ctx, a, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
+                if (circular) {
+                    ggml_set_op_params_i32(out, 8, 1); // no constructor sets it yet; the kernel follows upstream
+                }
+                struct pad_case c = { .a = a, .lp = { v[0], v[2], v[4], v[6] }, .circular = circular != 0 };
+                char what[96];
+                snprintf(what, sizeof(what), "pad %s %s case %d%s", ggml_type_name(k_plain[t]), k_layout_names[l], p,
+                         circular ? " circular" : "");
+                run_variants(ctx, out, what, check_pad, NULL, &c);
+                ggml_free(ctx);
+            }
+        }
+    }
+}
+
+//
+// ARANGE
+//
+
+static void check_arange(const struct ggml_tensor * out, const void * user) {
+    const float * p = (const float *) user; // start, step
+    int64_t bad = 0;
+    for (int64_t i = 0; i < out->ne[0]; i++) {
+        const double want = (double) p[0] + (double) p[1] * (double) i;
+        const double got  = ((const float *) out->data)[i];
+        // one rounding of step*i and one of the sum
+        const double tol = 2.0 * FLT_EPSILON * (fabs((double) p[0]) + fabs((double) p[1] * (double) i) + fabs(want));
+        bad += !(fabs(got - want) <= tol);
+    }
+    CHECK_MSG(bad == 0, "arange(%g, step %g): %lld wrong values", (double) p[0], (double) p[1], (long long) bad);
+}
+
+static void test_arange(void) {
+    const float cases[][3] = { { 0.0f, 10.0f, 1.0f }, { -3.5f, 7.25f, 0.37f }, { 1.0f, 1000.5f, 0.5f }, { 5.0f, 5.5f, 2.0f } };
+    for (int c = 0; c < 4; c++) {
+        struct ggml_context * ctx = tt_ctx_new(1);
+        struct ggml_tensor * out = ggml_arange(ctx, cases[c][0], cases[c][1], cases[c][2]);
+        CHECK_EQ_INT(out->ne[0], (int64_t) ceil(((double) cases[c][1] - cases[c][0]) / cases[c][2]));
+        const float user[2] = { cases[c][0], cases[c][2] };
+        run_variants(ctx, out, "arange", check_arange, NULL, (void *) user);
+        ggml_free(ctx);
+    }
+}
+
+//
+// what the CPU backend declines, and API misuse
+//
+
+static void check_unsupported(struct ggml_tensor * op, const char * what) {
+    CHECK_MSG(!ggml_backend_dev_supports_op(cpu_dev(), op), "%s: reported as supported", what);
+}
+
+static void test_unsupported(void) {
+    struct ggml_init_params ip = { 1024 * 1024, NULL, true };
+    struct ggml_context * ctx = ggml_init(ip);
+    const enum ggml_type no_cpy[][2] = {
+        { GGML_TYPE_F16, GGML_TYPE_I32 },  { GGML_TYPE_I32, GGML_TYPE_F16 },   { GGML_TYPE_BF16, GGML_TYPE_I32 },
+        { GGML_TYPE_I16, GGML_TYPE_F32 },  { GGML_TYPE_F32, GGML_TYPE_I16 },   { GGML_TYPE_F64, GGML_TYPE_F32 },
+        { GGML_TYPE_F32, GGML_TYPE_F64 },  { GGML_TYPE_I64, GGML_TYPE_I32 },   { GGML_TYPE_Q8_0, GGML_TYPE_F16 },
+        { GGML_TYPE_Q8_0, GGML_TYPE_Q4_0 }, { GGML_TYPE_F32, GGML_TYPE_Q4_K },  { GGML_TYPE_I32, GGML_TYPE_Q8_0 },
+        { GGML_TYPE_Q4_K, GGML_TYPE_F32 },
+    };
+    for (int i = 0; i < (int)(sizeof(no_cpy) / sizeof(no_cpy[0])); i++) {
+        struct ggml_tensor * a = ggml_new_tensor_2d(ctx, no_cpy[i][0], 256, 2);
+        struct ggml_tensor * b = ggml_new_tensor_2d(ctx, no_cpy[i][1], 256, 2);
+        char what[64];
+        snprintf(what, sizeof(what), "cpy %s -> %s", ggml_type_name(no_cpy[i][0]), ggml_type_name(no_cpy[i][1]));
+        check_unsupported(ggml_cpy(ctx, a, b), what);
+    }
+    // quantized blocks must be contiguous along dim 0 on a converting side
+    struct ggml_tensor * qt = ggml_transpose(ctx, ggml_new_tensor_2d(ctx, GGML_TYPE_Q8_0, 64, 64));
+    check_unsupported(ggml_cpy(ctx, ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 64, 64), qt), "cpy f32 -> transposed q8_0");
+    check_unsupported(ggml_cpy(ctx, qt, ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 64, 64)), "cpy transposed q8_0 -> f32");
+
+    struct ggml_tensor * idx = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, 3);
+    const enum ggml_type no_get[] = { GGML_TYPE_F64, GGML_TYPE_I16, GGML_TYPE_I8, GGML_TYPE_I64, GGML_TYPE_Q4_K };
+    for (int i = 0; i < 5; i++) {
+        check_unsupported(ggml_get_rows(ctx, ggml_new_tensor_2d(ctx, no_get[i], 256, 4), idx), ggml_type_name(no_get[i]));
+    }
+    const enum ggml_type no_set[] = { GGML_TYPE_F64, GGML_TYPE_I16, GGML_TYPE_I8, GGML_TYPE_I64, GGML_TYPE_Q4_K };
+    for (int i = 0; i < 5; i++) {
+        struct ggml_tensor * a = ggml_new_tensor_2d(ctx, no_set[i], 256, 4);
+        check_unsupported(ggml_set_rows(ctx, a, ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 256, 3), idx), ggml_type_name(no_set[i]));
+    }
+    struct ggml_tensor * q = ggml_new_tensor_2d(ctx, GGML_TYPE_Q8_0, 64, 4);
+    check_unsupported(ggml_set_1d(ctx, q, ggml_new_tensor_1d(ctx, GGML_TYPE_Q8_0, 32), 0), "set q8_0");
+    check_unsupported(ggml_set_1d(ctx, ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 64), ggml_new_tensor_1d(ctx, GGML_TYPE_I8, 8), 0),
+                      "set f32 <- i8");
+    check_unsupported(ggml_repeat_4d(ctx, q, 128, 4, 1, 1), "repeat q8_0");
+    check_unsupported(ggml_pad(ctx, q, 32, 1, 0, 0), "pad q8_0");
+    ggml_free(ctx);
+}
+
+static struct ggml_tensor * index_tensor(struct ggml_context * ctx, enum ggml_type type, int64_t value) {
+    struct ggml_tensor * idx = ggml_new_tensor_1d(ctx, type, 2);
+    if (type == GGML_TYPE_I64) {
+        ((int64_t *) idx->data)[0] = 0;
+        ((int64_t *) idx->data)[1] = value;
+    } else {
+        ((int32_t *) idx->data)[0] = 0;
+        ((int32_t *) idx->data)[1] = (int32_t) value;
+    }
+    return idx;
+}
+
+static void compute_one_thread(struct ggml_context * ctx, struct ggml_tensor * out) {
+    tt_compute(ctx, out, 1);
+}
+
+static void test_misuse(void) {
+    struct ggml_context * ctx = tt_ctx_new(4);
+    struct ggml_tensor * data = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 4, 6);
+    struct ggml_tensor * a = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, 4, 6);
+    struct ggml_tensor * b = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 4, 2);
+    ggml_set_f32(data, 1.0f);
+    ggml_set_f32(b, 2.0f);
+
+    CHECK_ABORTS("get_rows: row index 6 out of range",
+                 compute_one_thread(ctx, ggml_get_rows(ctx, data, index_tensor(ctx, GGML_TYPE_I32, 6))));
+    CHECK_ABORTS("get_rows: row index -1 out of range",
+                 compute_one_thread(ctx, ggml_get_rows(ctx, data, index_tensor(ctx, GGML_TYPE_I32, -1))));
+    CHECK_ABORTS("set_rows: row index 6 out of range",
+                 compute_one_thread(ctx, ggml_set_rows(ctx, a, b, index_tensor(ctx, GGML_TYPE_I64, 6))));
+    CHECK_ABORTS("set_rows: row index -3 out of range",
+                 compute_one_thread(ctx, ggml_set_rows(ctx, a, b, index_tensor(ctx, GGML_TYPE_I32, -3))));
+    CHECK_ABORTS("repeat: an empty tensor",
+                 compute_one_thread(ctx, ggml_repeat_4d(ctx, ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 0), 4, 6, 1, 1)));
+    CHECK_ABORTS("set: the window lies outside",
+                 compute_one_thread(ctx, ggml_set_1d(ctx, data, b, 20 * sizeof(float))));
+    CHECK_ABORTS("copy_supported",
+                 compute_one_thread(ctx, ggml_cpy(ctx, a, ggml_new_tensor_2d(ctx, GGML_TYPE_I32, 4, 6))));
+    CHECK_ABORTS("get_rows: unsupported",
+                 compute_one_thread(ctx, ggml_get_rows(ctx, ggml_new_tensor_2d(ctx, GGML_TYPE_F64, 4, 6),
+                                                       index_tensor(ctx, GGML_TYPE_I32, 0))));
+    // the last element of the window ends exactly at the end: allowed
+    CHECK(tt_compute(ctx, ggml_set_1d(ctx, data, b, 16 * sizeof(float)), 2) == GGML_STATUS_SUCCESS);
+    ggml_free(ctx);
+}
+
 int main(void) {
     test_cpy_pairs();
     test_cpy_reshaping();
     test_cpy_large();
     test_dup_cont_cast();
     test_dup_inplace();
+    test_get_rows();
+    test_set_rows();
+    test_set_rows_repeated();
+    test_set();
+    test_repeat();
+    test_concat();
+    test_pad();
+    test_arange();
+    test_unsupported();
+    test_misuse();
     free_pools();
     return TEST_RESULT();
 }
