@@ -334,9 +334,9 @@ static void run_variants(struct ggml_context * ctx, struct ggml_tensor * out, co
 // layouts
 //
 
-enum layout { L_CONT, L_TRANS, L_PERM, L_SCRAMBLE, L_OFFSET, L_COUNT };
+enum layout { L_CONT, L_TRANS, L_PERM, L_SCRAMBLE, L_OFFSET, L_SCRAMBLE2, L_COUNT };
 
-static const char * k_layout_names[L_COUNT] = { "contiguous", "transposed", "permuted 0213", "permuted 1230", "offset view" };
+static const char * k_layout_names[L_COUNT] = { "contiguous", "transposed", "permuted 0213", "permuted 1230", "offset view", "permuted 2301" };
 
 // quantized tensors keep whole blocks contiguous along dim 0
 static bool layout_ok(enum layout l, enum ggml_type type) {
@@ -358,6 +358,10 @@ static struct ggml_tensor * make_layout(struct ggml_context * ctx, enum ggml_typ
         case L_SCRAMBLE:
             base = ggml_new_tensor_4d(ctx, type, ne[1], ne[2], ne[3], ne[0]);
             return ggml_permute(ctx, base, 1, 2, 3, 0);
+        case L_SCRAMBLE2:
+            // contiguous along dim 2
+            base = ggml_new_tensor_4d(ctx, type, ne[2], ne[3], ne[0], ne[1]);
+            return ggml_permute(ctx, base, 2, 3, 0, 1);
         case L_OFFSET: {
             const int64_t blck = ggml_blck_size(type);
             base = ggml_new_tensor_4d(ctx, type, ne[0] + 2*blck, ne[1] + 1, ne[2] + 1, ne[3]);
@@ -529,11 +533,14 @@ static void test_cpy_large(void) {
     };
     const enum layout combos[][2] = {
         { L_CONT, L_CONT }, { L_TRANS, L_CONT }, { L_CONT, L_TRANS }, { L_SCRAMBLE, L_CONT }, { L_PERM, L_OFFSET },
-        { L_TRANS, L_TRANS },
+        { L_TRANS, L_TRANS }, { L_SCRAMBLE2, L_OFFSET }, { L_CONT, L_SCRAMBLE2 },
     };
+    // tiles along dim 2 need it long
+    const int64_t ne2[4] = { 67, 3, 70, 2 };
     for (int p = 0; p < 12; p++) {
-        for (int c = 0; c < 6; c++) {
-            test_cpy_case(pairs[p][0], ne, combos[c][0], pairs[p][1], ne, combos[c][1]);
+        for (int c = 0; c < 8; c++) {
+            const int64_t * shape = c < 6 ? ne : ne2;
+            test_cpy_case(pairs[p][0], shape, combos[c][0], pairs[p][1], shape, combos[c][1]);
         }
     }
     const int64_t nq[4] = { 256, 9, 2, 1 };

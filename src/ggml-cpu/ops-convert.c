@@ -469,17 +469,22 @@ static void copy_runs_dequantize(struct walker * ws, struct walker * wd, int64_t
 }
 
 //
-// transposed layouts: tiles of TILE x TILE elements over dim 0 and the dim
-// along which the strided side is contiguous
+// transposed layouts: one side (S) is strided along dim 0 but contiguous
+// along another dim dt. Tiles of TILE x TILE elements over dims 0 and dt go
+// through a buffer: S is read or written in contiguous runs along dt, the
+// other side in contiguous runs along dim 0, and the transposition happens
+// in the buffer, which stays in L1. Large power-of-two strides would make
+// element-wise strided access thrash the cache.
 //
 
 #define TILE 32
 
 struct tiling {
-    int dt;       // the tiled dim besides dim 0
-    int o1, o2;   // the two other dims
-    int64_t nt0;  // tiles along dim 0
-    int64_t ntt;  // tiles along dim dt
+    bool src_strided; // S is src (else dst)
+    int dt;           // the tiled dim besides dim 0
+    int o1, o2;       // the two other dims
+    int64_t nt0;      // tiles along dim 0
+    int64_t ntt;      // tiles along dim dt
 };
 
 // Same shape, non-quantized, exactly one side strided along dim 0 and
@@ -501,6 +506,7 @@ static bool tiling_plan(const struct ggml_cpu_strided * src, const struct ggml_c
     const struct ggml_cpu_strided * s = src_strided ? src : dst;
     for (int d = 1; d < GGML_MAX_DIMS; d++) {
         if (s->nb[d] == ggml_type_size(s->type) && s->ne[d] >= 2) {
+            tl->src_strided = src_strided;
             tl->dt  = d;
             tl->o1  = d == 1 ? 2 : 1;
             tl->o2  = d == 3 ? 2 : 3;
@@ -512,33 +518,76 @@ static bool tiling_plan(const struct ggml_cpu_strided * src, const struct ggml_c
     return false;
 }
 
+// rows x cols elements of size es: element (r, c) from src + r*sr + c*sc to dst + r*dr + c*dc
+static void copy_block(const char * GGML_RESTRICT src, size_t sr, size_t sc, char * GGML_RESTRICT dst, size_t dr, size_t dc,
+                       int64_t rows, int64_t cols, size_t es) {
+    for (int64_t r = 0; r < rows; r++) {
+        copy_run(src + (size_t) r*sr, sc, dst + (size_t) r*dr, dc, cols, es);
+    }
+}
+
+static void copy_tile(const struct ggml_cpu_strided * src, const struct ggml_cpu_strided * dst, const struct tiling * tl,
+                      ggml_cpu_run_cvt_t cvt, bool use_ref, const int64_t i[GGML_MAX_DIMS], char * buf) {
+    const size_t es = ggml_type_size(src->type);
+    const size_t ed = ggml_type_size(dst->type);
+    const size_t eb = tl->src_strided ? es : ed;
+    const size_t bl = TILE * eb; // stride of one buf row
+    const int64_t n0 = MIN(TILE, src->ne[0] - i[0]);
+    const int64_t nt = MIN(TILE, src->ne[tl->dt] - i[tl->dt]);
+
+    const char * s = src->data;
+    char       * d = dst->data;
+    for (int k = 0; k < GGML_MAX_DIMS; k++) {
+        s += (size_t) i[k] * src->nb[k];
+        d += (size_t) i[k] * dst->nb[k];
+    }
+    if (tl->src_strided) {
+        // src runs along dt into buf columns, then buf rows converted into dst runs along dim 0
+        copy_block(s, src->nb[0], es, buf, eb, bl, n0, nt, es);
+        for (int64_t k = 0; k < nt; k++) {
+            cvt(buf + (size_t) k*bl, es, d + (size_t) k*dst->nb[tl->dt], dst->nb[0], n0, use_ref);
+        }
+    } else {
+        // src runs along dim 0 converted into buf rows, then buf columns into dst runs along dt
+        for (int64_t k = 0; k < nt; k++) {
+            cvt(s + (size_t) k*src->nb[tl->dt], src->nb[0], buf + (size_t) k*bl, ed, n0, use_ref);
+        }
+        copy_block(buf, eb, bl, d, dst->nb[0], ed, n0, nt, ed);
+    }
+}
+
+// Threads take groups of SUPER x SUPER tiles. Within a group the tiles along
+// dt come innermost, so that S is walked along its contiguous runs and
+// the group's memory on both sides (a few hundred KiB and pages) stays cached.
+#define SUPER 8
+
 static void copy_tiled(const struct ggml_compute_params * params, const struct ggml_cpu_strided * src,
                        const struct ggml_cpu_strided * dst, const struct tiling * tl, ggml_cpu_run_cvt_t cvt) {
+    _Alignas(64) char buf[TILE * TILE * 8]; // buf[it][i0], in the type of S
     const int64_t * ne = src->ne;
-    const int64_t n_tiles = tl->nt0 * tl->ntt * ne[tl->o1] * ne[tl->o2];
-    int64_t u0, u1;
-    ggml_cpu_split_range(n_tiles, params->ith, params->nth, &u0, &u1);
+    const int64_t ng0 = (tl->nt0 + SUPER - 1) / SUPER;
+    const int64_t ngt = (tl->ntt + SUPER - 1) / SUPER;
 
+    int64_t u0, u1;
+    ggml_cpu_split_range(ng0 * ngt * ne[tl->o1] * ne[tl->o2], params->ith, params->nth, &u0, &u1);
     for (int64_t u = u0; u < u1; u++) {
         int64_t r = u;
-        const int64_t t0 = r % tl->nt0; r /= tl->nt0;
-        const int64_t tt = r % tl->ntt; r /= tl->ntt;
-        const int64_t j1 = r % ne[tl->o1];
-        const int64_t j2 = r / ne[tl->o1];
-
-        const int64_t i0  = t0 * TILE;
-        const int64_t n0  = MIN(TILE, ne[0] - i0);
-        const int64_t it0 = tt * TILE;
-        const int64_t it1 = MIN(it0 + TILE, ne[tl->dt]);
-
-        const char * s = src->data + (size_t) i0*src->nb[0] + (size_t) j1*src->nb[tl->o1] + (size_t) j2*src->nb[tl->o2];
-        char       * d = dst->data + (size_t) i0*dst->nb[0] + (size_t) j1*dst->nb[tl->o1] + (size_t) j2*dst->nb[tl->o2];
-        for (int64_t it = it0; it < it1; it++) {
-            cvt(s + (size_t) it*src->nb[tl->dt], src->nb[0], d + (size_t) it*dst->nb[tl->dt], dst->nb[0], n0, params->use_ref);
+        const int64_t gt = r % ngt; r /= ngt;
+        const int64_t g0 = r % ng0; r /= ng0;
+        int64_t i[GGML_MAX_DIMS];
+        i[tl->o1] = r % ne[tl->o1];
+        i[tl->o2] = r / ne[tl->o1];
+        for (int64_t t0 = g0 * SUPER; t0 < MIN(tl->nt0, (g0 + 1) * SUPER); t0++) {
+            for (int64_t tt = gt * SUPER; tt < MIN(tl->ntt, (gt + 1) * SUPER); tt++) {
+                i[0]      = t0 * TILE;
+                i[tl->dt] = tt * TILE;
+                copy_tile(src, dst, tl, cvt, params->use_ref, i, buf);
+            }
         }
     }
 }
 
+#undef SUPER
 #undef TILE
 
 void ggml_cpu_copy(const struct ggml_compute_params * params,
