@@ -461,11 +461,13 @@ static void test_cpy_case(enum ggml_type st, const int64_t ne_s[4], enum layout 
     ggml_free(ctx);
 }
 
-// every layout of src against every layout of dst, same shape
-static void test_cpy_all_layouts(enum ggml_type st, enum ggml_type dt, const int64_t ne[4]) {
+// Every layout of src against every layout of dst, same shape; unless full,
+// only the pairs where src or dst is contiguous or both have one layout.
+static void test_cpy_layouts(enum ggml_type st, enum ggml_type dt, const int64_t ne[4], bool full) {
     for (int ls = 0; ls < L_COUNT; ls++) {
         for (int ld = 0; ld < L_COUNT; ld++) {
-            if (layout_ok((enum layout) ls, st) && layout_ok((enum layout) ld, dt)) {
+            const bool pick = full || ls == L_CONT || ld == L_CONT || ls == ld;
+            if (pick && layout_ok((enum layout) ls, st) && layout_ok((enum layout) ld, dt)) {
                 test_cpy_case(st, ne, (enum layout) ls, dt, ne, (enum layout) ld);
             }
         }
@@ -475,18 +477,21 @@ static void test_cpy_all_layouts(enum ggml_type st, enum ggml_type dt, const int
 static void test_cpy_pairs(void) {
     const int64_t ne_plain[4] = { 7, 5, 3, 2 };
     const int64_t ne_quant[4] = { 64, 3, 5, 2 };
+    // the full layout matrix for one type of each element size and for the F32 <-> F16 and Q8_0 conversions
     for (int i = 0; i < N_PLAIN; i++) {
-        test_cpy_all_layouts(k_plain[i], k_plain[i], ne_plain);
+        const enum ggml_type t = k_plain[i];
+        test_cpy_layouts(t, t, ne_plain, t == GGML_TYPE_F32 || t == GGML_TYPE_F16 || t == GGML_TYPE_I8 || t == GGML_TYPE_F64);
     }
     for (int i = 0; i < N_CONVERSIONS; i++) {
-        test_cpy_all_layouts(k_conversions[i][0], k_conversions[i][1], ne_plain);
+        test_cpy_layouts(k_conversions[i][0], k_conversions[i][1], ne_plain, i == 0 || i == 3);
     }
     const enum ggml_type to_quant[] = { GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16 };
     for (int q = 0; q < N_QUANT; q++) {
-        test_cpy_all_layouts(k_quant[q], k_quant[q], ne_quant);
-        test_cpy_all_layouts(k_quant[q], GGML_TYPE_F32, ne_quant);
+        const bool full = k_quant[q] == GGML_TYPE_Q8_0;
+        test_cpy_layouts(k_quant[q], k_quant[q], ne_quant, full);
+        test_cpy_layouts(k_quant[q], GGML_TYPE_F32, ne_quant, full);
         for (int i = 0; i < 3; i++) {
-            test_cpy_all_layouts(to_quant[i], k_quant[q], ne_quant);
+            test_cpy_layouts(to_quant[i], k_quant[q], ne_quant, full && i == 0);
         }
     }
 }
@@ -537,8 +542,10 @@ static void test_cpy_large(void) {
     };
     // tiles along dim 2 need it long
     const int64_t ne2[4] = { 67, 3, 70, 2 };
+    // each pair with three of the layout combinations, each combination with several pairs
     for (int p = 0; p < 12; p++) {
-        for (int c = 0; c < 8; c++) {
+        for (int k = 0; k < 3; k++) {
+            const int c = (p + 3*k) % 8;
             const int64_t * shape = c < 6 ? ne : ne2;
             test_cpy_case(pairs[p][0], shape, combos[c][0], pairs[p][1], shape, combos[c][1]);
         }
@@ -836,11 +843,9 @@ static void test_set_rows(void) {
         const int64_t nc = ggml_is_quantized(dts[d]) ? 64 : 33;
         for (int s = 0; s < 2; s++) {
             const enum ggml_type st = s == 0 ? GGML_TYPE_F32 : GGML_TYPE_F16;
-            for (int it = 0; it < 2; it++) {
-                for (int b = 0; b < 4; b++, k++) {
-                    test_set_rows_case(dts[d], st, it == 0 ? GGML_TYPE_I32 : GGML_TYPE_I64, nc, bcast[b],
-                                       layouts[k % 3], layouts[(k / 3) % 3]);
-                }
+            for (int b = 0; b < 4; b++, k++) {
+                test_set_rows_case(dts[d], st, (b + s) % 2 == 0 ? GGML_TYPE_I32 : GGML_TYPE_I64, nc, bcast[b],
+                                   layouts[k % 3], layouts[(k / 3) % 3]);
             }
         }
     }
