@@ -626,6 +626,39 @@ static void check_inplace(const struct ggml_tensor * out, const void * user) {
     CHECK(memcmp(c->src->data, c->saved, ggml_nbytes(c->src)) == 0);
 }
 
+// CPY of a tensor into a reshape of itself: the same memory, nothing to move
+static void test_cpy_onto_itself(void) {
+    struct ggml_context * ctx = tt_ctx_new(4);
+    struct ggml_tensor * src = ggml_new_tensor_3d(ctx, GGML_TYPE_F16, 33, 4, 3);
+    fill_any(src, g_seed++, true);
+    struct inplace_case c = { .src = src, .saved = (char *) malloc(ggml_nbytes(src)) };
+    memcpy(c.saved, src->data, ggml_nbytes(src));
+    run_variants(ctx, ggml_cpy(ctx, src, ggml_reshape_2d(ctx, src, 66, 6)), "cpy onto a reshape of itself",
+                 check_inplace, prepare_inplace, &c);
+    free(c.saved);
+    ggml_free(ctx);
+}
+
+// same-type copies move blocks of any type as bytes, also types without conversions
+static void test_cpy_opaque_blocks(void) {
+    const int64_t ne[4] = { 512, 3, 2, 2 }, ne2[4] = { 256, 24, 1, 1 };
+    const enum layout ls[] = { L_CONT, L_PERM, L_OFFSET }, ld[] = { L_OFFSET, L_CONT, L_PERM };
+    for (int k = 0; k < 3; k++) {
+        struct ggml_context * ctx = tt_ctx_new(4);
+        struct ggml_tensor * src = make_layout(ctx, GGML_TYPE_Q4_K, ne, ls[k]);
+        struct ggml_tensor * dst = make_layout(ctx, GGML_TYPE_Q4_K, k == 1 ? ne2 : ne, k == 1 ? L_CONT : ld[k]);
+        struct ggml_tensor * root = root_of(src);
+        uint64_t state = g_seed++;
+        for (size_t i = 0; i < ggml_nbytes(root); i++) {
+            ((unsigned char *) root->data)[i] = (unsigned char) tt_rand_u64(&state);
+        }
+        char what[64];
+        snprintf(what, sizeof(what), "cpy q4_K %s -> %s", k_layout_names[ls[k]], k_layout_names[ld[k]]);
+        run_variants(ctx, ggml_cpy(ctx, src, dst), what, check_copy, NULL, src);
+        ggml_free(ctx);
+    }
+}
+
 static void test_dup_inplace(void) {
     struct ggml_context * ctx = tt_ctx_new(4);
     struct ggml_tensor * src = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 33, 4, 3);
@@ -1293,6 +1326,8 @@ int main(void) {
     test_cpy_large();
     test_dup_cont_cast();
     test_dup_inplace();
+    test_cpy_onto_itself();
+    test_cpy_opaque_blocks();
     test_get_rows();
     test_set_rows();
     test_set_rows_repeated();

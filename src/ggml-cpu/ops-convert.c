@@ -358,12 +358,15 @@ static void walker_advance(struct walker * w, int64_t n) {
 // the copy engine
 //
 
+// the same memory in the same element order, whatever the shapes say (a reshape)
 bool ggml_cpu_copy_is_noop(const struct ggml_cpu_strided * src, const struct ggml_cpu_strided * dst) {
     if (src->data != dst->data || src->type != dst->type) {
         return false;
     }
-    for (int d = 0; d < GGML_MAX_DIMS; d++) {
-        if (src->ne[d] != dst->ne[d] || src->nb[d] != dst->nb[d]) {
+    const struct ggml_cpu_strided s = strided_simplify(src);
+    const struct ggml_cpu_strided d = strided_simplify(dst);
+    for (int k = 0; k < GGML_MAX_DIMS; k++) {
+        if (s.ne[k] != d.ne[k] || (s.ne[k] > 1 && s.nb[k] != d.nb[k])) {
             return false;
         }
     }
