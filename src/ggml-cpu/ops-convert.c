@@ -15,7 +15,7 @@
 // time, with the reference quantizers of ggml-quants.h.
 
 #include "copy-impl.h"
-#include "vec.h"
+#include "vec-convert.h"
 
 //
 // scratch for staged conversions
