@@ -1,4 +1,4 @@
-// main.c: the command line of test-backend-ops and the loop over devices.
+// main.c: the command line of test-backend-ops and the loop over devices (tbo_main).
 //
 // Modes: test (default), perf, support; grad is not implemented. Unlike
 // upstream's tool, the CPU device is not skipped: in test mode it is compared
@@ -328,7 +328,7 @@ static bool run_device(const struct options * o, ggml_backend_dev_t dev, size_t 
     return ok;
 }
 
-int main(int argc, char ** argv) {
+int tbo_main(int argc, char ** argv) {
     struct options o;
     if (!parse_args(argc, argv, &o)) {
         usage(argv[0]);

@@ -81,5 +81,8 @@ bool tbo_run_backend(ggml_backend_t backend, ggml_backend_t cpu, const struct tb
 // whether the op name and full name of a case pass the -o filter
 bool tbo_matches_op_filter(const char * filter, const char * op_name, const char * full_name);
 
+// the whole program: command line, devices, cases; returns the exit status
+int tbo_main(int argc, char ** argv);
+
 // the full name of the case running now on this thread, or NULL (for the abort callback)
 const char * tbo_current_case(void);
