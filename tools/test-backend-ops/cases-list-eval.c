@@ -1262,6 +1262,13 @@ static void make_ours(struct tbo_case_list * l) {
     tbo_add_soft_max_inf_mask(l, NE(16, 8, 4, 1), 1.0f, 0.0f);
     tbo_add_soft_max_inf_mask(l, NE(1000, 5, 2, 1), 0.5f, 0.0f);
     tbo_add_soft_max_inf_mask(l, NE(257, 33, 8, 1), 0.5f, 8.0f);
+    for (int kind = 1; kind <= 4; kind++) {
+        tbo_add_custom(l, kind, NE(17, 5, 3, 2), GGML_N_TASKS_MAX, false);
+        tbo_add_custom(l, kind, NE(256, 33, 1, 1), 3, false);
+        if (kind < 4) {
+            tbo_add_custom(l, kind, NE(17, 5, 3, 2), 1, true);
+        }
+    }
 }
 
 void tbo_make_cases_eval(struct tbo_case_list * l) {

@@ -203,7 +203,11 @@ static void print_console(const struct tbo_printer * p, const struct tbo_result 
         case TBO_MODE_TEST:
         case TBO_MODE_GRAD:
             if (!r->supported) {
-                printf("not supported [%s]\n", r->backend_name);
+                if (r->detail != NULL && r->detail[0] != '\0') {
+                    printf("not supported [%s] %s\n", r->backend_name, r->detail);
+                } else {
+                    printf("not supported [%s]\n", r->backend_name);
+                }
             } else {
                 if (r->passed) {
                     printf("%sOK%s", green(p), reset(p));

@@ -288,6 +288,14 @@ static void compare_node(struct cmp * cmp, const struct tbo_case * c, const stru
     free(tested);
 }
 
+static void ref_compute(const struct tbo_case * c, struct tbo_ref * ref, const struct ggml_tensor * node) {
+    if (c->cls->ref_supports != NULL && c->cls->ref_supports(c, node)) {
+        c->cls->ref_compute(c, ref, node);
+    } else {
+        tbo_ref_compute(ref, node);
+    }
+}
+
 static bool is_test_node(const struct tbo_build * b, const struct ggml_tensor * out, const struct ggml_tensor * t) {
     if (b->n_test_nodes == 0) {
         return t == out;
@@ -321,7 +329,7 @@ static bool compute_and_compare(struct cmp * cmp, const struct tbo_case * c, str
             }
         } else {
             for (int i = 0; i < n_nodes; i++) {
-                tbo_ref_compute(side->ref, ggml_graph_node(gf, i));
+                ref_compute(c, side->ref, ggml_graph_node(gf, i));
             }
         }
         for (int i = 0; i < n_nodes; i++) {
@@ -369,7 +377,7 @@ static bool compute_and_compare(struct cmp * cmp, const struct tbo_case * c, str
                 break;
             }
         } else {
-            tbo_ref_compute(side->ref, t);
+            ref_compute(c, side->ref, t);
         }
         if (!tbo_is_view_op(t->op)) {
             compare_node(cmp, c, &g->b, side, gf, i, tested_name);
@@ -382,6 +390,21 @@ static bool compute_and_compare(struct cmp * cmp, const struct tbo_case * c, str
 //
 // test mode
 //
+
+// "MUL_MAT(q4_0, f16 -> f32)": an op with the types of its sources and result
+static void describe_node(char * buf, size_t size, const struct ggml_tensor * t) {
+    size_t len = (size_t) snprintf(buf, size, "%s(", ggml_op_desc(t));
+    bool first = true;
+    for (int i = 0; i < GGML_MAX_SRC && len < size; i++) {
+        if (t->src[i] != NULL) {
+            len += (size_t) snprintf(buf + len, size - len, "%s%s", first ? "" : ", ", ggml_type_name(t->src[i]->type));
+            first = false;
+        }
+    }
+    if (len < size) {
+        snprintf(buf + len, size - len, "%s%s)", first ? "" : " -> ", ggml_type_name(t->type));
+    }
+}
 
 static void report(const struct tbo_printer * p, const char * backend_name, const struct case_graph * g, const struct tbo_case * c,
                    enum tbo_mode mode, bool supported, bool passed, const char * error, const char * detail) {
@@ -412,8 +435,9 @@ static enum case_status eval_test(const struct tbo_case * c, size_t index, ggml_
     g_current_case = g.full_name;
     tbo_print_case_start(p, TBO_MODE_TEST, g.op_name, c->vars);
 
-    // every tensor must be supported by both sides
+    // every tensor must be supported by both sides; the first one that is not is the reason
     char unsupported[256] = "";
+    char reason[256] = "";
     for (struct ggml_tensor * t = ggml_get_first_tensor(g.ctx); t != NULL; t = ggml_get_next_tensor(g.ctx, t)) {
         const char * why = NULL;
         const char * who = NULL;
@@ -421,8 +445,11 @@ static enum case_status eval_test(const struct tbo_case * c, size_t index, ggml_
             who = ggml_backend_name(backend);
         } else if (cpu != NULL && !ggml_backend_supports_op(cpu, t)) {
             who = ggml_backend_name(cpu);
-        } else if (cpu == NULL && !tbo_ref_supports(t, &why)) {
+        } else if (cpu == NULL && !tbo_ref_supports(t, &why) && !(c->cls->ref_supports != NULL && c->cls->ref_supports(c, t))) {
             who = "reference";
+        }
+        if (who != NULL && reason[0] == '\0') {
+            describe_node(reason, sizeof(reason), t);
         }
         if (who != NULL && strstr(unsupported, who) == NULL) {
             const size_t len = strlen(unsupported);
@@ -430,7 +457,7 @@ static enum case_status eval_test(const struct tbo_case * c, size_t index, ggml_
         }
     }
     if (unsupported[0] != '\0') {
-        report(p, unsupported, &g, c, TBO_MODE_TEST, false, false, "not supported", NULL);
+        report(p, unsupported, &g, c, TBO_MODE_TEST, false, false, "not supported", reason);
         case_graph_free(&g);
         g_current_case = NULL;
         return CASE_NOT_SUPPORTED;

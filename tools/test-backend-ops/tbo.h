@@ -140,6 +140,7 @@ void tbo_init_i32_below(struct tbo_rng * rng, struct ggml_tensor * t, int64_t n)
 //
 
 struct tbo_case;
+struct tbo_ref;
 
 // functions shared by one family of cases; NULL members take the default
 struct tbo_case_class {
@@ -168,6 +169,11 @@ struct tbo_case_class {
 
     // run the whole graph at once and compare only the test nodes (default false: node by node)
     bool (*run_whole_graph)(const struct tbo_case * c);
+
+    // the reference for nodes the generic evaluator cannot know: custom ops, whose
+    // meaning is the case's own function (NULL: none)
+    bool (*ref_supports)(const struct tbo_case * c, const struct ggml_tensor * node);
+    void (*ref_compute)(const struct tbo_case * c, struct tbo_ref * ref, const struct ggml_tensor * node);
 };
 
 struct tbo_case {
@@ -229,6 +235,9 @@ void tbo_add_simple(struct tbo_case_list * l, enum tbo_simple_op op, enum ggml_t
 void tbo_add_clamp(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4], float min, float max);
 void tbo_add_leaky_relu(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4], float negative_slope);
 void tbo_add_add1(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4]);
+
+// cases-custom.c: MAP_CUSTOM1..3 (kind 1..3) and CUSTOM (kind 4), with functions of the tool's own
+void tbo_add_custom(struct tbo_case_list * l, int kind, const int64_t ne[4], int n_tasks, bool inplace);
 
 // cases-layout.c
 void tbo_add_get_rows(struct tbo_case_list * l, enum ggml_type type, int n, int m, int r, int be1, int be2, bool v);
