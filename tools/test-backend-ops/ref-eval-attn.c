@@ -15,7 +15,7 @@ void ref_op_soft_max(struct tbo_ref * r, const struct ggml_tensor * dst) {
     const struct ggml_tensor * mask  = dst->src[1];
     const struct ggml_tensor * sinks = dst->src[2];
     const double scale    = ref_param_f32(dst, 0);
-    const float  max_bias = ref_param_f32(dst, 1);
+    const double max_bias = ref_param_f32(dst, 1);
 
     double * x  = ref_get(r, src);
     double * m  = mask  != NULL ? ref_get(r, mask)  : NULL;
@@ -231,7 +231,7 @@ void ref_op_flash_attn_ext(struct tbo_ref * r, const struct ggml_tensor * dst) {
     const struct ggml_tensor * mask  = dst->src[3];
     const struct ggml_tensor * sinks = dst->src[4];
     const double scale    = ref_param_f32(dst, 0);
-    const float  max_bias = ref_param_f32(dst, 1);
+    const double max_bias = ref_param_f32(dst, 1);
     const double softcap  = ref_param_f32(dst, 2);
 
     const int64_t dk = q->ne[0];

@@ -66,10 +66,10 @@ static bool writable_type(enum ggml_type type) {
 
 static double read_scalar(enum ggml_type type, const uint8_t * p) {
     switch (type) {
-        case GGML_TYPE_F32:  { float v;   memcpy(&v, p, sizeof(v)); return v; }
+        case GGML_TYPE_F32:  { float v;   memcpy(&v, p, sizeof(v)); return (double) v; }
         case GGML_TYPE_F64:  { double v;  memcpy(&v, p, sizeof(v)); return v; }
-        case GGML_TYPE_F16:  { ggml_fp16_t v; memcpy(&v, p, sizeof(v)); return ggml_fp16_to_fp32(v); }
-        case GGML_TYPE_BF16: { ggml_bf16_t v; memcpy(&v, p, sizeof(v)); return ggml_bf16_to_fp32(v); }
+        case GGML_TYPE_F16:  { ggml_fp16_t v; memcpy(&v, p, sizeof(v)); return (double) ggml_fp16_to_fp32(v); }
+        case GGML_TYPE_BF16: { ggml_bf16_t v; memcpy(&v, p, sizeof(v)); return (double) ggml_bf16_to_fp32(v); }
         case GGML_TYPE_I8:   { int8_t v;  memcpy(&v, p, sizeof(v)); return v; }
         case GGML_TYPE_I16:  { int16_t v; memcpy(&v, p, sizeof(v)); return v; }
         case GGML_TYPE_I32:  { int32_t v; memcpy(&v, p, sizeof(v)); return v; }
@@ -83,8 +83,8 @@ static double round_scalar(enum ggml_type type, double x) {
     switch (type) {
         case GGML_TYPE_F32:  return (double) (float) x;
         case GGML_TYPE_F64:  return x;
-        case GGML_TYPE_F16:  return ggml_fp16_to_fp32(ggml_fp32_to_fp16((float) x));
-        case GGML_TYPE_BF16: return ggml_bf16_to_fp32(ggml_fp32_to_bf16((float) x));
+        case GGML_TYPE_F16:  return (double) ggml_fp16_to_fp32(ggml_fp32_to_fp16((float) x));
+        case GGML_TYPE_BF16: return (double) ggml_bf16_to_fp32(ggml_fp32_to_bf16((float) x));
         // integers truncate toward zero, as a C conversion; out of range stays as computed
         case GGML_TYPE_I8:   return x >= INT8_MIN  && x <= INT8_MAX  ? (double) (int8_t)  x : x;
         case GGML_TYPE_I16:  return x >= INT16_MIN && x <= INT16_MAX ? (double) (int16_t) x : x;
@@ -104,7 +104,7 @@ static void round_blocks(enum ggml_type type, const double * in, double * out, u
     tt->from_float_ref(f, q, n);
     tt->to_float(q, f, n);
     for (int64_t i = 0; i < n; i++) {
-        out[i] = f[i];
+        out[i] = (double) f[i];
     }
     free(f);
 }
@@ -124,7 +124,7 @@ static struct ref_image read_image(const struct ggml_tensor * t) {
         for (int64_t b = 0; b < nslots / bs; b++) {
             ggml_get_type_traits(type)->to_float(buf + (size_t) b * ts, blk, bs);
             for (int64_t j = 0; j < bs; j++) {
-                v[b*bs + j] = blk[j];
+                v[b*bs + j] = (double) blk[j];
             }
         }
         free(blk);
@@ -329,8 +329,8 @@ bool tbo_ref_quant_ties_ok(enum ggml_type type, const double * ref, const double
     return n_diff <= (n / 50 > 0 ? n / 50 : 1);
 }
 
-double ref_alibi_slope(float max_bias, uint32_t n_head, uint32_t h) {
-    if (max_bias <= 0.0f) {
+double ref_alibi_slope(double max_bias, uint32_t n_head, uint32_t h) {
+    if (max_bias <= 0.0) {
         return 1.0;
     }
     // the largest power of two not above n_head
@@ -338,8 +338,8 @@ double ref_alibi_slope(float max_bias, uint32_t n_head, uint32_t h) {
     while (n_head_log2 * 2 <= n_head) {
         n_head_log2 *= 2;
     }
-    const double m0 = pow(2.0, -(double) max_bias / n_head_log2);
-    const double m1 = pow(2.0, -((double) max_bias / 2.0) / n_head_log2);
+    const double m0 = pow(2.0, -max_bias / n_head_log2);
+    const double m1 = pow(2.0, -(max_bias / 2.0) / n_head_log2);
     return h < n_head_log2 ? pow(m0, h + 1) : pow(m1, 2*(h - n_head_log2) + 1);
 }
 

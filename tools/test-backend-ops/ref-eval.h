@@ -38,14 +38,15 @@ static inline int32_t ref_param_i32(const struct ggml_tensor * t, int i) {
     return v;
 }
 
-static inline float ref_param_f32(const struct ggml_tensor * t, int i) {
+// a float op parameter, widened
+static inline double ref_param_f32(const struct ggml_tensor * t, int i) {
     float v;
     memcpy(&v, (const char *) t->op_params + (size_t) i * sizeof(float), sizeof(v));
-    return v;
+    return (double) v;
 }
 
 // the ALiBi slope of head h among n_head heads (ggml's definition, in double)
-double ref_alibi_slope(float max_bias, uint32_t n_head, uint32_t h);
+double ref_alibi_slope(double max_bias, uint32_t n_head, uint32_t h);
 
 // ref-eval-elementwise.c
 bool ref_supports_unary(enum ggml_unary_op op);

@@ -726,7 +726,7 @@ size_t tbo_select_quick(struct tbo_case_list * cases) {
     char ** group = tbo_calloc(n, sizeof(char *));
     for (size_t i = 0; i < n; i++) {
         struct case_graph g;
-        cost[i] = INFINITY;
+        cost[i] = (double) INFINITY;
         if (case_graph_build(&g, &cases->v[i], TBO_MODE_SUPPORT, TBO_TEST_GRAPH_SIZE)) {
             group[i] = quick_group(g.op_name, cases->v[i].vars);
             cost[i] = graph_cost(g.ctx);

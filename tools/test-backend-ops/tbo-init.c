@@ -19,7 +19,7 @@ static void set_floats(struct ggml_tensor * t, const float * data, int64_t n, st
     if (type == GGML_TYPE_F64) {
         double * d = tbo_malloc((size_t) n * sizeof(double));
         for (int64_t i = 0; i < n; i++) {
-            d[i] = data[i];
+            d[i] = (double) data[i];
         }
         ggml_backend_tensor_set(t, d, 0, (size_t) n * sizeof(double));
         free(d);

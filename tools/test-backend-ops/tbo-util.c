@@ -248,10 +248,10 @@ double tbo_jaccard_distance(const double * a, const double * b, size_t n) {
 
 static double scalar_to_double(enum ggml_type type, const uint8_t * p) {
     switch (type) {
-        case GGML_TYPE_F32:  { float v;   memcpy(&v, p, sizeof(v)); return v; }
+        case GGML_TYPE_F32:  { float v;   memcpy(&v, p, sizeof(v)); return (double) v; }
         case GGML_TYPE_F64:  { double v;  memcpy(&v, p, sizeof(v)); return v; }
-        case GGML_TYPE_F16:  { ggml_fp16_t v; memcpy(&v, p, sizeof(v)); return ggml_fp16_to_fp32(v); }
-        case GGML_TYPE_BF16: { ggml_bf16_t v; memcpy(&v, p, sizeof(v)); return ggml_bf16_to_fp32(v); }
+        case GGML_TYPE_F16:  { ggml_fp16_t v; memcpy(&v, p, sizeof(v)); return (double) ggml_fp16_to_fp32(v); }
+        case GGML_TYPE_BF16: { ggml_bf16_t v; memcpy(&v, p, sizeof(v)); return (double) ggml_bf16_to_fp32(v); }
         case GGML_TYPE_I8:   { int8_t v;  memcpy(&v, p, sizeof(v)); return v; }
         case GGML_TYPE_I16:  { int16_t v; memcpy(&v, p, sizeof(v)); return v; }
         case GGML_TYPE_I32:  { int32_t v; memcpy(&v, p, sizeof(v)); return v; }
@@ -284,7 +284,7 @@ double * tbo_tensor_to_double(const struct ggml_tensor * t) {
                     if (blk != NULL) {
                         to_float(buf + off, blk, bs);
                         for (int64_t j = 0; j < bs; j++) {
-                            out[k++] = blk[j];
+                            out[k++] = (double) blk[j];
                         }
                     } else {
                         out[k++] = scalar_to_double(t->type, buf + off);
