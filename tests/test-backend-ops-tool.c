@@ -218,23 +218,31 @@ static bool all_start_with(char * const * names, size_t n, const char * prefix) 
     return true;
 }
 
+// against the reference, and against the CPU backend (the reference where the CPU lacks an op)
 static void test_correct_backend(const struct tbo_case_list * cases) {
-    const struct test_backend_config config = { .name = "TestDev", .host_memory = false };
+    const struct test_backend_config config = { .name = "TestDev", .type = GGML_BACKEND_DEVICE_TYPE_GPU, .host_memory = false };
     ggml_backend_reg_t reg;
     ggml_backend_t backend = new_test_backend(&config, &reg);
+    ggml_backend_t cpu = ggml_backend_init_by_type(GGML_BACKEND_DEVICE_TYPE_CPU, NULL);
+    CHECK(cpu != NULL);
 
     const struct tbo_run_opts opts = {
         .mode      = TBO_MODE_TEST,
         .op_filter = "ADD,MUL,SCALE,CPY,CONT,DUP,MUL_MAT,GET_ROWS",
         .seed      = 7,
     };
-    struct tbo_run_counts counts;
-    const bool ok = tbo_run_backend(backend, NULL, cases, &opts, &quiet, &counts);
-    CHECK(ok);
-    CHECK_EQ_INT(counts.failed, 0);
-    CHECK_MSG(counts.passed >= 50, "only %zu cases passed", counts.passed);
-    CHECK(counts.not_supported > 0); // quantized types, for one
-    tbo_run_counts_free(&counts);
+    for (int with_cpu = 0; with_cpu <= 1; with_cpu++) {
+        struct tbo_run_counts counts;
+        const bool ok = tbo_run_backend(backend, with_cpu ? cpu : NULL, cases, &opts, &quiet, &counts);
+        CHECK(ok);
+        CHECK_EQ_INT(counts.failed, 0);
+        CHECK_MSG(counts.passed >= 50, "only %zu cases passed", counts.passed);
+        CHECK(counts.not_supported > 0); // quantized types, for one
+        tbo_run_counts_free(&counts);
+    }
+    if (cpu != NULL) {
+        ggml_backend_free(cpu);
+    }
     free_test_backend(backend, reg);
 }
 

@@ -421,6 +421,120 @@ static void report(const struct tbo_printer * p, const char * backend_name, cons
     tbo_print_result(p, &r);
 }
 
+static bool ref_can_compute(const struct tbo_case * c, const struct ggml_tensor * t) {
+    const char * why = NULL;
+    return tbo_ref_supports(t, &why) || (c->cls->ref_supports != NULL && c->cls->ref_supports(c, t));
+}
+
+// Which side a case is compared with: the CPU backend where it supports every
+// tensor of the case, else the reference where it does (*trusted NULL). False,
+// with who lacks support and for which node, if the tested backend or both lack it.
+static bool choose_trusted_side(const struct tbo_case * c, struct ggml_context * ctx, ggml_backend_t backend, ggml_backend_t cpu,
+                                ggml_backend_t * trusted, char * who, size_t who_size, char * reason, size_t reason_size) {
+    const struct ggml_tensor * no_backend = NULL;
+    const struct ggml_tensor * no_cpu     = NULL;
+    const struct ggml_tensor * no_ref     = NULL;
+    for (struct ggml_tensor * t = ggml_get_first_tensor(ctx); t != NULL; t = ggml_get_next_tensor(ctx, t)) {
+        if (no_backend == NULL && !ggml_backend_supports_op(backend, t)) {
+            no_backend = t;
+        }
+        if (cpu != NULL && no_cpu == NULL && !ggml_backend_supports_op(cpu, t)) {
+            no_cpu = t;
+        }
+        if (no_ref == NULL && !ref_can_compute(c, t)) {
+            no_ref = t;
+        }
+    }
+    if (no_backend != NULL) {
+        snprintf(who, who_size, "%s", ggml_backend_name(backend));
+        describe_node(reason, reason_size, no_backend);
+        return false;
+    }
+    if (cpu != NULL && no_cpu == NULL) {
+        *trusted = cpu;
+        return true;
+    }
+    if (no_ref == NULL) {
+        *trusted = NULL;
+        return true;
+    }
+    snprintf(who, who_size, "%s%s", cpu != NULL ? ggml_backend_name(cpu) : "", cpu != NULL ? ", reference" : "reference");
+    describe_node(reason, reason_size, no_ref);
+    return false;
+}
+
+static void trusted_side_free(struct trusted_side * side, int n_sentinels) {
+    if (side->sentinel_bytes != NULL) {
+        for (int i = 0; i < n_sentinels; i++) {
+            free(side->sentinel_bytes[i]);
+        }
+        free(side->sentinel_bytes);
+    }
+    tbo_ref_free(side->ref);
+    if (side->cpu != NULL && side->copy.buffer != NULL) {
+        ggml_backend_graph_copy_free(side->copy);
+    }
+}
+
+// the trusted side's copy of the inputs: the graph copied to the CPU backend, or the reference's images
+static bool trusted_side_init(struct trusted_side * side, struct case_graph * g, struct ggml_cgraph * gf, char * detail, size_t size) {
+    if (side->cpu != NULL) {
+        side->copy = ggml_backend_graph_copy(side->cpu, gf);
+        if (side->copy.buffer == NULL) {
+            snprintf(detail, size, "failed to copy the graph to %s", ggml_backend_name(side->cpu));
+            return false;
+        }
+        return true;
+    }
+    side->ref = tbo_ref_new(g->ctx);
+    if (side->ref == NULL) {
+        snprintf(detail, size, "the reference cannot read the inputs");
+        return false;
+    }
+    side->sentinel_bytes = tbo_calloc((size_t) g->b.n_sentinels, sizeof(uint8_t *));
+    for (int i = 0; i < g->b.n_sentinels; i++) {
+        side->sentinel_bytes[i] = tensor_bytes(g->b.sentinels[i]);
+    }
+    return true;
+}
+
+// allocates, initialises, computes and compares one supported case
+static enum case_status run_test(const struct tbo_case * c, size_t index, struct case_graph * g, ggml_backend_t backend,
+                                 ggml_backend_t trusted, bool fell_back, uint64_t seed, char * detail, size_t size) {
+    enum case_status status = CASE_FAIL;
+    struct trusted_side side = { .cpu = trusted };
+    ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors(g->ctx, backend);
+    if (buf == NULL) {
+        snprintf(detail, size, "failed to allocate tensors [%s]", ggml_backend_name(backend));
+        return CASE_FAIL;
+    }
+
+    struct ggml_cgraph * gf = ggml_new_graph_custom(g->ctx, TBO_TEST_GRAPH_SIZE, false);
+    ggml_build_forward_expand(gf, g->out);
+    for (int i = 0; i < g->b.n_sentinels; i++) {
+        ggml_graph_add_node(gf, g->b.sentinels[i]);
+    }
+    init_case(c, g->ctx, case_seed(seed, index));
+
+    struct cmp cmp = { .ok = true };
+    if (!trusted_side_init(&side, g, gf, detail, size)) {
+        // detail says why
+    } else if (!compute_and_compare(&cmp, c, g, backend, &side, gf) || !cmp.ok) {
+        snprintf(detail, size, "%s", cmp.detail);
+    } else {
+        const char * vs = fell_back ? ", against the reference" : "";
+        if (cmp.ties) {
+            snprintf(detail, size, "err %.2e, max %.2e: rounding ties only%s", cmp.worst_err, tbo_case_max_err(c), vs);
+        } else {
+            snprintf(detail, size, "err %.2e <= %.2e%s", cmp.worst_err, tbo_case_max_err(c), vs);
+        }
+        status = CASE_OK;
+    }
+    trusted_side_free(&side, g->b.n_sentinels);
+    ggml_backend_buffer_free(buf);
+    return status;
+}
+
 static enum case_status eval_test(const struct tbo_case * c, size_t index, ggml_backend_t backend, ggml_backend_t cpu,
                                   const struct tbo_run_opts * opts, const struct tbo_printer * p) {
     struct case_graph g;
@@ -435,102 +549,17 @@ static enum case_status eval_test(const struct tbo_case * c, size_t index, ggml_
     g_current_case = g.full_name;
     tbo_print_case_start(p, TBO_MODE_TEST, g.op_name, c->vars);
 
-    // every tensor must be supported by both sides; the first one that is not is the reason
-    char unsupported[256] = "";
-    char reason[256] = "";
-    for (struct ggml_tensor * t = ggml_get_first_tensor(g.ctx); t != NULL; t = ggml_get_next_tensor(g.ctx, t)) {
-        const char * why = NULL;
-        const char * who = NULL;
-        if (!ggml_backend_supports_op(backend, t)) {
-            who = ggml_backend_name(backend);
-        } else if (cpu != NULL && !ggml_backend_supports_op(cpu, t)) {
-            who = ggml_backend_name(cpu);
-        } else if (cpu == NULL && !tbo_ref_supports(t, &why) && !(c->cls->ref_supports != NULL && c->cls->ref_supports(c, t))) {
-            who = "reference";
-        }
-        if (who != NULL && reason[0] == '\0') {
-            describe_node(reason, sizeof(reason), t);
-        }
-        if (who != NULL && strstr(unsupported, who) == NULL) {
-            const size_t len = strlen(unsupported);
-            snprintf(unsupported + len, sizeof(unsupported) - len, "%s%s", len > 0 ? ", " : "", who);
-        }
-    }
-    if (unsupported[0] != '\0') {
-        report(p, unsupported, &g, c, TBO_MODE_TEST, false, false, "not supported", reason);
-        case_graph_free(&g);
-        g_current_case = NULL;
-        return CASE_NOT_SUPPORTED;
-    }
-
-    tbo_add_sentinel(&g.b); // after the graph
-
-    enum case_status status = CASE_FAIL;
+    enum case_status status;
+    ggml_backend_t trusted = NULL;
+    char who[128] = "";
     char detail[320] = "";
-    struct trusted_side side = { .cpu = cpu };
-    ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors(g.ctx, backend);
-    if (buf == NULL) {
-        snprintf(detail, sizeof(detail), "failed to allocate tensors [%s]", ggml_backend_name(backend));
-        goto done;
-    }
-
-    struct ggml_cgraph * gf = ggml_new_graph_custom(g.ctx, TBO_TEST_GRAPH_SIZE, false);
-    ggml_build_forward_expand(gf, g.out);
-    for (int i = 0; i < g.b.n_sentinels; i++) {
-        ggml_graph_add_node(gf, g.b.sentinels[i]);
-    }
-
-    init_case(c, g.ctx, case_seed(opts->seed, index));
-
-    if (cpu != NULL) {
-        side.copy = ggml_backend_graph_copy(cpu, gf);
-        if (side.copy.buffer == NULL) {
-            snprintf(detail, sizeof(detail), "failed to copy the graph to %s", ggml_backend_name(cpu));
-            goto done;
-        }
+    if (!choose_trusted_side(c, g.ctx, backend, cpu, &trusted, who, sizeof(who), detail, sizeof(detail))) {
+        report(p, who, &g, c, TBO_MODE_TEST, false, false, "not supported", detail);
+        status = CASE_NOT_SUPPORTED;
     } else {
-        side.ref = tbo_ref_new(g.ctx);
-        if (side.ref == NULL) {
-            snprintf(detail, sizeof(detail), "the reference cannot read the inputs");
-            goto done;
-        }
-        side.sentinel_bytes = tbo_calloc((size_t) g.b.n_sentinels, sizeof(uint8_t *));
-        for (int i = 0; i < g.b.n_sentinels; i++) {
-            side.sentinel_bytes[i] = tensor_bytes(g.b.sentinels[i]);
-        }
-    }
-
-    struct cmp cmp = { .ok = true };
-    if (!compute_and_compare(&cmp, c, &g, backend, &side, gf)) {
-        snprintf(detail, sizeof(detail), "%s", cmp.detail);
-        goto done;
-    }
-    if (cmp.ok) {
-        if (cmp.ties) {
-            snprintf(detail, sizeof(detail), "err %.2e, max %.2e: rounding ties only", cmp.worst_err, tbo_case_max_err(c));
-        } else {
-            snprintf(detail, sizeof(detail), "err %.2e <= %.2e", cmp.worst_err, tbo_case_max_err(c));
-        }
-        status = CASE_OK;
-    } else {
-        snprintf(detail, sizeof(detail), "%s", cmp.detail);
-    }
-
-done:
-    report(p, ggml_backend_name(backend), &g, c, TBO_MODE_TEST, true, status == CASE_OK,
-           status == CASE_OK ? "" : detail, detail);
-    if (side.sentinel_bytes != NULL) {
-        for (int i = 0; i < g.b.n_sentinels; i++) {
-            free(side.sentinel_bytes[i]);
-        }
-        free(side.sentinel_bytes);
-    }
-    tbo_ref_free(side.ref);
-    if (cpu != NULL && side.copy.buffer != NULL) {
-        ggml_backend_graph_copy_free(side.copy);
-    }
-    if (buf != NULL) {
-        ggml_backend_buffer_free(buf);
+        tbo_add_sentinel(&g.b); // after the graph
+        status = run_test(c, index, &g, backend, trusted, cpu != NULL && trusted == NULL, opts->seed, detail, sizeof(detail));
+        report(p, ggml_backend_name(backend), &g, c, TBO_MODE_TEST, true, status == CASE_OK, status == CASE_OK ? "" : detail, detail);
     }
     case_graph_free(&g);
     g_current_case = NULL;
