@@ -2,7 +2,8 @@
 //
 // Modes: test (default), perf, support; grad is not implemented. Unlike
 // upstream's tool, the CPU device is not skipped: in test mode it is compared
-// with the reference evaluator, every other device with the CPU backend.
+// with the reference evaluator, every other device with the CPU backend (with
+// the reference for the cases the CPU backend does not support).
 
 #include "tbo-run.h"
 
@@ -38,7 +39,8 @@ static void usage(const char * argv0) {
     printf("Usage: %s [mode] [-o <op,..>] [-b <backend>] [-p <params regex>] [--output <console|sql|csv>] [--list-ops]", argv0);
     printf(" [--show-coverage] [--quick] [--seed <n>] [-t <n>]\n");
     printf("    valid modes:\n");
-    printf("      - test (default: the CPU against the reference evaluator, every other backend against the CPU)\n");
+    printf("      - test (default: the CPU against the reference evaluator, every other backend against the CPU,\n");
+    printf("        or against the reference where the CPU lacks an op)\n");
     printf("      - perf (performance evaluation)\n");
     printf("      - support (probe backend operation support)\n");
     printf("      - grad (not implemented)\n");
