@@ -109,7 +109,6 @@ void tbo_add_soft_max_inf_mask(struct tbo_case_list * l, const int64_t ne[4], fl
     soft_max_vars(&s, &p);
     tbo_var_i64(&s, "mask_inf", 1);
     tbo_case_add(l, &soft_max_class, &p, sizeof(p), &s);
-    l->v[l->n - 1].ours = true;
 }
 
 //

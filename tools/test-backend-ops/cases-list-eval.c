@@ -500,7 +500,9 @@ static void make_norms(struct tbo_case_list * l) {
 
     static const float eps_fused[5] = { 0.0f, 1e-6f, 1e-4f, 1e-1f, 1.0f };
     for (int ei = 0; ei < 5; ei++) {
-        for (int64_t n = 64; n <= 1025; n = n == 64 ? 1025 : 2000) {
+        static const int64_t fused_ns[2] = { 64, 1025 };
+        for (int ni = 0; ni < 2; ni++) {
+            const int64_t n = fused_ns[ni];
             tbo_add_rms_norm_mul_add(l, GGML_TYPE_F32, NE(n, 5, 4, 3), eps_fused[ei], false, false);
             tbo_add_rms_norm_mul_add(l, GGML_TYPE_F32, NE(n, 5, 4, 3), eps_fused[ei], true, false);
             tbo_add_norm_mul_add(l, GGML_TYPE_F32, NE(n, 5, 4, 3), eps_fused[ei], false);

@@ -228,7 +228,6 @@ void tbo_make_cases_perf(struct tbo_case_list * l) {
     for (int64_t n = 64; n <= 256; n *= 2) {
         for (int ti = 0; ti < 8; ti++) {
             tbo_add_mul_mat(l, mm_types[ti], GGML_TYPE_F32, 4096, n, 14336, ONE2, ONE2, ID_PERM, 0, 1, false);
-            l->v[l->n - 1].ours = true;
         }
     }
 }

@@ -80,7 +80,6 @@ void tbo_case_add(struct tbo_case_list * list, const struct tbo_case_class * cls
         .cls  = cls,
         .vars = vars->s != NULL ? vars->s : tbo_strdup(""),
         .p    = p,
-        .ours = false,
     };
     *vars = (struct tbo_str) { 0 };
 }

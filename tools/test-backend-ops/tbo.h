@@ -180,7 +180,6 @@ struct tbo_case {
     const struct tbo_case_class * cls;
     char * vars;   // the parameters as printed between the parentheses
     void * p;      // the family's parameter struct, owned by the case
-    bool   ours;   // not in upstream's list: added by this tool
 };
 
 struct tbo_case_list {
