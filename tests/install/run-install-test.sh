@@ -39,4 +39,9 @@ cmake -S "$src/tests/install/ext-backend" -B "$work/ext" -DCMAKE_PREFIX_PATH="$w
 cmake --build "$work/ext" >/dev/null
 "$work/ext/ext-app" "$work/ext/libggml-ext.so"
 
+if [ -x "$work/prefix/bin/test-backend-ops" ]; then
+    echo "== installed tools"
+    "$work/prefix/bin/test-backend-ops" test -o SCALE >/dev/null
+fi
+
 echo "install test passed"
