@@ -26,6 +26,12 @@
 extern "C" {
 #endif
 
+// constants of the vector exp approximations: ln2 = LN2_HI + LN2_LO, where
+// LN2_HI has 16 trailing zero bits so that n*LN2_HI is exact for |n| < 2^16
+#define GGML_VEC_EXP_LOG2E  1.44269504088896341f
+#define GGML_VEC_EXP_LN2_HI 0.693145751953125f
+#define GGML_VEC_EXP_LN2_LO 1.42860682030941723212e-6f
+
 //
 // scalar reference paths
 //
@@ -77,6 +83,25 @@ static inline double ggml_vec_sum_f32_ref(int64_t n, const float * x) {
     double sum = 0.0;
     for (int64_t i = 0; i < n; i++) {
         sum += (double) x[i];
+    }
+    return sum;
+}
+
+// sum of squares, accumulated in double
+static inline double ggml_vec_sumsq_f32_ref(int64_t n, const float * x) {
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        sum += (double) x[i] * (double) x[i];
+    }
+    return sum;
+}
+
+// y[i] = exp(x[i] - max); returns the sum of the y[i], accumulated in double
+static inline double ggml_vec_soft_max_f32_ref(int64_t n, float * y, const float * x, float max) {
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        y[i] = expf(x[i] - max);
+        sum += (double) y[i];
     }
     return sum;
 }
@@ -181,7 +206,7 @@ static inline float ggml_vec_max_f32(int64_t n, const float * x) {
     __m512 mv = _mm512_set1_ps(-INFINITY);
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) {
-        mv = _mm512_max_ps(mv, _mm512_loadu_ps(x + i));
+        mv = _mm512_max_ps(_mm512_loadu_ps(x + i), mv); // NaN in x is skipped, as in the scalar path
     }
     float m = _mm512_reduce_max_ps(mv);
     for (; i < n; i++) {
@@ -207,6 +232,101 @@ static inline void ggml_vec_fp32_to_fp16(int64_t n, const float * GGML_RESTRICT 
     }
     for (; i < n; i++) {
         y[i] = ggml_compute_fp32_to_fp16(x[i]);
+    }
+}
+
+// exp(x) on 16 lanes, within 2 ulp of the correctly rounded result for every
+// input (tests/test-cpu-norm.c checks this). Range reduction x = n*ln2 + r with
+// |r| <= ln2/2 (ln2 split in two so that n*ln2_hi is exact), e^r by its Taylor
+// polynomial to degree 7 (truncation error below 6e-9 relative), and 2^n applied
+// in two steps so that results near overflow and subnormal results are right.
+// x > 89 gives +inf, x < -104 gives the smallest subnormal or 0, NaN stays NaN.
+static inline __m512 ggml_v512_exp(__m512 x) {
+    x = _mm512_min_ps(_mm512_set1_ps(89.0f), x);   // the second operand is returned for NaN: NaN passes
+    x = _mm512_max_ps(_mm512_set1_ps(-104.0f), x);
+    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(GGML_VEC_EXP_LOG2E)),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(GGML_VEC_EXP_LN2_HI), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(GGML_VEC_EXP_LN2_LO), r);
+    __m512 p = _mm512_set1_ps(1.0f/5040.0f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f/720.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f/120.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f/24.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f/6.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    const __m512i ni = _mm512_cvtps_epi32(n);
+    const __m512i n1 = _mm512_srai_epi32(ni, 1);
+    const __m512i n2 = _mm512_sub_epi32(ni, n1);
+    const __m512i bias = _mm512_set1_epi32(127);
+    const __m512 s1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n1, bias), 23));
+    const __m512 s2 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n2, bias), 23));
+    return _mm512_mul_ps(_mm512_mul_ps(p, s1), s2);
+}
+
+static inline __m512d ggml_v512_add_ps_as_pd(__m512d acc, __m512 v) {
+    acc = _mm512_add_pd(acc, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
+    return _mm512_add_pd(acc, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
+}
+
+static inline double ggml_vec_sum_f32(int64_t n, const float * x) {
+    __m512d a0 = _mm512_setzero_pd(), a1 = _mm512_setzero_pd();
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        a0 = _mm512_add_pd(a0, _mm512_cvtps_pd(_mm256_loadu_ps(x + i)));
+        a1 = _mm512_add_pd(a1, _mm512_cvtps_pd(_mm256_loadu_ps(x + i + 8)));
+    }
+    for (; i < n; i += 8) {
+        const __mmask8 m = (__mmask8)(n - i >= 8 ? 0xFF : (1u << (n - i)) - 1);
+        a0 = _mm512_add_pd(a0, _mm512_cvtps_pd(_mm256_maskz_loadu_ps(m, x + i)));
+    }
+    return _mm512_reduce_add_pd(_mm512_add_pd(a0, a1));
+}
+
+static inline double ggml_vec_sumsq_f32(int64_t n, const float * x) {
+    __m512d a0 = _mm512_setzero_pd(), a1 = _mm512_setzero_pd();
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m512d v0 = _mm512_cvtps_pd(_mm256_loadu_ps(x + i));
+        const __m512d v1 = _mm512_cvtps_pd(_mm256_loadu_ps(x + i + 8));
+        a0 = _mm512_fmadd_pd(v0, v0, a0);
+        a1 = _mm512_fmadd_pd(v1, v1, a1);
+    }
+    for (; i < n; i += 8) {
+        const __mmask8 m = (__mmask8)(n - i >= 8 ? 0xFF : (1u << (n - i)) - 1);
+        const __m512d v = _mm512_cvtps_pd(_mm256_maskz_loadu_ps(m, x + i));
+        a0 = _mm512_fmadd_pd(v, v, a0);
+    }
+    return _mm512_reduce_add_pd(_mm512_add_pd(a0, a1));
+}
+
+static inline double ggml_vec_soft_max_f32(int64_t n, float * y, const float * x, float max) {
+    const __m512 mv = _mm512_set1_ps(max);
+    __m512d acc = _mm512_setzero_pd();
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m512 e = ggml_v512_exp(_mm512_sub_ps(_mm512_loadu_ps(x + i), mv));
+        _mm512_storeu_ps(y + i, e);
+        acc = ggml_v512_add_ps_as_pd(acc, e);
+    }
+    if (i < n) {
+        const __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+        const __m512 e = _mm512_maskz_mov_ps(m, ggml_v512_exp(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), mv)));
+        _mm512_mask_storeu_ps(y + i, m, e);
+        acc = ggml_v512_add_ps_as_pd(acc, e);
+    }
+    return _mm512_reduce_add_pd(acc);
+}
+
+static inline void ggml_vec_exp_f32(int64_t n, float * y, const float * x) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        _mm512_storeu_ps(y + i, ggml_v512_exp(_mm512_loadu_ps(x + i)));
+    }
+    if (i < n) {
+        const __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+        _mm512_mask_storeu_ps(y + i, m, ggml_v512_exp(_mm512_maskz_loadu_ps(m, x + i)));
     }
 }
 
@@ -296,7 +416,7 @@ static inline float ggml_vec_max_f32(int64_t n, const float * x) {
     __m256 mv = _mm256_set1_ps(-INFINITY);
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
-        mv = _mm256_max_ps(mv, _mm256_loadu_ps(x + i));
+        mv = _mm256_max_ps(_mm256_loadu_ps(x + i), mv); // NaN in x is skipped, as in the scalar path
     }
     __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(mv), _mm256_extractf128_ps(mv, 1));
     m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
@@ -325,6 +445,99 @@ static inline void ggml_vec_fp32_to_fp16(int64_t n, const float * GGML_RESTRICT 
     }
     for (; i < n; i++) {
         y[i] = ggml_compute_fp32_to_fp16(x[i]);
+    }
+}
+
+// exp(x) on 8 lanes: the method and accuracy of ggml_v512_exp
+static inline __m256 ggml_v256_exp(__m256 x) {
+    x = _mm256_min_ps(_mm256_set1_ps(89.0f), x);   // the second operand is returned for NaN: NaN passes
+    x = _mm256_max_ps(_mm256_set1_ps(-104.0f), x);
+    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(GGML_VEC_EXP_LOG2E)),
+                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(GGML_VEC_EXP_LN2_HI), x);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(GGML_VEC_EXP_LN2_LO), r);
+    __m256 p = _mm256_set1_ps(1.0f/5040.0f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f/720.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f/120.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f/24.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f/6.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    const __m256i ni = _mm256_cvtps_epi32(n);
+    const __m256i n1 = _mm256_srai_epi32(ni, 1);
+    const __m256i n2 = _mm256_sub_epi32(ni, n1);
+    const __m256i bias = _mm256_set1_epi32(127);
+    const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
+    const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
+    return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+}
+
+static inline __m256d ggml_v256_add_ps_as_pd(__m256d acc, __m256 v) {
+    acc = _mm256_add_pd(acc, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
+    return _mm256_add_pd(acc, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
+}
+
+static inline double ggml_v256_hsum_pd(__m256d v) {
+    __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+    s = _mm_add_sd(s, _mm_unpackhi_pd(s, s));
+    return _mm_cvtsd_f64(s);
+}
+
+static inline double ggml_vec_sum_f32(int64_t n, const float * x) {
+    __m256d a0 = _mm256_setzero_pd(), a1 = _mm256_setzero_pd();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        a0 = _mm256_add_pd(a0, _mm256_cvtps_pd(_mm_loadu_ps(x + i)));
+        a1 = _mm256_add_pd(a1, _mm256_cvtps_pd(_mm_loadu_ps(x + i + 4)));
+    }
+    double sum = ggml_v256_hsum_pd(_mm256_add_pd(a0, a1));
+    for (; i < n; i++) {
+        sum += (double) x[i];
+    }
+    return sum;
+}
+
+static inline double ggml_vec_sumsq_f32(int64_t n, const float * x) {
+    __m256d a0 = _mm256_setzero_pd(), a1 = _mm256_setzero_pd();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256d v0 = _mm256_cvtps_pd(_mm_loadu_ps(x + i));
+        const __m256d v1 = _mm256_cvtps_pd(_mm_loadu_ps(x + i + 4));
+        a0 = _mm256_fmadd_pd(v0, v0, a0);
+        a1 = _mm256_fmadd_pd(v1, v1, a1);
+    }
+    double sum = ggml_v256_hsum_pd(_mm256_add_pd(a0, a1));
+    for (; i < n; i++) {
+        sum += (double) x[i] * (double) x[i];
+    }
+    return sum;
+}
+
+static inline double ggml_vec_soft_max_f32(int64_t n, float * y, const float * x, float max) {
+    const __m256 mv = _mm256_set1_ps(max);
+    __m256d acc = _mm256_setzero_pd();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 e = ggml_v256_exp(_mm256_sub_ps(_mm256_loadu_ps(x + i), mv));
+        _mm256_storeu_ps(y + i, e);
+        acc = ggml_v256_add_ps_as_pd(acc, e);
+    }
+    double sum = ggml_v256_hsum_pd(acc);
+    for (; i < n; i++) {
+        y[i] = expf(x[i] - max);
+        sum += (double) y[i];
+    }
+    return sum;
+}
+
+static inline void ggml_vec_exp_f32(int64_t n, float * y, const float * x) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        _mm256_storeu_ps(y + i, ggml_v256_exp(_mm256_loadu_ps(x + i)));
+    }
+    for (; i < n; i++) {
+        y[i] = expf(x[i]);
     }
 }
 
@@ -371,6 +584,24 @@ static inline void ggml_vec_fp16_to_fp32(int64_t n, const ggml_fp16_t * GGML_RES
 
 static inline void ggml_vec_fp32_to_fp16(int64_t n, const float * GGML_RESTRICT x, ggml_fp16_t * GGML_RESTRICT y) {
     ggml_vec_fp32_to_fp16_ref(n, x, y);
+}
+
+static inline double ggml_vec_sum_f32(int64_t n, const float * x) {
+    return ggml_vec_sum_f32_ref(n, x);
+}
+
+static inline double ggml_vec_sumsq_f32(int64_t n, const float * x) {
+    return ggml_vec_sumsq_f32_ref(n, x);
+}
+
+static inline double ggml_vec_soft_max_f32(int64_t n, float * y, const float * x, float max) {
+    return ggml_vec_soft_max_f32_ref(n, y, x, max);
+}
+
+static inline void ggml_vec_exp_f32(int64_t n, float * y, const float * x) {
+    for (int64_t i = 0; i < n; i++) {
+        y[i] = expf(x[i]);
+    }
 }
 
 #endif
