@@ -6,7 +6,8 @@
 // use_ref (vector path, then scalar path) and 1, 2, 3 threads, computes it,
 // passes every result to the case's check function (which compares with an
 // independent reference), and checks that the results of one path are the
-// same bytes whatever the thread count.
+// same bytes whatever the thread count. Inputs are filled from fixed seeds,
+// so a check function may compute its reference once and keep it.
 //
 // Include after testing.h / cpu-testing.h.
 
@@ -66,7 +67,9 @@ static inline void * sweep_element_bytes(const struct ggml_tensor * t) {
     return out;
 }
 
-static inline void sweep_run(const char * name, size_t mem_mib, sweep_build_fn build, sweep_check_fn check, void * user) {
+// n_elements: about how many elements the case's tensors hold in all (sizes the context)
+static inline void sweep_run(const char * name, int64_t n_elements, sweep_build_fn build, sweep_check_fn check, void * user) {
+    const size_t mem_mib = 1 + (size_t) n_elements * 32 / (1024 * 1024);
     for (int use_ref = 0; use_ref <= 1; use_ref++) {
         void * first = NULL;
         size_t first_size = 0;

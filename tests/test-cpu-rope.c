@@ -203,7 +203,7 @@ static struct rope_case plain_case(enum ggml_type type, int mode, int64_t ne0, i
 }
 
 static void run_case(struct rope_case c) {
-    sweep_run("ROPE", 8, build_rope, check_rope, &c);
+    sweep_run("ROPE", 3 * c.ne[0] * c.ne[1] * c.ne[2] * c.ne[3], build_rope, check_rope, &c);
 }
 
 static void test_single_position_modes(void) {
