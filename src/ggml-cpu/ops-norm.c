@@ -43,9 +43,11 @@ static double row_sumsq(int64_t n, const float * x, bool use_ref) {
 // y = x * v (y may be x)
 static void row_scale(int64_t n, const float * x, float * y, float v, bool use_ref) {
     if (x != y) {
-        memcpy(y, x, (size_t) n * sizeof(float));
-    }
-    if (use_ref) {
+        // one pass; an elementwise product rounds the same on every path
+        for (int64_t i = 0; i < n; i++) {
+            y[i] = x[i] * v;
+        }
+    } else if (use_ref) {
         ggml_vec_scale_f32_ref(n, y, v);
     } else {
         ggml_vec_scale_f32(n, y, v);
