@@ -394,7 +394,9 @@ static void rope_read_positions(const struct ggml_tensor * pos, int64_t i2, int6
 
 static void forward_rope(const struct ggml_compute_params * params, struct ggml_tensor * dst) {
     const char * why = rope_unsupported_reason(dst);
-    GGML_ASSERT(why == NULL && "ROPE parameters the CPU backend does not support");
+    if (why != NULL) {
+        GGML_ABORT("ROPE node %s: %s", dst->name, why);
+    }
 
     const struct ggml_tensor * src = dst->src[0];
     const struct ggml_tensor * pos = dst->src[1];
