@@ -243,8 +243,8 @@ static void rope_tables_init(const struct rope_config * c, const struct ggml_ten
 // the cos/sin cache of one token (pos: its four positions, only the first used
 // by the single-position modes)
 static void rope_cache_fill(const struct rope_config * c, const struct rope_scratch * s, const int64_t pos[4]) {
-    const double freq_scale = c->freq_scale;
-    double mscale = c->attn_factor;
+    const double freq_scale = (double) c->freq_scale;
+    double mscale = (double) c->attn_factor;
     if (c->ext_factor != 0.0f) {
         mscale *= 1.0 + 0.1 * log(1.0 / freq_scale);
     }
