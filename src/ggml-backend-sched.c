@@ -25,20 +25,21 @@
 // graph identity
 //
 
-static uint64_t sig_mix(uint64_t h, uint64_t v) {
-    h ^= v + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
-    return h;
+// FNV-1a step on a 64-bit value: cheap, and enough to tell graphs apart
+static inline uint64_t sig_mix(uint64_t h, uint64_t v) {
+    return (h ^ v) * 0x100000001B3ULL;
 }
 
 // the nodes, their ops and sources, and the leafs: what splitting depends on
 static uint64_t graph_signature(const struct ggml_cgraph * graph) {
-    uint64_t h = sig_mix((uint64_t) graph->n_nodes, (uint64_t) graph->n_leafs);
+    uint64_t h = sig_mix(sig_mix(0xCBF29CE484222325ULL, (uint64_t) graph->n_nodes), (uint64_t) graph->n_leafs);
     for (int i = 0; i < graph->n_nodes; i++) {
         const struct ggml_tensor * node = graph->nodes[i];
-        h = sig_mix(h, (uint64_t)(uintptr_t) node);
-        h = sig_mix(h, (uint64_t) node->op);
+        h = sig_mix(h, (uint64_t)(uintptr_t) node ^ (uint64_t) node->op);
         for (int j = 0; j < GGML_MAX_SRC; j++) {
-            h = sig_mix(h, (uint64_t)(uintptr_t) node->src[j]);
+            if (node->src[j] != NULL) {
+                h = sig_mix(h, (uint64_t)(uintptr_t) node->src[j] + (uint64_t) j);
+            }
         }
     }
     for (int i = 0; i < graph->n_leafs; i++) {

@@ -55,6 +55,8 @@ struct test_backend_config {
     bool  (*supports_op_extra)(const struct ggml_tensor * op, void * user_data); // further condition, or NULL
     void *   user_data;
     int64_t  offload_min_batch;      // offload_op is true for ops with ne[1] >= this (0: offload_op left NULL)
+    bool     skip_compute;           // accept every op (within types, ops and the extra condition) and
+                                     // compute nothing: for measuring the machinery around the backend
 };
 
 // what the backend was asked to do
