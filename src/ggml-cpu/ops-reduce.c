@@ -260,12 +260,14 @@ static bool supports_count_equal(const struct ggml_tensor * op) {
 // orders (key, index) pairs: O(n) per row, ties in index order.
 //
 
+// branch-free: the signs of real data are unpredictable
 static uint32_t sort_key(float v, bool descending) {
     uint32_t u;
-    v = v == 0.0f ? 0.0f : v; // -0 and +0 are equal
     memcpy(&u, &v, sizeof(u));
-    u = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
-    return descending ? ~u : u;
+    u &= (uint32_t)(u == 0x80000000u) - 1u;                 // -0 becomes +0
+    const uint32_t negative = 0u - (u >> 31);               // all ones for negative values
+    const uint32_t key = u ^ (negative | 0x80000000u);      // negative: ~u, else u | sign bit
+    return key ^ (0u - (uint32_t) descending);
 }
 
 enum { SORT_INSERTION_MAX = 32 };
@@ -286,24 +288,43 @@ static void sort_pairs(int64_t n, uint32_t * keys, int32_t * idx, uint32_t * key
         }
         return;
     }
-    for (int shift = 0; shift < 32; shift += 8) {
-        int64_t count[257] = { 0 };
+    // the four digit histograms in one pass, then one scatter per digit that
+    // is not the same for every key, alternating between the two buffers
+    int64_t count[4][256];
+    memset(count, 0, sizeof(count));
+    for (int64_t i = 0; i < n; i++) {
+        const uint32_t k = keys[i];
+        count[0][k & 0xFF]++;
+        count[1][(k >> 8) & 0xFF]++;
+        count[2][(k >> 16) & 0xFF]++;
+        count[3][k >> 24]++;
+    }
+    uint32_t * src_keys = keys;
+    int32_t  * src_idx  = idx;
+    uint32_t * dst_keys = keys2;
+    int32_t  * dst_idx  = idx2;
+    for (int d = 0; d < 4; d++) {
+        const int shift = 8 * d;
+        if (count[d][(src_keys[0] >> shift) & 0xFF] == n) {
+            continue;
+        }
+        int64_t pos[256];
+        int64_t sum = 0;
+        for (int b = 0; b < 256; b++) {
+            pos[b] = sum;
+            sum += count[d][b];
+        }
         for (int64_t i = 0; i < n; i++) {
-            count[((keys[i] >> shift) & 0xFF) + 1]++;
+            const int64_t p = pos[(src_keys[i] >> shift) & 0xFF]++;
+            dst_keys[p] = src_keys[i];
+            dst_idx[p]  = src_idx[i];
         }
-        if (count[((keys[0] >> shift) & 0xFF) + 1] == n) {
-            continue; // every key has the same digit here
-        }
-        for (int d = 0; d < 256; d++) {
-            count[d + 1] += count[d];
-        }
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t pos = count[(keys[i] >> shift) & 0xFF]++;
-            keys2[pos] = keys[i];
-            idx2[pos]  = idx[i];
-        }
-        memcpy(keys, keys2, (size_t) n * sizeof(uint32_t));
-        memcpy(idx,  idx2,  (size_t) n * sizeof(int32_t));
+        uint32_t * tk = src_keys; src_keys = dst_keys; dst_keys = tk;
+        int32_t  * ti = src_idx;  src_idx  = dst_idx;  dst_idx  = ti;
+    }
+    if (src_keys != keys) {
+        memcpy(keys, src_keys, (size_t) n * sizeof(uint32_t));
+        memcpy(idx,  src_idx,  (size_t) n * sizeof(int32_t));
     }
 }
 
