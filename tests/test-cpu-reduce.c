@@ -265,7 +265,7 @@ static void ref_sorted_indices(const struct ggml_tensor * a, int64_t i1, int64_t
 struct sort_case {
     const int64_t   * ne;
     enum sweep_layout layout;
-    int               fill;   // 0 uniform, 1 small integers (ties), 2 with +-0 and +-inf
+    int               fill;   // 0 uniform, 1 small integers (ties), 2 with +-0 and +-inf, 3 four values
     bool              top_k;
     bool              descending;
     int64_t           k;
@@ -280,6 +280,16 @@ static struct ggml_tensor * build_sort(struct ggml_context * ctx, void * user) {
         tt_fill_uniform(c->src, -100.0, 100.0, 31);
     } else {
         tt_fill_int(c->src, -4, 4, 32);
+    }
+    if (c->fill == 3) {
+        // 1, 1.25, 1.5, 1.75: the values differ in one byte only (one radix pass)
+        for (int64_t i3 = 0; i3 < c->ne[3]; i3++)
+        for (int64_t i2 = 0; i2 < c->ne[2]; i2++)
+        for (int64_t i1 = 0; i1 < c->ne[1]; i1++)
+        for (int64_t i0 = 0; i0 < c->ne[0]; i0++) {
+            const double v = tt_get(c->src, i0, i1, i2, i3);
+            ggml_set_f32_nd(c->src, (int) i0, (int) i1, (int) i2, (int) i3, (float)(1.0 + 0.25 * fabs(fmod(v, 4.0))));
+        }
     }
     if (c->fill == 2) {
         const float specials[] = { -0.0f, 0.0f, INFINITY, -INFINITY };
@@ -351,7 +361,7 @@ static void test_sorting(void) {
         { 40000, 1, 1, 1 },
     };
     for (int s = 0; s < 7; s++)
-    for (int fill = 0; fill < 3; fill++)
+    for (int fill = 0; fill < 4; fill++)
     for (int l = SWEEP_CONTIGUOUS; l <= SWEEP_OFFSET; l++) {
         const int64_t * ne = shapes[s];
         // strided inputs with the tie-rich fill only
