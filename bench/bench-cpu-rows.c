@@ -2,8 +2,9 @@
 // (SOFT_MAX of attention scores, RMS_NORM and NORM of hidden states, ROPE of
 // queries, ARGSORT/TOP_K over a vocabulary), vector and scalar paths.
 //
-//   bench-cpu-rows [n_threads] [iterations]
+//   bench-cpu-rows [n_threads] [iterations] [filter]
 //
+// (filter: run only the kernels whose name contains it, e.g. SOFT_MAX)
 // Prints, per kernel, the time of the fastest call, rows per second and the
 // memory traffic (bytes read + written) per second.
 
@@ -41,8 +42,13 @@ struct bench {
     double       bytes;  // read + written per call
 };
 
+static const char * g_filter = NULL;
+
 static void run(const struct bench * b, struct ggml_context * ctx, struct ggml_tensor * out,
                 struct ggml_threadpool * tp, int iters) {
+    if (g_filter != NULL && strstr(b->name, g_filter) == NULL) {
+        return;
+    }
     struct ggml_cgraph * gf = ggml_new_graph(ctx);
     ggml_build_forward_expand(gf, out);
     for (int use_ref = 0; use_ref <= 1; use_ref++) {
@@ -67,6 +73,7 @@ static void run(const struct bench * b, struct ggml_context * ctx, struct ggml_t
 int main(int argc, char ** argv) {
     const int n_threads = argc > 1 ? atoi(argv[1]) : 2;
     const int iters     = argc > 2 ? atoi(argv[2]) : 20;
+    g_filter            = argc > 3 ? argv[3] : NULL;
     ggml_time_init();
 
     struct ggml_init_params ip = { (size_t) 1536 * 1024 * 1024, NULL, false };
