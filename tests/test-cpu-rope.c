@@ -33,6 +33,7 @@ struct rope_case {
     bool              freq_factors;
     bool              inplace;
     enum sweep_layout layout;
+    int64_t           pos_lo, pos_hi; // positions uniform in [pos_lo, pos_hi]
     struct ggml_tensor * x;
     struct ggml_tensor * pos;
     struct ggml_tensor * ff;
@@ -58,7 +59,7 @@ static struct ggml_tensor * build_rope(struct ggml_context * ctx, void * user) {
         c->x = a;
     }
     c->pos = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, c->ne[2] * (is_multi(c->mode) ? 4 : 1));
-    tt_fill_int(c->pos, -40, 5000, 42);
+    tt_fill_int(c->pos, c->pos_lo, c->pos_hi, 42);
     c->ff = NULL;
     if (c->freq_factors) {
         c->ff = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, n_pairs_of(c));
@@ -172,9 +173,11 @@ static void check_rope(const struct ggml_tensor * out, void * user, const char *
             }
         }
     }
-    // cos/sin rounded to float and a float rotation; F16 results round to 11 bits
+    // cos/sin rounded to float and a float rotation; F16 results round to 11 bits.
+    // Angles above 2^24 are themselves uncertain by ~1 ulp of a double (2^-28 at 2^24)
     const double scale = fmax(1.0, c->attn_factor * 1.2);
-    const double atol = c->type == GGML_TYPE_F16 ? 1e-3 * scale : 6e-7 * scale;
+    const double angle_ulp = ldexp(1.0, -52) * fmax((double) llabs(c->pos_lo), (double) llabs(c->pos_hi));
+    const double atol = (c->type == GGML_TYPE_F16 ? 1e-3 : 6e-7 + 4.0 * angle_ulp) * scale;
     const double rtol = c->type == GGML_TYPE_F16 ? 1e-3 : 0.0;
     const double err = sweep_max_err(out, ref, atol, rtol);
     CHECK_MSG(err <= 1.0, "ROPE %s mode %d [%lld,%lld,%lld,%lld] n_dims %d offs %d fs %g ext %g ff %d %s%s %s: "
@@ -197,7 +200,7 @@ static struct rope_case plain_case(enum ggml_type type, int mode, int64_t ne0, i
         .type = type, .ne = { ne0, ne1, ne2, ne3 }, .mode = mode, .n_dims = n_dims, .n_offs = 0,
         .sections = { 0, 0, 0, 0 }, .n_ctx_orig = 4096, .freq_base = 10000.0f, .freq_scale = 1.0f,
         .ext_factor = 0.0f, .attn_factor = 1.0f, .beta_fast = 32.0f, .beta_slow = 1.0f,
-        .freq_factors = false, .inplace = false, .layout = SWEEP_CONTIGUOUS,
+        .freq_factors = false, .inplace = false, .layout = SWEEP_CONTIGUOUS, .pos_lo = -40, .pos_hi = 5000,
     };
     return c;
 }
@@ -227,6 +230,17 @@ static void test_single_position_modes(void) {
             case 5: c.layout = SWEEP_TRANSPOSED; c.ne[1] = 4; c.ne[2] = 2; c.ne[3] = 1; break;
             default: c.inplace = true; c.layout = s % 2 ? SWEEP_OFFSET : SWEEP_CONTIGUOUS; break;
         }
+        run_case(c);
+    }
+    // large positions: angles reduced modulo 2*pi in many turns, and beyond 2^29 radians
+    for (int m = 0; m < 2; m++) {
+        struct rope_case c = plain_case(GGML_TYPE_F32, modes[m], 64, 2, 9, 1, 64);
+        c.pos_lo = 1 << 20;
+        c.pos_hi = 1 << 27;
+        run_case(c);
+        c.pos_lo = 1 << 29;
+        c.pos_hi = 2147483647;
+        c.freq_base = 100.0f;
         run_case(c);
     }
     // many tokens and heads: threads split rows inside one position

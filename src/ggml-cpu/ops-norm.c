@@ -7,18 +7,7 @@
 // accumulated in double.
 
 #include "vec.h"
-
-static int64_t row_index(const struct ggml_tensor * t, int64_t r, int dim) {
-    switch (dim) {
-        case 1:  return r % t->ne[1];
-        case 2:  return (r / t->ne[1]) % t->ne[2];
-        default: return r / (t->ne[1] * t->ne[2]);
-    }
-}
-
-static char * row_ptr(const struct ggml_tensor * t, int64_t r) {
-    return (char *) t->data + row_index(t, r, 1)*t->nb[1] + row_index(t, r, 2)*t->nb[2] + row_index(t, r, 3)*t->nb[3];
-}
+#include "row-iter.h"
 
 static size_t pad_to_cache_line(size_t bytes) {
     return (bytes + GGML_CPU_CACHE_LINE - 1) / GGML_CPU_CACHE_LINE * GGML_CPU_CACHE_LINE;
@@ -101,9 +90,10 @@ static void forward_norm_rows(const struct ggml_compute_params * params, struct 
 
     int64_t r0, r1;
     ggml_cpu_split_range(ggml_nrows(src), params->ith, params->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++) {
-        const char * x = row_ptr(src, r);
-        char * y = row_ptr(dst, r);
+    struct cpu_row_iter it = cpu_row_iter_at(src, r0);
+    for (int64_t r = r0; r < r1; r++, cpu_row_iter_next(&it)) {
+        const char * x = cpu_row_iter_ptr(&it, src);
+        char * y = cpu_row_iter_ptr(&it, dst);
         if (contiguous) {
             fn(n, (const float *) x, (float *) y, eps, params->use_ref);
             continue;
@@ -146,11 +136,12 @@ static void forward_diag_mask_inf(const struct ggml_compute_params * params, str
 
     int64_t r0, r1;
     ggml_cpu_split_range(ggml_nrows(src), params->ith, params->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++) {
-        const char * x = row_ptr(src, r);
-        char * y = row_ptr(dst, r);
+    struct cpu_row_iter it = cpu_row_iter_at(src, r0);
+    for (int64_t r = r0; r < r1; r++, cpu_row_iter_next(&it)) {
+        const char * x = cpu_row_iter_ptr(&it, src);
+        char * y = cpu_row_iter_ptr(&it, dst);
         // elements [0, keep) are kept, the rest masked
-        const int64_t keep = MAX(0, MIN(n, n_past + row_index(src, r, 1) + 1));
+        const int64_t keep = MAX(0, MIN(n, n_past + it.i1 + 1));
         if (contiguous) {
             if (x != y) {
                 memcpy(y, x, (size_t) keep * sizeof(float));
@@ -215,12 +206,13 @@ static void forward_soft_max(const struct ggml_compute_params * params, struct g
 
     int64_t r0, r1;
     ggml_cpu_split_range(ggml_nrows(src), params->ith, params->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++) {
-        const int64_t i1 = row_index(src, r, 1);
-        const int64_t i2 = row_index(src, r, 2);
-        const int64_t i3 = row_index(src, r, 3);
-        const float * x = (const float *) row_ptr(src, r);
-        float * y = (float *) row_ptr(dst, r);
+    struct cpu_row_iter it = cpu_row_iter_at(src, r0);
+    for (int64_t r = r0; r < r1; r++, cpu_row_iter_next(&it)) {
+        const int64_t i1 = it.i1;
+        const int64_t i2 = it.i2;
+        const int64_t i3 = it.i3;
+        const float * x = (const float *) cpu_row_iter_ptr(&it, src);
+        float * y = (float *) cpu_row_iter_ptr(&it, dst);
 
         for (int64_t i = 0; i < n; i++) {
             y[i] = x[i] * scale;

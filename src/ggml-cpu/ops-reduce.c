@@ -12,13 +12,12 @@
 // first (upstream documents the order of TOP_K as unspecified).
 
 #include "vec.h"
+#include "row-iter.h"
 
-// rows of t flattened: row r is (i1, i2, i3)
+// row r of t, rows flattened as r = i1 + ne1*(i2 + ne2*i3) (for rows that are long)
 static const char * row_ptr(const struct ggml_tensor * t, int64_t r) {
-    const int64_t i1 = r % t->ne[1];
-    const int64_t i2 = (r / t->ne[1]) % t->ne[2];
-    const int64_t i3 = r / (t->ne[1] * t->ne[2]);
-    return (const char *) t->data + i1*t->nb[1] + i2*t->nb[2] + i3*t->nb[3];
+    const struct cpu_row_iter it = cpu_row_iter_at(t, r);
+    return cpu_row_iter_ptr(&it, t);
 }
 
 static size_t pad_to_cache_line(size_t bytes) {
@@ -136,9 +135,10 @@ static void forward_row_sums(const struct ggml_compute_params * params, struct g
 
     int64_t r0, r1;
     ggml_cpu_split_range(ggml_nrows(src), params->ith, params->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++) {
-        const double sum = row_sum(src, row_ptr(src, r), params->use_ref);
-        store_float(dst->type, (void *) row_ptr(dst, r), mean ? sum / n : sum);
+    struct cpu_row_iter it = cpu_row_iter_at(src, r0);
+    for (int64_t r = r0; r < r1; r++, cpu_row_iter_next(&it)) {
+        const double sum = row_sum(src, cpu_row_iter_ptr(&it, src), params->use_ref);
+        store_float(dst->type, cpu_row_iter_ptr(&it, dst), mean ? sum / n : sum);
     }
 }
 
@@ -218,9 +218,10 @@ static void forward_count_equal(const struct ggml_compute_params * params, struc
     int64_t count = 0;
     int64_t r0, r1;
     ggml_cpu_split_range(ggml_nrows(a), params->ith, params->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++) {
-        const char * pa = row_ptr(a, r);
-        const char * pb = row_ptr(b, r);
+    struct cpu_row_iter it = cpu_row_iter_at(a, r0);
+    for (int64_t r = r0; r < r1; r++, cpu_row_iter_next(&it)) {
+        const char * pa = cpu_row_iter_ptr(&it, a);
+        const char * pb = cpu_row_iter_ptr(&it, b);
         if (a->nb[0] == sizeof(int32_t) && b->nb[0] == sizeof(int32_t)) {
             const int32_t * xa = (const int32_t *) pa;
             const int32_t * xb = (const int32_t *) pb;

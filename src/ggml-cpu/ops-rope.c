@@ -18,11 +18,12 @@
 // i % (sum of sections): MROPE in consecutive sections, IMROPE interleaved;
 // VISION restarts e_i at 0 at the start of each section.
 //
-// cos/sin are computed in double once per position and thread (the scratch
-// memory holds a per-thread cache), rows are split between threads in
-// contiguous ranges; results do not depend on the thread count.
+// cos/sin are computed in double (see rope_sincos) once per position and
+// thread (the scratch memory holds a per-thread cache), rows are split between
+// threads in contiguous ranges; results do not depend on the thread count.
 
 #include "vec.h"
+#include "row-iter.h"
 
 struct rope_config {
     int     n_dims;
@@ -133,6 +134,7 @@ static bool supports_rope(const struct ggml_tensor * op) {
 struct rope_scratch {
     double  * inv_freq; // freq_base^(-2 e_i / n_dims) / ff_i
     double  * mix;      // YaRN ramp mix per pair (ext_factor included)
+    double  * theta;    // the angles of one token
     uint8_t * comp;     // which of the four positions pair i takes
     float   * cos;      // NORMAL: cos_i twice per pair; others: cos_i per pair
     float   * sin;      // NORMAL: -sin_i, sin_i per pair; others: sin_i per pair
@@ -145,7 +147,7 @@ static size_t pad_to_cache_line(size_t bytes) {
 
 static size_t rope_scratch_size(int64_t n_pairs, int64_t ne0) {
     const size_t np = (size_t) MAX(n_pairs, 1);
-    return 2 * pad_to_cache_line(np * sizeof(double)) +
+    return 3 * pad_to_cache_line(np * sizeof(double)) +
            pad_to_cache_line(np) + 2 * pad_to_cache_line(2 * np * sizeof(float)) +
            pad_to_cache_line((size_t) ne0 * sizeof(float));
 }
@@ -163,6 +165,7 @@ static struct rope_scratch rope_scratch_get(const struct ggml_compute_params * p
     struct rope_scratch s;
     s.inv_freq = (double  *) p; p += pad_to_cache_line(np * sizeof(double));
     s.mix      = (double  *) p; p += pad_to_cache_line(np * sizeof(double));
+    s.theta    = (double  *) p; p += pad_to_cache_line(np * sizeof(double));
     s.comp     = (uint8_t *) p; p += pad_to_cache_line(np);
     s.cos      = (float   *) p; p += pad_to_cache_line(2 * np * sizeof(float));
     s.sin      = (float   *) p; p += pad_to_cache_line(2 * np * sizeof(float));
@@ -240,30 +243,70 @@ static void rope_tables_init(const struct rope_config * c, const struct ggml_ten
     }
 }
 
+// cos(theta)*scale and sin(theta)*scale for n angles, without a libm call per
+// angle: theta is reduced to [-pi, pi] with 2*pi split in two (k*TWO_PI_HI is
+// exact for |k| < 2^27), folded into [-pi/2, pi/2] and the Taylor polynomials
+// to degree 13 (sin) and 14 (cos) applied: truncation below 7e-10, far under
+// the float rounding of the result. The loop is plain C that compilers
+// vectorise. Angles beyond the reduction's range (|theta| >= 2^29) use libm.
+#define ROPE_TWO_PI_HI      6.283185362815857
+#define ROPE_TWO_PI_LO      (-5.5636270456668466e-08)
+#define ROPE_INV_TWO_PI     0.15915494309189535
+#define ROPE_PI             3.141592653589793
+#define ROPE_HALF_PI        1.5707963267948966
+#define ROPE_REDUCTION_MAX  536870912.0
+#define ROPE_ROUND_MAGIC    6755399441055744.0
+
+static void rope_sincos(int64_t n, const double * theta, double scale, float * cs, float * sn) {
+    for (int64_t i = 0; i < n; i++) {
+        // nearest integer by adding and removing 1.5*2^52 (floor() keeps compilers from vectorising)
+        const double k = (theta[i] * ROPE_INV_TWO_PI + ROPE_ROUND_MAGIC) - ROPE_ROUND_MAGIC;
+        double r = (theta[i] - k * ROPE_TWO_PI_HI) - k * ROPE_TWO_PI_LO;
+        const bool fold = fabs(r) > ROPE_HALF_PI;
+        r = fold ? (r > 0.0 ? ROPE_PI : -ROPE_PI) - r : r;
+        const double r2 = r * r;
+        const double sp = r * (1.0 + r2 * (-1.0/6 + r2 * (1.0/120 + r2 * (-1.0/5040 + r2 * (1.0/362880 +
+                          r2 * (-1.0/39916800 + r2 * (1.0/6227020800.0)))))));
+        const double cp = 1.0 + r2 * (-1.0/2 + r2 * (1.0/24 + r2 * (-1.0/720 + r2 * (1.0/40320 + r2 * (-1.0/3628800 +
+                          r2 * (1.0/479001600 + r2 * (-1.0/87178291200.0)))))));
+        cs[i] = (float)((fold ? -cp : cp) * scale);
+        sn[i] = (float)(sp * scale);
+    }
+    for (int64_t i = 0; i < n; i++) {
+        if (!(fabs(theta[i]) < ROPE_REDUCTION_MAX)) {
+            cs[i] = (float)(cos(theta[i]) * scale);
+            sn[i] = (float)(sin(theta[i]) * scale);
+        }
+    }
+}
+
 // the cos/sin cache of one token (pos: its four positions, only the first used
 // by the single-position modes)
 static void rope_cache_fill(const struct rope_config * c, const struct rope_scratch * s, const int64_t pos[4]) {
+    const int64_t n = c->n_pairs;
     const double freq_scale = (double) c->freq_scale;
     double mscale = (double) c->attn_factor;
     if (c->ext_factor != 0.0f) {
         mscale *= 1.0 + 0.1 * log(1.0 / freq_scale);
+        for (int64_t i = 0; i < n; i++) {
+            const double theta_extrap = (double) pos[s->comp[i]] * s->inv_freq[i];
+            s->theta[i] = freq_scale * theta_extrap * (1.0 - s->mix[i]) + theta_extrap * s->mix[i];
+        }
+    } else {
+        for (int64_t i = 0; i < n; i++) {
+            s->theta[i] = freq_scale * ((double) pos[s->comp[i]] * s->inv_freq[i]);
+        }
     }
-    const bool interleaved_cache = c->mode == GGML_ROPE_TYPE_NORMAL;
-    for (int64_t i = 0; i < c->n_pairs; i++) {
-        const double theta_extrap = (double) pos[s->comp[i]] * s->inv_freq[i];
-        const double theta_interp = freq_scale * theta_extrap;
-        const double mix = s->mix[i];
-        const double theta = c->ext_factor != 0.0f ? theta_interp * (1.0 - mix) + theta_extrap * mix : theta_interp;
-        const float cv = (float)(cos(theta) * mscale);
-        const float sv = (float)(sin(theta) * mscale);
-        if (interleaved_cache) {
+    rope_sincos(n, s->theta, mscale, s->cos, s->sin);
+    if (c->mode == GGML_ROPE_TYPE_NORMAL) {
+        // spread to the interleaved layout, from the end so that nothing is overwritten before it is read
+        for (int64_t i = n - 1; i >= 0; i--) {
+            const float cv = s->cos[i];
+            const float sv = s->sin[i];
             s->cos[2*i] = cv;
             s->cos[2*i + 1] = cv;
             s->sin[2*i] = -sv;
             s->sin[2*i + 1] = sv;
-        } else {
-            s->cos[i] = cv;
-            s->sin[i] = sv;
         }
     }
 }
@@ -402,7 +445,6 @@ static void forward_rope(const struct ggml_compute_params * params, struct ggml_
     const struct ggml_tensor * pos = dst->src[1];
     const struct rope_config c = rope_config_get(dst);
     const int64_t ne0 = src->ne[0];
-    const int64_t ne1 = src->ne[1];
     const int64_t ne2 = src->ne[2];
     const bool is_f16 = src->type == GGML_TYPE_F16;
     const bool direct = !is_f16 && src->nb[0] == sizeof(float) && dst->nb[0] == sizeof(float);
@@ -414,18 +456,17 @@ static void forward_rope(const struct ggml_compute_params * params, struct ggml_
     int64_t r0, r1;
     ggml_cpu_split_range(ggml_nrows(src), params->ith, params->nth, &r0, &r1);
     int64_t cached_i2 = -1;
-    for (int64_t r = r0; r < r1; r++) {
-        const int64_t i1 = r % ne1;
-        const int64_t i2 = (r / ne1) % ne2;
-        const int64_t i3 = r / (ne1 * ne2);
+    struct cpu_row_iter it = cpu_row_iter_at(src, r0);
+    for (int64_t r = r0; r < r1; r++, cpu_row_iter_next(&it)) {
+        const int64_t i2 = it.i2;
         if (i2 != cached_i2) {
             int64_t p[4];
             rope_read_positions(pos, i2, ne2, rope_mode_is_multi(c.mode), p);
             rope_cache_fill(&c, &s, p);
             cached_i2 = i2;
         }
-        const char * x = (const char *) src->data + i1*src->nb[1] + i2*src->nb[2] + i3*src->nb[3];
-        char * y = (char *) dst->data + i1*dst->nb[1] + i2*dst->nb[2] + i3*dst->nb[3];
+        const char * x = cpu_row_iter_ptr(&it, src);
+        char * y = cpu_row_iter_ptr(&it, dst);
 
         if (direct) {
             if (x != y) {
