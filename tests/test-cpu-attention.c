@@ -16,17 +16,16 @@
 // the vector path and on the scalar path (use_ref).
 //
 // Tolerance. The kernel works in F32 on exactly the stored K/V values (q is
-// not rounded to F16: the F16 dot product converts K and multiplies by F32 q),
-// so the only differences from the reference are F32 roundings: a logit
-// scale * sum_i q_i k_i over DK terms is off by at most about
-// DK * 2^-24 * scale * sum_i |q_i k_i| (about 1e-5 here, typically far less),
-// exp adds a few ulp, and the weighted sum of V rows (|v| <= 1) and its
-// normaliser add about log2(n_kv) ulp each. A probability p_j thus has a
-// relative error of roughly the logit error plus a few 1e-7, and the output,
-// a convex combination of V rows with |v| <= 1, an absolute error of the same
-// size. The tolerance is 3e-5 absolute (plus softcap's cap * its
-// tanh error); a wrong slope, scale, sign, mask row or head would be off by
-// 1e-2 or more.
+// never rounded to F16: F16 K and V rows are converted to F32, or converted
+// on load), so it differs from the reference by F32 roundings only: a logit
+// scale * sum_i q_i k_i over DK terms is off by about sqrt(DK) * 2^-24 times
+// its terms' size (1e-5 at the very worst for these inputs, typically 1e-7),
+// exp and tanh add a few ulp (softcap multiplies tanh's error by the cap),
+// and the normalised sum of V rows (|v| <= 1) a few ulp more. An output, a
+// convex combination of V rows, is then off by about the logit error. The
+// tolerance is 1e-5 absolute plus 2e-7 * softcap: about 50 times the errors
+// seen, and far below what a wrong slope, scale, mask row, head or sink would
+// cause (1e-3 and more).
 
 #include "cpu-testing.h"
 #include "ggml-backend.h"
@@ -44,6 +43,7 @@ enum q_layout {
 struct fa_case {
     const char * name;
     int64_t DK, DV, n_kv, n_batch, n_head, n_head_kv, ne3;
+    int64_t n_head_v;           // V heads when not n_head_kv (0: n_head_kv)
     enum ggml_type tk, tv;
     enum mask_kind mask;
     int64_t mask_ne2, mask_ne3; // 1: broadcast over heads / dim 3
@@ -73,17 +73,18 @@ static double ref_alibi_slope(int64_t h, int64_t n_head, double max_bias) {
     return h < n_log2 ? pow(m0, (double)(h + 1)) : pow(m1, (double)(2*(h - n_log2) + 1));
 }
 
-static struct ggml_tensor * new_kv(struct ggml_context * ctx, const struct fa_case * c, enum ggml_type type, int64_t D, uint64_t seed) {
+static struct ggml_tensor * new_kv(struct ggml_context * ctx, const struct fa_case * c, enum ggml_type type, int64_t D,
+                                   int64_t n_heads, uint64_t seed) {
     if (!c->kv_view) {
-        struct ggml_tensor * t = ggml_new_tensor_4d(ctx, type, D, c->n_kv, c->n_head_kv, c->ne3);
+        struct ggml_tensor * t = ggml_new_tensor_4d(ctx, type, D, c->n_kv, n_heads, c->ne3);
         tt_fill_uniform(t, -1.0, 1.0, seed);
         return t;
     }
     // a cache holding n_kv + 9 tokens of all heads; the view starts at token 5
     const int64_t n_ctx = c->n_kv + 9;
-    struct ggml_tensor * cache = ggml_new_tensor_4d(ctx, type, D, c->n_head_kv, n_ctx, c->ne3);
+    struct ggml_tensor * cache = ggml_new_tensor_4d(ctx, type, D, n_heads, n_ctx, c->ne3);
     tt_fill_uniform(cache, -1.0, 1.0, seed);
-    struct ggml_tensor * view = ggml_view_4d(ctx, cache, D, c->n_head_kv, c->n_kv, c->ne3,
+    struct ggml_tensor * view = ggml_view_4d(ctx, cache, D, n_heads, c->n_kv, c->ne3,
                                              cache->nb[1], cache->nb[2], cache->nb[3], 5*cache->nb[2]);
     return ggml_permute(ctx, view, 0, 2, 1, 3);
 }
@@ -133,8 +134,8 @@ static void fill_mask(struct ggml_tensor * m, const struct fa_case * c, uint64_t
 static struct fa_graph build_case(struct ggml_context * ctx, const struct fa_case * c, uint64_t seed) {
     struct fa_graph g = { NULL, NULL, NULL, NULL, NULL, NULL };
     g.q = new_q(ctx, c, seed + 1);
-    g.k = new_kv(ctx, c, c->tk, c->DK, seed + 2);
-    g.v = new_kv(ctx, c, c->tv, c->DV, seed + 3);
+    g.k = new_kv(ctx, c, c->tk, c->DK, c->n_head_kv, seed + 2);
+    g.v = new_kv(ctx, c, c->tv, c->DV, c->n_head_v ? c->n_head_v : c->n_head_kv, seed + 3);
     if (c->mask != MASK_NONE) {
         // the batch dimension padded as llama.cpp does
         const int64_t n_batch_pad = (c->n_batch + 7) / 8 * 8;
@@ -159,7 +160,8 @@ static double * reference(const struct fa_case * c, const struct fa_graph * g) {
     double * logit = (double *) malloc(sizeof(double) * (size_t) c->n_kv);
     bool * used = (bool *) malloc(sizeof(bool) * (size_t) c->n_kv);
     double * qrow = (double *) malloc(sizeof(double) * (size_t) c->DK);
-    const int64_t gqa = c->n_head / c->n_head_kv;
+    const int64_t gqa_k = c->n_head / c->n_head_kv;
+    const int64_t gqa_v = c->n_head / (c->n_head_v ? c->n_head_v : c->n_head_kv);
 
     for (int64_t i3 = 0; i3 < c->ne3; i3++)
     for (int64_t i = 0; i < c->n_batch; i++)
@@ -180,7 +182,7 @@ static double * reference(const struct fa_case * c, const struct fa_graph * g) {
             }
             double s = 0.0;
             for (int64_t d = 0; d < c->DK; d++) {
-                s += qrow[d] * tt_get(g->k, d, j, h / gqa, i3);
+                s += qrow[d] * tt_get(g->k, d, j, h / gqa_k, i3);
             }
             s *= c->scale;
             if (c->softcap != 0.0f) {
@@ -203,7 +205,7 @@ static double * reference(const struct fa_case * c, const struct fa_graph * g) {
             const double p = exp(logit[j] - M);
             sum += p;
             for (int64_t d = 0; d < c->DV; d++) {
-                o[d] += p * tt_get(g->v, d, j, h / gqa, i3);
+                o[d] += p * tt_get(g->v, d, j, h / gqa_v, i3);
             }
         }
         for (int64_t d = 0; d < c->DV; d++) {
@@ -243,7 +245,7 @@ static void run_case(const struct fa_case * c, uint64_t seed) {
     double * ref = reference(c, &g);
     const void * user[2] = { c, ref };
 
-    const double tol = 3e-5 + (c->softcap != 0.0f ? 1e-6 * c->softcap : 0.0);
+    const double tol = 1e-5 + 2e-7 * c->softcap;
     const size_t nbytes = ggml_nbytes(g.out);
     float * first  = (float *) malloc(nbytes);
     float * result = (float *) malloc(nbytes);
@@ -330,6 +332,12 @@ static const struct fa_case g_cases[] = {
     { .name = "DK != DV", .DK = 128, .DV = 40, .n_kv = 33, .n_batch = 3, .n_head = 2, .n_head_kv = 2, .ne3 = 1,
       .tk = GGML_TYPE_F16, .tv = GGML_TYPE_F32, .mask = MASK_NONE, .mask_ne2 = 1, .mask_ne3 = 1,
       .scale = 0.0883883476f },
+    { .name = "K and V heads grouped differently", .DK = 64, .DV = 40, .n_kv = 33, .n_batch = 7, .n_head = 4, .n_head_kv = 2,
+      .n_head_v = 4, .ne3 = 1, .tk = GGML_TYPE_F16, .tv = GGML_TYPE_F16, .mask = MASK_RANDOM, .mask_ne2 = 1, .mask_ne3 = 1,
+      .scale = 0.125f },
+    { .name = "K and V heads grouped differently, f32", .DK = 40, .DV = 64, .n_kv = 7, .n_batch = 1, .n_head = 4, .n_head_kv = 4,
+      .n_head_v = 1, .ne3 = 1, .tk = GGML_TYPE_F32, .tv = GGML_TYPE_F32, .mask = MASK_NONE, .mask_ne2 = 1, .mask_ne3 = 1,
+      .scale = 0.2f },
     { .name = "bf16 k, q8_0 v", .DK = 64, .DV = 64, .n_kv = 33, .n_batch = 3, .n_head = 2, .n_head_kv = 1, .ne3 = 1,
       .tk = GGML_TYPE_BF16, .tv = GGML_TYPE_Q8_0, .mask = MASK_RANDOM, .mask_ne2 = 1, .mask_ne3 = 1,
       .scale = 0.125f },

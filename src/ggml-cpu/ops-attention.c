@@ -172,8 +172,14 @@ static inline __m128 attn_hsum4(__m512 a0, __m512 a1, __m512 a2, __m512 a3) {
 // attn_dot4_SUF:  out[t] = q . k_t, as attn_dot4_ref_*
 // attn_qk_SUF:    out[r][t] = q_r . k_t for ATTN_QK_ROWS rows q_r, each exactly as attn_dot4_SUF
 // attn_pv128_SUF: acc[0:128] += sum_j p[j] v_j[0:128]: eight independent chains
+// attn_pv64_SUF:  the same on 64 elements
+// attn_pv64x2_SUF: the same for two rows of p and acc, loading V once
 // attn_pv16_SUF:  acc[0:n] += sum_j p[j] v_j[0:n] for n <= 16; keys alternate
 //                 between four accumulators so that the chains overlap
+// attn_pv_SUF, attn_pv2_SUF: acc[0:n] += sum_j p[j] v_j[0:n] for one or two
+//                 rows. Elements below a multiple of 64 take the keys in order
+//                 (whichever kernel), the rest alternate: a row gives the
+//                 same bits alone or paired.
 #define ATTN_DEFINE_KERNELS(SUF, TYPE)                                                                            \
 static inline void attn_dot4_##SUF(int64_t n, const float * q, const TYPE * const k[4], float out[4]) {           \
     __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps(), a2 = _mm512_setzero_ps(), a3 = _mm512_setzero_ps(); \
@@ -240,6 +246,53 @@ static inline void attn_pv128_##SUF(int64_t nc, const float * p, const char * v,
     _mm512_storeu_ps(acc + 96, a6); _mm512_storeu_ps(acc + 112, a7);                                              \
 }                                                                                                                 \
                                                                                                                   \
+static inline void attn_pv64_##SUF(int64_t nc, const float * p, const char * v, size_t stride, float * acc) {     \
+    __m512 a0 = _mm512_loadu_ps(acc),      a1 = _mm512_loadu_ps(acc + 16);                                        \
+    __m512 a2 = _mm512_loadu_ps(acc + 32), a3 = _mm512_loadu_ps(acc + 48);                                        \
+    for (int64_t j = 0; j < nc; j++) {                                                                            \
+        if (p[j] == 0.0f) {                                                                                       \
+            continue;                                                                                             \
+        }                                                                                                         \
+        const __m512 pj = _mm512_set1_ps(p[j]);                                                                   \
+        const TYPE * vj = (const TYPE *)(v + j*stride);                                                           \
+        a0 = _mm512_fmadd_ps(ATTN_LOAD_##SUF(vj),      pj, a0);                                                   \
+        a1 = _mm512_fmadd_ps(ATTN_LOAD_##SUF(vj + 16), pj, a1);                                                   \
+        a2 = _mm512_fmadd_ps(ATTN_LOAD_##SUF(vj + 32), pj, a2);                                                   \
+        a3 = _mm512_fmadd_ps(ATTN_LOAD_##SUF(vj + 48), pj, a3);                                                   \
+    }                                                                                                             \
+    _mm512_storeu_ps(acc,      a0); _mm512_storeu_ps(acc + 16, a1);                                               \
+    _mm512_storeu_ps(acc + 32, a2); _mm512_storeu_ps(acc + 48, a3);                                               \
+}                                                                                                                 \
+                                                                                                                  \
+static inline void attn_pv64x2_##SUF(int64_t nc, const float * p0, const float * p1, const char * v, size_t stride, \
+                                     float * acc0, float * acc1) {                                                \
+    __m512 a0 = _mm512_loadu_ps(acc0),      a1 = _mm512_loadu_ps(acc0 + 16);                                      \
+    __m512 a2 = _mm512_loadu_ps(acc0 + 32), a3 = _mm512_loadu_ps(acc0 + 48);                                      \
+    __m512 b0 = _mm512_loadu_ps(acc1),      b1 = _mm512_loadu_ps(acc1 + 16);                                      \
+    __m512 b2 = _mm512_loadu_ps(acc1 + 32), b3 = _mm512_loadu_ps(acc1 + 48);                                      \
+    for (int64_t j = 0; j < nc; j++) {                                                                            \
+        if (p0[j] == 0.0f && p1[j] == 0.0f) {                                                                     \
+            continue;                                                                                             \
+        }                                                                                                         \
+        /* a row whose p is 0 is left alone, as in the one-row kernels */                                         \
+        const __mmask16 m0 = p0[j] != 0.0f ? (__mmask16) 0xffff : 0;                                              \
+        const __mmask16 m1 = p1[j] != 0.0f ? (__mmask16) 0xffff : 0;                                              \
+        const __m512 w0 = _mm512_set1_ps(p0[j]);                                                                  \
+        const __m512 w1 = _mm512_set1_ps(p1[j]);                                                                  \
+        const TYPE * vj = (const TYPE *)(v + j*stride);                                                           \
+        const __m512 v0 = ATTN_LOAD_##SUF(vj),      v1 = ATTN_LOAD_##SUF(vj + 16);                                \
+        const __m512 v2 = ATTN_LOAD_##SUF(vj + 32), v3 = ATTN_LOAD_##SUF(vj + 48);                                \
+        a0 = _mm512_mask3_fmadd_ps(v0, w0, a0, m0); b0 = _mm512_mask3_fmadd_ps(v0, w1, b0, m1);                   \
+        a1 = _mm512_mask3_fmadd_ps(v1, w0, a1, m0); b1 = _mm512_mask3_fmadd_ps(v1, w1, b1, m1);                   \
+        a2 = _mm512_mask3_fmadd_ps(v2, w0, a2, m0); b2 = _mm512_mask3_fmadd_ps(v2, w1, b2, m1);                   \
+        a3 = _mm512_mask3_fmadd_ps(v3, w0, a3, m0); b3 = _mm512_mask3_fmadd_ps(v3, w1, b3, m1);                   \
+    }                                                                                                             \
+    _mm512_storeu_ps(acc0,      a0); _mm512_storeu_ps(acc0 + 16, a1);                                             \
+    _mm512_storeu_ps(acc0 + 32, a2); _mm512_storeu_ps(acc0 + 48, a3);                                             \
+    _mm512_storeu_ps(acc1,      b0); _mm512_storeu_ps(acc1 + 16, b1);                                             \
+    _mm512_storeu_ps(acc1 + 32, b2); _mm512_storeu_ps(acc1 + 48, b3);                                             \
+}                                                                                                                 \
+                                                                                                                  \
 static inline void attn_pv16_##SUF(int64_t nc, const float * p, const char * v, size_t stride, int64_t n,        \
                                    float * acc) {                                                                 \
     const __mmask16 m = attn_tail_mask(n);                                                                        \
@@ -251,13 +304,37 @@ static inline void attn_pv16_##SUF(int64_t nc, const float * p, const char * v, 
         }                                                                                                         \
     }                                                                                                             \
     _mm512_mask_storeu_ps(acc, m, _mm512_add_ps(_mm512_add_ps(a[0], a[1]), _mm512_add_ps(a[2], a[3])));          \
+}                                                                                                                 \
+                                                                                                                  \
+static inline void attn_pv_##SUF(int64_t nc, const float * p, const char * v, size_t stride, int64_t n,          \
+                                 float * acc) {                                                                   \
+    int64_t d = 0;                                                                                                \
+    for (; d + 128 <= n; d += 128) {                                                                              \
+        attn_pv128_##SUF(nc, p, v + d*sizeof(TYPE), stride, acc + d);                                             \
+    }                                                                                                             \
+    if (d + 64 <= n) {                                                                                            \
+        attn_pv64_##SUF(nc, p, v + d*sizeof(TYPE), stride, acc + d);                                              \
+        d += 64;                                                                                                  \
+    }                                                                                                             \
+    for (; d < n; d += 16) {                                                                                      \
+        attn_pv16_##SUF(nc, p, v + d*sizeof(TYPE), stride, MIN(16, n - d), acc + d);                              \
+    }                                                                                                             \
+}                                                                                                                 \
+                                                                                                                  \
+static inline void attn_pv2_##SUF(int64_t nc, const float * p0, const float * p1, const char * v, size_t stride,  \
+                                  int64_t n, float * acc0, float * acc1) {                                        \
+    int64_t d = 0;                                                                                                \
+    for (; d + 64 <= n; d += 64) {                                                                                \
+        attn_pv64x2_##SUF(nc, p0, p1, v + d*sizeof(TYPE), stride, acc0 + d, acc1 + d);                            \
+    }                                                                                                             \
+    for (; d < n; d += 16) {                                                                                      \
+        attn_pv16_##SUF(nc, p0, v + d*sizeof(TYPE), stride, MIN(16, n - d), acc0 + d);                            \
+        attn_pv16_##SUF(nc, p1, v + d*sizeof(TYPE), stride, MIN(16, n - d), acc1 + d);                            \
+    }                                                                                                             \
 }
 
 ATTN_DEFINE_KERNELS(f32, float)
 ATTN_DEFINE_KERNELS(f16, ggml_fp16_t)
-
-#define ATTN_PV_WIDE   128
-#define ATTN_PV_NARROW 16
 
 #elif defined(GGML_VEC_AVX2)
 
@@ -417,32 +494,27 @@ static inline void attn_pv16_##SUF(int64_t nc, const float * p, const char * v, 
 ATTN_DEFINE_KERNELS(f32, float)
 ATTN_DEFINE_KERNELS(f16, ggml_fp16_t)
 
-#define ATTN_PV_WIDE   64
-#define ATTN_PV_NARROW 8
-
-#endif
-
-#if defined(GGML_VEC_AVX512) || defined(GGML_VEC_AVX2)
-
-static inline void attn_pv_f32(int64_t nc, const float * p, const char * v, size_t stride, int64_t n, float * acc) {
-    int64_t d = 0;
-    for (; d + ATTN_PV_WIDE <= n; d += ATTN_PV_WIDE) {
-        attn_pv128_f32(nc, p, v + d*sizeof(float), stride, acc + d);
-    }
-    for (; d < n; d += ATTN_PV_NARROW) {
-        attn_pv16_f32(nc, p, v + d*sizeof(float), stride, MIN(ATTN_PV_NARROW, n - d), acc + d);
-    }
+// one row at a time: the 16 registers do not hold two rows' accumulators
+#define ATTN_DEFINE_PV(SUF, TYPE)                                                                                  \
+static inline void attn_pv_##SUF(int64_t nc, const float * p, const char * v, size_t stride, int64_t n,          \
+                                 float * acc) {                                                                   \
+    int64_t d = 0;                                                                                                \
+    for (; d + 64 <= n; d += 64) {                                                                                \
+        attn_pv128_##SUF(nc, p, v + d*sizeof(TYPE), stride, acc + d);                                             \
+    }                                                                                                             \
+    for (; d < n; d += 8) {                                                                                       \
+        attn_pv16_##SUF(nc, p, v + d*sizeof(TYPE), stride, MIN(8, n - d), acc + d);                               \
+    }                                                                                                             \
+}                                                                                                                 \
+                                                                                                                  \
+static inline void attn_pv2_##SUF(int64_t nc, const float * p0, const float * p1, const char * v, size_t stride,  \
+                                  int64_t n, float * acc0, float * acc1) {                                        \
+    attn_pv_##SUF(nc, p0, v, stride, n, acc0);                                                                    \
+    attn_pv_##SUF(nc, p1, v, stride, n, acc1);                                                                    \
 }
 
-static inline void attn_pv_f16(int64_t nc, const float * p, const char * v, size_t stride, int64_t n, float * acc) {
-    int64_t d = 0;
-    for (; d + ATTN_PV_WIDE <= n; d += ATTN_PV_WIDE) {
-        attn_pv128_f16(nc, p, v + d*sizeof(ggml_fp16_t), stride, acc + d);
-    }
-    for (; d < n; d += ATTN_PV_NARROW) {
-        attn_pv16_f16(nc, p, v + d*sizeof(ggml_fp16_t), stride, MIN(ATTN_PV_NARROW, n - d), acc + d);
-    }
-}
+ATTN_DEFINE_PV(f32, float)
+ATTN_DEFINE_PV(f16, ggml_fp16_t)
 
 #else // portable
 
@@ -465,6 +537,16 @@ static inline void attn_pv_f32(int64_t nc, const float * p, const char * v, size
 }
 static inline void attn_pv_f16(int64_t nc, const float * p, const char * v, size_t stride, int64_t n, float * acc) {
     attn_pv_ref_f16(nc, p, v, stride, n, acc);
+}
+static inline void attn_pv2_f32(int64_t nc, const float * p0, const float * p1, const char * v, size_t stride,
+                                int64_t n, float * acc0, float * acc1) {
+    attn_pv_ref_f32(nc, p0, v, stride, n, acc0);
+    attn_pv_ref_f32(nc, p1, v, stride, n, acc1);
+}
+static inline void attn_pv2_f16(int64_t nc, const float * p0, const float * p1, const char * v, size_t stride,
+                                int64_t n, float * acc0, float * acc1) {
+    attn_pv_ref_f16(nc, p0, v, stride, n, acc0);
+    attn_pv_ref_f16(nc, p1, v, stride, n, acc1);
 }
 static inline float attn_exp_shift_sum(int64_t n, float * x, float m) {
     return attn_exp_shift_sum_ref(n, x, m);
@@ -524,8 +606,15 @@ struct attn_job {
     const struct ggml_tensor * sinks; // NULL: no sinks
     struct ggml_tensor * dst;
 
-    int64_t DK, DV, n_batch, n_kv, n_head, n_tiles, block;
+    int64_t DK, DV, n_batch, n_kv, n_head, block;
     int64_t rk2, rk3, rv2, rv3; // q heads (batches) per K and V head (batch)
+
+    // Tiles take their rows from the G heads that share a K and V head (G = 1
+    // when K and V heads are grouped differently): row rho of a group is
+    // query rho / G of head group*G + rho % G.
+    int64_t G;
+    int64_t n_rows;  // G * n_batch
+    int64_t n_tiles; // per group and i3
 
     float scale;        // applied to q.k (divided by softcap when softcap != 0)
     float softcap;
@@ -563,12 +652,14 @@ static void attn_job_init(struct attn_job * job, struct ggml_tensor * dst, bool 
     job->n_batch = q->ne[1];
     job->n_kv    = k->ne[1];
     job->n_head  = q->ne[2];
-    job->n_tiles = (job->n_batch + ATTN_TILE_ROWS - 1) / ATTN_TILE_ROWS;
     job->block   = attn_block_size(job->DK, job->DV);
     job->rk2 = q->ne[2] / k->ne[2];
     job->rk3 = q->ne[3] / k->ne[3];
     job->rv2 = q->ne[2] / v->ne[2];
     job->rv3 = q->ne[3] / v->ne[3];
+    job->G       = job->rk2 == job->rv2 ? job->rk2 : 1;
+    job->n_rows  = job->G * job->n_batch;
+    job->n_tiles = (job->n_rows + ATTN_TILE_ROWS - 1) / ATTN_TILE_ROWS;
 
     const float scale   = ggml_get_op_params_f32(dst, 0);
     const float softcap = ggml_get_op_params_f32(dst, 2);
@@ -696,16 +787,17 @@ static void attn_tile_logits(const struct attn_job * job, const float * qf, int6
     }
 }
 
-// one row's online-softmax step over a block whose logits are in logit[]
-static void attn_block_accumulate(const struct attn_job * job, float * logit, int64_t nc, const struct attn_rows * v,
-                                  float * acc, float * M, float * S) {
+// One row's online-softmax step over a block: logit[] becomes the
+// probabilities exp(logit - M) (0 for masked keys), the accumulator and sum
+// are rescaled if the block raises the maximum M. False if every key is masked.
+static bool attn_block_softmax(const struct attn_job * job, float * logit, int64_t nc, float * acc, float * M, float * S) {
     const int64_t DV = job->DV;
     const float bmax = job->use_ref ? ggml_vec_max_f32_ref(nc, logit) : ggml_vec_max_f32(nc, logit);
     if (bmax == -INFINITY) {
-        return;
+        return false;
     }
     if (bmax > *M) {
-        // a new maximum: earlier terms shrink by exp(M_old - M_new) (0 when M_old = -INF)
+        // earlier terms shrink by exp(M_old - M_new) (0 when M_old = -INF)
         const float ms = expf(*M - bmax);
         if (job->use_ref) {
             ggml_vec_scale_f32_ref(DV, acc, ms);
@@ -715,20 +807,39 @@ static void attn_block_accumulate(const struct attn_job * job, float * logit, in
         *S *= ms;
         *M = bmax;
     }
-    // masked keys get probability 0 and their V rows are not read
-    if (job->use_ref) {
-        *S += attn_exp_shift_sum_ref(nc, logit, *M);
-        if (v->f16) {
-            attn_pv_ref_f16(nc, logit, v->base, v->stride, DV, acc);
-        } else {
-            attn_pv_ref_f32(nc, logit, v->base, v->stride, DV, acc);
+    *S += job->use_ref ? attn_exp_shift_sum_ref(nc, logit, *M) : attn_exp_shift_sum(nc, logit, *M);
+    return true;
+}
+
+// acc_r += sum_j p_r[j] v_j over the block's nc keys (p_r at p + r*nb) for the
+// tile's rows with live[r]; V rows with
+// p_r[j] == 0 (masked keys) are not read for that row
+static void attn_tile_pv(const struct attn_job * job, const float * p, const bool * live, int64_t nr, int64_t nc,
+                         int64_t nb, const struct attn_rows * v, float * acc) {
+    const int64_t DV = job->DV;
+    for (int64_t r = 0; r < nr; r++) {
+        if (!live[r]) {
+            continue;
         }
-    } else {
-        *S += attn_exp_shift_sum(nc, logit, *M);
-        if (v->f16) {
-            attn_pv_f16(nc, logit, v->base, v->stride, DV, acc);
+        if (job->use_ref) {
+            if (v->f16) {
+                attn_pv_ref_f16(nc, p + r*nb, v->base, v->stride, DV, acc + r*DV);
+            } else {
+                attn_pv_ref_f32(nc, p + r*nb, v->base, v->stride, DV, acc + r*DV);
+            }
+        } else if (r + 1 < nr && live[r + 1]) {
+            if (v->f16) {
+                attn_pv2_f16(nc, p + r*nb, p + (r + 1)*nb, v->base, v->stride, DV, acc + r*DV, acc + (r + 1)*DV);
+            } else {
+                attn_pv2_f32(nc, p + r*nb, p + (r + 1)*nb, v->base, v->stride, DV, acc + r*DV, acc + (r + 1)*DV);
+            }
+            r++;
         } else {
-            attn_pv_f32(nc, logit, v->base, v->stride, DV, acc);
+            if (v->f16) {
+                attn_pv_f16(nc, p + r*nb, v->base, v->stride, DV, acc + r*DV);
+            } else {
+                attn_pv_f32(nc, p + r*nb, v->base, v->stride, DV, acc + r*DV);
+            }
         }
     }
 }
@@ -780,8 +891,8 @@ static void attn_prefetch_rows(const struct ggml_tensor * t, int64_t i2, int64_t
     }
 }
 
-// query rows [r0, r0 + nr) of head h, batch i3
-static void attn_tile(const struct attn_job * job, float * scratch, int64_t h, int64_t i3, int64_t r0, int64_t nr) {
+// rows [rho0, rho0 + nr) of head group grp, batch i3
+static void attn_tile(const struct attn_job * job, float * scratch, int64_t grp, int64_t i3, int64_t rho0, int64_t nr) {
     const int64_t DK = job->DK;
     const int64_t DV = job->DV;
     const int64_t nb = job->block;
@@ -794,25 +905,34 @@ static void attn_tile(const struct attn_job * job, float * scratch, int64_t h, i
     float * kconv = scratch + job->layout.kconv;
     float * vconv = scratch + job->layout.vconv;
 
-    const float slope = attn_alibi_slope(job, h);
-    const int64_t ik2 = h / job->rk2, ik3 = i3 / job->rk3;
-    const int64_t iv2 = h / job->rv2, iv3 = i3 / job->rv3;
+    // every head of the group reads the same K and V head
+    const int64_t h0  = grp * job->G;
+    const int64_t ik2 = h0 / job->rk2, ik3 = i3 / job->rk3;
+    const int64_t iv2 = h0 / job->rv2, iv3 = i3 / job->rv3;
 
+    int64_t head[ATTN_TILE_ROWS];
+    int64_t row[ATTN_TILE_ROWS];
+    float slope[ATTN_TILE_ROWS];
     float M[ATTN_TILE_ROWS];
     float S[ATTN_TILE_ROWS];
     const ggml_fp16_t * mrow[ATTN_TILE_ROWS];
     bool live[ATTN_TILE_ROWS];
 
     for (int64_t r = 0; r < nr; r++) {
-        const char * qr = (const char *) q->data + (r0 + r)*q->nb[1] + h*q->nb[2] + i3*q->nb[3];
+        const int64_t h = h0 + (rho0 + r) % job->G;
+        const int64_t i = (rho0 + r) / job->G;
+        head[r]  = h;
+        row[r]   = i;
+        slope[r] = attn_alibi_slope(job, h);
+        M[r] = -INFINITY;
+        S[r] = 0.0f;
+        mrow[r] = mask == NULL ? NULL : (const ggml_fp16_t *)((const char *) mask->data + i*mask->nb[1] +
+                                          (h % mask->ne[2])*mask->nb[2] + (i3 % mask->ne[3])*mask->nb[3]);
+        const char * qr = (const char *) q->data + i*q->nb[1] + h*q->nb[2] + i3*q->nb[3];
         for (int64_t d = 0; d < DK; d++) {
             qf[r*DK + d] = *(const float *)(qr + d*q->nb[0]);
         }
         memset(acc + r*DV, 0, (size_t) DV * sizeof(float));
-        M[r] = -INFINITY;
-        S[r] = 0.0f;
-        mrow[r] = mask == NULL ? NULL : (const ggml_fp16_t *)((const char *) mask->data + (r0 + r)*mask->nb[1] +
-                                          (h % mask->ne[2])*mask->nb[2] + (i3 % mask->ne[3])*mask->nb[3]);
     }
 
     for (int64_t c0 = 0; c0 < job->n_kv; c0 += nb) {
@@ -820,7 +940,7 @@ static void attn_tile(const struct attn_job * job, float * scratch, int64_t h, i
 
         bool any = false;
         for (int64_t r = 0; r < nr; r++) {
-            live[r] = attn_block_mask(job, mrow[r] ? mrow[r] + c0 : NULL, nc, slope, logit + r*nb);
+            live[r] = attn_block_mask(job, mrow[r] ? mrow[r] + c0 : NULL, nc, slope[r], logit + r*nb);
             any |= live[r];
         }
         if (!any) {
@@ -830,25 +950,25 @@ static void attn_tile(const struct attn_job * job, float * scratch, int64_t h, i
         const struct attn_rows kb = attn_block_rows(job->k, job->use_ref, nr, ik2, ik3, c0, nc, kconv);
         const struct attn_rows vb = attn_block_rows(job->v, job->use_ref, nr, iv2, iv3, c0, nc, vconv);
         if (c0 + nb < job->n_kv) {
-            attn_prefetch_rows(job->k, ik2, ik3, c0 + nb, MIN(nb, job->n_kv - c0 - nb));
-            attn_prefetch_rows(job->v, iv2, iv3, c0 + nb, MIN(nb, job->n_kv - c0 - nb));
+            const int64_t nn = MIN(nb, job->n_kv - c0 - nb);
+            attn_prefetch_rows(job->k, ik2, ik3, c0 + nb, nn);
+            attn_prefetch_rows(job->v, iv2, iv3, c0 + nb, nn);
             for (int64_t r = 0; r < nr && mask != NULL; r++) {
-                attn_prefetch(mrow[r] + c0 + nb, (size_t) MIN(nb, job->n_kv - c0 - nb) * sizeof(ggml_fp16_t));
+                attn_prefetch(mrow[r] + c0 + nb, (size_t) nn * sizeof(ggml_fp16_t));
             }
         }
 
         attn_tile_logits(job, qf, nr, &kb, nc, nb, logit);
         for (int64_t r = 0; r < nr; r++) {
-            if (live[r]) {
-                attn_block_accumulate(job, logit + r*nb, nc, &vb, acc + r*DV, &M[r], &S[r]);
-            }
+            live[r] = live[r] && attn_block_softmax(job, logit + r*nb, nc, acc + r*DV, &M[r], &S[r]);
         }
+        attn_tile_pv(job, logit, live, nr, nc, nb, &vb, acc);
     }
 
     for (int64_t r = 0; r < nr; r++) {
         if (job->sinks != NULL) {
             // the sink is one more logit, with a zero value row
-            const float s = *(const float *)((const char *) job->sinks->data + h*job->sinks->nb[0]);
+            const float s = *(const float *)((const char *) job->sinks->data + head[r]*job->sinks->nb[0]);
             if (s > M[r]) {
                 const float ms = expf(M[r] - s);
                 ggml_vec_scale_f32_ref(DV, acc + r*DV, ms);
@@ -859,7 +979,8 @@ static void attn_tile(const struct attn_job * job, float * scratch, int64_t h, i
             }
         }
         const float inv = S[r] == 0.0f ? 0.0f : 1.0f / S[r];
-        float * out = (float *)((char *) job->dst->data + h*job->dst->nb[1] + (r0 + r)*job->dst->nb[2] + i3*job->dst->nb[3]);
+        float * out = (float *)((char *) job->dst->data + head[r]*job->dst->nb[1] + row[r]*job->dst->nb[2] +
+                                i3*job->dst->nb[3]);
         for (int64_t d = 0; d < DV; d++) {
             out[d] = acc[r*DV + d] * inv;
         }
@@ -877,14 +998,15 @@ static void forward_flash_attn_ext(const struct ggml_compute_params * params, st
     GGML_ASSERT(params->wsize >= (size_t) params->nth * job.layout.total * sizeof(float));
     float * scratch = (float *) params->wdata + (size_t) params->ith * job.layout.total;
 
-    // tiles in the order (i3, head, rows): consecutive tiles share K/V
-    const int64_t n_items = job.n_tiles * job.n_head * dst->ne[3];
+    // tiles in the order (i3, head group, rows): consecutive tiles share K/V
+    const int64_t n_groups = job.n_head / job.G;
+    const int64_t n_items  = job.n_tiles * n_groups * dst->ne[3];
     for (int64_t it = ggml_cpu_next_chunk(params); it < n_items; it = ggml_cpu_next_chunk(params)) {
-        const int64_t t  = it % job.n_tiles;
-        const int64_t h  = it / job.n_tiles % job.n_head;
-        const int64_t i3 = it / (job.n_tiles * job.n_head);
-        const int64_t r0 = t * ATTN_TILE_ROWS;
-        attn_tile(&job, scratch, h, i3, r0, MIN(ATTN_TILE_ROWS, job.n_batch - r0));
+        const int64_t t    = it % job.n_tiles;
+        const int64_t grp  = it / job.n_tiles % n_groups;
+        const int64_t i3   = it / (job.n_tiles * n_groups);
+        const int64_t rho0 = t * ATTN_TILE_ROWS;
+        attn_tile(&job, scratch, grp, i3, rho0, MIN(ATTN_TILE_ROWS, job.n_rows - rho0));
     }
 }
 
