@@ -137,9 +137,11 @@ static struct fa_graph build_case(struct ggml_context * ctx, const struct fa_cas
     g.k = new_kv(ctx, c, c->tk, c->DK, c->n_head_kv, seed + 2);
     g.v = new_kv(ctx, c, c->tv, c->DV, c->n_head_v ? c->n_head_v : c->n_head_kv, seed + 3);
     if (c->mask != MASK_NONE) {
-        // the batch dimension padded as llama.cpp does
+        // the batch dimension padded as llama.cpp does; with a KV cache view,
+        // the mask covers more cells than the view (only the first n_kv count)
         const int64_t n_batch_pad = (c->n_batch + 7) / 8 * 8;
-        g.mask = ggml_new_tensor_4d(ctx, GGML_TYPE_F16, c->n_kv, n_batch_pad, c->mask_ne2, c->mask_ne3);
+        const int64_t n_cols = c->kv_view ? c->n_kv + 5 : c->n_kv;
+        g.mask = ggml_new_tensor_4d(ctx, GGML_TYPE_F16, n_cols, n_batch_pad, c->mask_ne2, c->mask_ne3);
         fill_mask(g.mask, c, seed + 4);
     }
     g.out = ggml_flash_attn_ext(ctx, g.q, g.k, g.v, g.mask, c->scale, c->max_bias, c->softcap);
@@ -372,7 +374,13 @@ static void test_unfused(const struct fa_case * c, uint64_t seed) {
         kq = ggml_scale(ctx, ggml_tanh(ctx, ggml_scale(ctx, kq, c->scale / c->softcap)), c->softcap);
         scale = 1.0f;
     }
-    kq = ggml_soft_max_ext(ctx, kq, g.mask, scale, c->max_bias);
+    struct ggml_tensor * mask = g.mask;
+    if (mask != NULL && mask->ne[0] != c->n_kv) {
+        // soft_max_ext takes a mask exactly as wide as the rows
+        mask = ggml_cont(ctx, ggml_view_4d(ctx, mask, c->n_kv, mask->ne[1], mask->ne[2], mask->ne[3],
+                                           mask->nb[1], mask->nb[2], mask->nb[3], 0));
+    }
+    kq = ggml_soft_max_ext(ctx, kq, mask, scale, c->max_bias);
     if (g.sinks != NULL) {
         ggml_soft_max_add_sinks(kq, g.sinks);
     }
