@@ -10,10 +10,16 @@
 // too), no mask / random masks with -INF entries / causal masks / a fully
 // masked row, mask broadcast over heads and dim 3, ALiBi with head counts that
 // are and are not powers of two, softcap, sinks, grouped-query heads, ne3 > 1,
-// head sizes 40 to 128 (DK != DV too), n_kv from 1 to 1000, n_batch 1 to 32,
+// head sizes 40 to 128 (DK != DV too), n_kv from 0 to 1000, n_batch 1 to 32,
 // K/V as permuted views into a larger cache, and permuted or transposed q.
 // Each case runs with 1, 2 and 3 threads (results must be bit-identical) on
-// the vector path and on the scalar path (use_ref).
+// the vector path and on the scalar path (use_ref). FA_VERBOSE=1 prints each
+// case's largest error.
+//
+// Also checked: what the backend's supports_op answers (K/V and q types,
+// contiguity, mask and V shapes, precisions), and, once the CPU backend has
+// those ops, agreement with the same attention built from mul_mat,
+// soft_max_ext and mul_mat.
 //
 // Tolerance. The kernel works in F32 on exactly the stored K/V values (q is
 // never rounded to F16: F16 K and V rows are converted to F32, or converted
@@ -295,6 +301,9 @@ static const struct fa_case g_cases[] = {
     { .name = "single key", .DK = 64, .DV = 64, .n_kv = 1, .n_batch = 1, .n_head = 1, .n_head_kv = 1, .ne3 = 1,
       .tk = GGML_TYPE_F16, .tv = GGML_TYPE_F16, .mask = MASK_NONE, .mask_ne2 = 1, .mask_ne3 = 1,
       .scale = 1.0f },
+    { .name = "no keys", .DK = 64, .DV = 64, .n_kv = 0, .n_batch = 3, .n_head = 2, .n_head_kv = 1, .ne3 = 1,
+      .tk = GGML_TYPE_F16, .tv = GGML_TYPE_F16, .mask = MASK_RANDOM, .mask_ne2 = 1, .mask_ne3 = 1,
+      .scale = 1.0f, .sinks = true },
     { .name = "f16 d128 random mask", .DK = 128, .DV = 128, .n_kv = 256, .n_batch = 32, .n_head = 8, .n_head_kv = 2, .ne3 = 1,
       .tk = GGML_TYPE_F16, .tv = GGML_TYPE_F16, .mask = MASK_RANDOM, .mask_ne2 = 1, .mask_ne3 = 1,
       .full_masked_row = true, .scale = 0.0883883476f },
@@ -474,13 +483,14 @@ int main(void) {
     for (size_t i = 0; i < sizeof(g_cases) / sizeof(g_cases[0]); i++) {
         run_case(&g_cases[i], 1000 + 17*i);
     }
-    // F32/F16 cases without fully masked rows (the unfused softmax of such a
-    // row is not defined, and quantized V cannot be transposed)
+    // F32/F16 cases with keys and without fully masked rows (the unfused
+    // softmax of such a row is not defined, and quantized V cannot be
+    // transposed)
     for (size_t i = 0; i < sizeof(g_cases) / sizeof(g_cases[0]); i++) {
         const struct fa_case * c = &g_cases[i];
         const bool plain_types = (c->tk == GGML_TYPE_F32 || c->tk == GGML_TYPE_F16) &&
                                  (c->tv == GGML_TYPE_F32 || c->tv == GGML_TYPE_F16);
-        if (plain_types && !c->full_masked_row && !(c->mask == MASK_CAUSAL && c->n_kv < c->n_batch)) {
+        if (plain_types && c->n_kv > 0 && !c->full_masked_row && !(c->mask == MASK_CAUSAL && c->n_kv < c->n_batch)) {
             test_unfused(c, 5000 + 31*i);
         }
     }
