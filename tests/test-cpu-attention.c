@@ -7,8 +7,8 @@
 // a -INF mask take no part; a row with none left (and no sink) must be zeros.
 //
 // Cases cover F32, F16, BF16 and quantized K/V (K and V of different types
-// too), no mask / random masks with -INF entries / causal masks / a fully
-// masked row, mask broadcast over heads and dim 3, ALiBi with head counts that
+// too), no mask / random masks with -INF entries / causal masks / sliding
+// windows / a fully masked row, mask broadcast over heads and dim 3, ALiBi with head counts that
 // are and are not powers of two, softcap, sinks, grouped-query heads, ne3 > 1,
 // head sizes 40 to 128 (DK != DV too), n_kv from 0 to 1000, n_batch 1 to 32,
 // K/V as permuted views into a larger cache, and permuted or transposed q.
@@ -38,7 +38,12 @@
 
 #include <stdio.h>
 
-enum mask_kind { MASK_NONE, MASK_RANDOM, MASK_CAUSAL };
+enum mask_kind {
+    MASK_NONE,
+    MASK_RANDOM, // 30% -INF, the rest uniform in [-3, 1)
+    MASK_CAUSAL, // query i at position n_kv - n_batch + i sees the keys up to it
+    MASK_WINDOW, // causal, and only the last 100 keys (sliding window)
+};
 
 enum q_layout {
     Q_CONTIGUOUS, // [DK, n_batch, n_head, ne3]
@@ -123,9 +128,11 @@ static void fill_mask(struct ggml_tensor * m, const struct fa_case * c, uint64_t
     for (int64_t i1 = 0; i1 < m->ne[1]; i1++)
     for (int64_t i0 = 0; i0 < m->ne[0]; i0++) {
         float val;
+        const int64_t pos = c->n_kv - c->n_batch + i1;
         if (c->mask == MASK_CAUSAL) {
-            // query i sits at position n_kv - n_batch + i
-            val = i0 <= c->n_kv - c->n_batch + i1 ? 0.0f : -INFINITY;
+            val = i0 <= pos ? 0.0f : -INFINITY;
+        } else if (c->mask == MASK_WINDOW) {
+            val = i0 <= pos && i0 > pos - 100 ? 0.0f : -INFINITY;
         } else {
             val = tt_rand_uniform(&state, 0.0, 1.0) < 0.3 ? -INFINITY : (float) tt_rand_uniform(&state, -3.0, 1.0);
         }
@@ -361,6 +368,12 @@ static const struct fa_case g_cases[] = {
     { .name = "q5_1 k, bf16 v", .DK = 64, .DV = 64, .n_kv = 7, .n_batch = 1, .n_head = 2, .n_head_kv = 2, .ne3 = 1,
       .tk = GGML_TYPE_Q5_1, .tv = GGML_TYPE_BF16, .mask = MASK_RANDOM, .mask_ne2 = 1, .mask_ne3 = 1,
       .scale = 0.125f, .sinks = true },
+    { .name = "sliding window, mqa, sinks", .DK = 64, .DV = 64, .n_kv = 1000, .n_batch = 3, .n_head = 4, .n_head_kv = 1, .ne3 = 1,
+      .tk = GGML_TYPE_F16, .tv = GGML_TYPE_F16, .mask = MASK_WINDOW, .mask_ne2 = 1, .mask_ne3 = 1,
+      .scale = 0.125f, .sinks = true },
+    { .name = "sliding window, one query", .DK = 128, .DV = 128, .n_kv = 1000, .n_batch = 1, .n_head = 2, .n_head_kv = 2, .ne3 = 1,
+      .tk = GGML_TYPE_Q8_0, .tv = GGML_TYPE_F16, .mask = MASK_WINDOW, .mask_ne2 = 1, .mask_ne3 = 1,
+      .scale = 0.0883883476f },
     { .name = "long f16 prompt", .DK = 128, .DV = 128, .n_kv = 1000, .n_batch = 32, .n_head = 2, .n_head_kv = 1, .ne3 = 1,
       .tk = GGML_TYPE_F16, .tv = GGML_TYPE_F16, .mask = MASK_CAUSAL, .mask_ne2 = 1, .mask_ne3 = 1,
       .scale = 0.0883883476f },
@@ -490,7 +503,7 @@ int main(void) {
         const struct fa_case * c = &g_cases[i];
         const bool plain_types = (c->tk == GGML_TYPE_F32 || c->tk == GGML_TYPE_F16) &&
                                  (c->tv == GGML_TYPE_F32 || c->tv == GGML_TYPE_F16);
-        if (plain_types && c->n_kv > 0 && !c->full_masked_row && !(c->mask == MASK_CAUSAL && c->n_kv < c->n_batch)) {
+        if (plain_types && c->n_kv > 0 && !c->full_masked_row && !((c->mask == MASK_CAUSAL || c->mask == MASK_WINDOW) && c->n_kv < c->n_batch)) {
             test_unfused(c, 5000 + 31*i);
         }
     }

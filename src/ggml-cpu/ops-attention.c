@@ -29,15 +29,38 @@
 #define ATTN_TILE_ROWS 32 // query rows computed together
 #define ATTN_BLOCK_MAX 64 // most keys per block of the online softmax
 
-// per-thread scratch, offsets in floats from the thread's area (each part cache-line aligned)
-struct attn_scratch {
-    size_t q;      // ATTN_TILE_ROWS x DK: the tile's query rows in F32
-    size_t acc;    // ATTN_TILE_ROWS x DV: value accumulators
-    size_t logit;  // ATTN_TILE_ROWS x block: logits, then probabilities, of a block
-    size_t kconv;  // block x DK: K rows converted to F32 (K not F32)
-    size_t vconv;  // block x DV: V rows converted to F32 (V not F32)
-    size_t total;  // floats per thread
+// How a node is cut into work, from its shapes alone (so that the rounding
+// does not depend on the number of threads).
+//
+// A tile is up to ATTN_TILE_ROWS query rows that read the same K and V head:
+// the G heads sharing a K and V head (G = 1 when K and V heads are grouped
+// differently), row rho of a group being query rho / G of head
+// group*G + rho % G. When there are fewer than ATTN_MIN_ITEMS tiles (token
+// generation), the keys are cut into chunks too, each tile's chunks are
+// computed apart, and their partial results (M, S, accumulator) combined.
+struct attn_plan {
+    int64_t G;
+    int64_t n_rows;    // G * n_batch: rows of a head group
+    int64_t n_tiles;   // tiles per head group and i3
+    int64_t n_items;   // tiles in all
+    int64_t block;     // keys per block of the online softmax
+    int64_t n_chunks;  // key chunks per tile
+    int64_t chunk_len; // keys per chunk, a multiple of block
+
+    // scratch, offsets in floats: the partial results of every (tile, chunk),
+    // then one area per thread (each part cache-line aligned)
+    size_t partial_row; // floats per row of a partial result: M, S, DV values
+    size_t partials;    // floats of all partial results (0 without chunks)
+    size_t q;           // ATTN_TILE_ROWS x DK: the tile's query rows in F32
+    size_t acc;         // ATTN_TILE_ROWS x DV: value accumulators
+    size_t logit;       // ATTN_TILE_ROWS x block: logits, then probabilities, of a block
+    size_t kconv;       // block x DK: K rows converted to F32 (K not F32)
+    size_t vconv;       // block x DV: V rows converted to F32 (V not F32)
+    size_t per_thread;  // floats per thread
 };
+
+#define ATTN_MIN_ITEMS 16  // fewer tiles than this: split the keys too
+#define ATTN_MIN_CHUNK 256 // fewest keys per chunk
 
 static size_t attn_align_floats(int64_t n) {
     const size_t line = GGML_CPU_CACHE_LINE / sizeof(float);
@@ -45,24 +68,48 @@ static size_t attn_align_floats(int64_t n) {
 }
 
 // Keys per block: a power of two from 16 to 64 such that the block's K and V
-// rows in F32 fit in about 32 KiB (L1). It depends on the shapes only, so the
-// rounding does too.
+// rows in F32 fit in about 32 KiB (L1).
 static int64_t attn_block_size(int64_t DK, int64_t DV) {
     const int64_t fit = 8192 / (DK + DV);
     return fit >= 64 ? 64 : fit >= 32 ? 32 : 16;
 }
 
-static struct attn_scratch attn_scratch_layout(const struct ggml_tensor * op) {
-    const int64_t DK = op->src[1]->ne[0];
-    const int64_t DV = op->src[2]->ne[0];
-    const int64_t nb = attn_block_size(DK, DV);
-    struct attn_scratch s = { .q = 0, .acc = 0, .logit = 0, .kconv = 0, .vconv = 0, .total = 0 };
-    s.acc   = s.q     + attn_align_floats(ATTN_TILE_ROWS * DK);
-    s.logit = s.acc   + attn_align_floats(ATTN_TILE_ROWS * DV);
-    s.kconv = s.logit + attn_align_floats(ATTN_TILE_ROWS * nb);
-    s.vconv = s.kconv + (op->src[1]->type == GGML_TYPE_F32 ? 0 : attn_align_floats(nb * DK));
-    s.total = s.vconv + (op->src[2]->type == GGML_TYPE_F32 ? 0 : attn_align_floats(nb * DV));
-    return s;
+static struct attn_plan attn_plan_make(const struct ggml_tensor * op) {
+    const struct ggml_tensor * q = op->src[0];
+    const struct ggml_tensor * k = op->src[1];
+    const struct ggml_tensor * v = op->src[2];
+    const int64_t DK   = k->ne[0];
+    const int64_t DV   = v->ne[0];
+    const int64_t n_kv = k->ne[1];
+    const int64_t rk2  = q->ne[2] / k->ne[2];
+    const int64_t rv2  = q->ne[2] / v->ne[2];
+
+    struct attn_plan p;
+    memset(&p, 0, sizeof(p));
+    p.G       = rk2 == rv2 ? rk2 : 1;
+    p.n_rows  = p.G * q->ne[1];
+    p.n_tiles = (p.n_rows + ATTN_TILE_ROWS - 1) / ATTN_TILE_ROWS;
+    p.n_items = p.n_tiles * (q->ne[2] / p.G) * q->ne[3];
+    p.block   = attn_block_size(DK, DV);
+
+    int64_t n_chunks = 1;
+    if (p.n_items < ATTN_MIN_ITEMS) {
+        n_chunks = MIN((ATTN_MIN_ITEMS + p.n_items - 1) / p.n_items, n_kv / ATTN_MIN_CHUNK);
+        n_chunks = MAX(n_chunks, 1);
+    }
+    p.chunk_len = (n_kv + n_chunks - 1) / n_chunks;
+    p.chunk_len = MAX((p.chunk_len + p.block - 1) / p.block * p.block, p.block);
+    p.n_chunks  = n_chunks == 1 ? 1 : (n_kv + p.chunk_len - 1) / p.chunk_len;
+
+    p.partial_row = (size_t)(DV + 2);
+    p.partials    = p.n_chunks == 1 ? 0 : attn_align_floats(p.n_items * p.n_chunks * ATTN_TILE_ROWS * (DV + 2));
+    p.q           = 0;
+    p.acc         = p.q     + attn_align_floats(ATTN_TILE_ROWS * DK);
+    p.logit       = p.acc   + attn_align_floats(ATTN_TILE_ROWS * DV);
+    p.kconv       = p.logit + attn_align_floats(ATTN_TILE_ROWS * p.block);
+    p.vconv       = p.kconv + (k->type == GGML_TYPE_F32 ? 0 : attn_align_floats(p.block * DK));
+    p.per_thread  = p.vconv + (v->type == GGML_TYPE_F32 ? 0 : attn_align_floats(p.block * DV));
+    return p;
 }
 
 // everything a tile needs, read once per node
@@ -74,15 +121,8 @@ struct attn_job {
     const struct ggml_tensor * sinks; // NULL: no sinks
     struct ggml_tensor * dst;
 
-    int64_t DK, DV, n_batch, n_kv, n_head, block;
+    int64_t DK, DV, n_batch, n_kv, n_head;
     int64_t rk2, rk3, rv2, rv3; // q heads (batches) per K and V head (batch)
-
-    // Tiles take their rows from the G heads that share a K and V head (G = 1
-    // when K and V heads are grouped differently): row rho of a group is
-    // query rho / G of head group*G + rho % G.
-    int64_t G;
-    int64_t n_rows;  // G * n_batch
-    int64_t n_tiles; // per group and i3
 
     float scale;        // applied to q.k (divided by softcap when softcap != 0)
     float softcap;
@@ -91,7 +131,7 @@ struct attn_job {
     uint32_t n_head_log2;
 
     bool use_ref;
-    struct attn_scratch layout;
+    struct attn_plan plan;
 };
 
 // the ALiBi slope of head h (1 without ALiBi)
@@ -120,14 +160,10 @@ static void attn_job_init(struct attn_job * job, struct ggml_tensor * dst, bool 
     job->n_batch = q->ne[1];
     job->n_kv    = k->ne[1];
     job->n_head  = q->ne[2];
-    job->block   = attn_block_size(job->DK, job->DV);
     job->rk2 = q->ne[2] / k->ne[2];
     job->rk3 = q->ne[3] / k->ne[3];
     job->rv2 = q->ne[2] / v->ne[2];
     job->rv3 = q->ne[3] / v->ne[3];
-    job->G       = job->rk2 == job->rv2 ? job->rk2 : 1;
-    job->n_rows  = job->G * job->n_batch;
-    job->n_tiles = (job->n_rows + ATTN_TILE_ROWS - 1) / ATTN_TILE_ROWS;
 
     const float scale   = ggml_get_op_params_f32(dst, 0);
     const float softcap = ggml_get_op_params_f32(dst, 2);
@@ -140,7 +176,7 @@ static void attn_job_init(struct attn_job * job, struct ggml_tensor * dst, bool 
     job->m1 = powf(2.0f, -(job->max_bias / 2.0f) / (float) job->n_head_log2);
 
     job->use_ref = use_ref;
-    job->layout  = attn_scratch_layout(dst);
+    job->plan    = attn_plan_make(dst);
 }
 
 // logit[j] = slope * mask[j] for the block's keys (0 without a mask); false if
@@ -359,38 +395,63 @@ static void attn_prefetch_rows(const struct ggml_tensor * t, int64_t i2, int64_t
     }
 }
 
-// rows [rho0, rho0 + nr) of head group grp, batch i3
-static void attn_tile(const struct attn_job * job, float * scratch, int64_t grp, int64_t i3, int64_t rho0, int64_t nr) {
+// a tile: rows [rho0, rho0 + nr) of head group grp, batch i3
+struct attn_tile {
+    int64_t grp, i3, rho0, nr;
+};
+
+static struct attn_tile attn_tile_of(const struct attn_job * job, int64_t item) {
+    const struct attn_plan * p = &job->plan;
+    const int64_t n_groups = job->n_head / p->G;
+    const int64_t t = item % p->n_tiles;
+    struct attn_tile tile = {
+        .grp  = item / p->n_tiles % n_groups,
+        .i3   = item / (p->n_tiles * n_groups),
+        .rho0 = t * ATTN_TILE_ROWS,
+        .nr   = MIN(ATTN_TILE_ROWS, p->n_rows - t * ATTN_TILE_ROWS),
+    };
+    return tile;
+}
+
+// head and query row of a tile's row r
+static int64_t attn_row_head(const struct attn_job * job, const struct attn_tile * tile, int64_t r) {
+    return tile->grp * job->plan.G + (tile->rho0 + r) % job->plan.G;
+}
+
+static int64_t attn_row_query(const struct attn_job * job, const struct attn_tile * tile, int64_t r) {
+    return (tile->rho0 + r) / job->plan.G;
+}
+
+// Runs the online softmax of a tile's rows over keys [c_begin, c_end): M[r],
+// S[r] and acc (nr x DV) start empty and end with the partial result.
+static void attn_tile_keys(const struct attn_job * job, float * scratch, const struct attn_tile * tile,
+                           int64_t c_begin, int64_t c_end, float * M, float * S) {
     const int64_t DK = job->DK;
     const int64_t DV = job->DV;
-    const int64_t nb = job->block;
+    const int64_t nb = job->plan.block;
+    const int64_t nr = tile->nr;
+    const int64_t i3 = tile->i3;
     const struct ggml_tensor * q    = job->q;
     const struct ggml_tensor * mask = job->mask;
 
-    float * qf    = scratch + job->layout.q;
-    float * acc   = scratch + job->layout.acc;
-    float * logit = scratch + job->layout.logit;
-    float * kconv = scratch + job->layout.kconv;
-    float * vconv = scratch + job->layout.vconv;
+    float * qf    = scratch + job->plan.q;
+    float * acc   = scratch + job->plan.acc;
+    float * logit = scratch + job->plan.logit;
+    float * kconv = scratch + job->plan.kconv;
+    float * vconv = scratch + job->plan.vconv;
 
     // every head of the group reads the same K and V head
-    const int64_t h0  = grp * job->G;
+    const int64_t h0  = tile->grp * job->plan.G;
     const int64_t ik2 = h0 / job->rk2, ik3 = i3 / job->rk3;
     const int64_t iv2 = h0 / job->rv2, iv3 = i3 / job->rv3;
 
-    int64_t head[ATTN_TILE_ROWS];
-    int64_t row[ATTN_TILE_ROWS];
     float slope[ATTN_TILE_ROWS];
-    float M[ATTN_TILE_ROWS];
-    float S[ATTN_TILE_ROWS];
     const ggml_fp16_t * mrow[ATTN_TILE_ROWS];
     bool live[ATTN_TILE_ROWS];
 
     for (int64_t r = 0; r < nr; r++) {
-        const int64_t h = h0 + (rho0 + r) % job->G;
-        const int64_t i = (rho0 + r) / job->G;
-        head[r]  = h;
-        row[r]   = i;
+        const int64_t h = attn_row_head(job, tile, r);
+        const int64_t i = attn_row_query(job, tile, r);
         slope[r] = attn_alibi_slope(job, h);
         M[r] = -INFINITY;
         S[r] = 0.0f;
@@ -403,8 +464,8 @@ static void attn_tile(const struct attn_job * job, float * scratch, int64_t grp,
         memset(acc + r*DV, 0, (size_t) DV * sizeof(float));
     }
 
-    for (int64_t c0 = 0; c0 < job->n_kv; c0 += nb) {
-        const int64_t nc = MIN(nb, job->n_kv - c0);
+    for (int64_t c0 = c_begin; c0 < c_end; c0 += nb) {
+        const int64_t nc = MIN(nb, c_end - c0);
 
         bool any = false;
         for (int64_t r = 0; r < nr; r++) {
@@ -417,8 +478,8 @@ static void attn_tile(const struct attn_job * job, float * scratch, int64_t grp,
 
         const struct attn_rows kb = attn_block_rows(job->k, job->use_ref, nr, ik2, ik3, c0, nc, kconv);
         const struct attn_rows vb = attn_block_rows(job->v, job->use_ref, nr, iv2, iv3, c0, nc, vconv);
-        if (c0 + nb < job->n_kv) {
-            const int64_t nn = MIN(nb, job->n_kv - c0 - nb);
+        if (c0 + nb < c_end) {
+            const int64_t nn = MIN(nb, c_end - c0 - nb);
             attn_prefetch_rows(job->k, ik2, ik3, c0 + nb, nn);
             attn_prefetch_rows(job->v, iv2, iv3, c0 + nb, nn);
             for (int64_t r = 0; r < nr && mask != NULL; r++) {
@@ -432,26 +493,90 @@ static void attn_tile(const struct attn_job * job, float * scratch, int64_t grp,
         }
         attn_tile_pv(job, logit, live, nr, nc, nb, &vb, acc);
     }
+}
 
-    for (int64_t r = 0; r < nr; r++) {
-        if (job->sinks != NULL) {
-            // the sink is one more logit, with a zero value row
-            const float s = *(const float *)((const char *) job->sinks->data + head[r]*job->sinks->nb[0]);
-            if (s > M[r]) {
-                const float ms = expf(M[r] - s);
-                ggml_vec_scale_f32_ref(DV, acc + r*DV, ms);
-                S[r] = S[r]*ms + 1.0f;
-                M[r] = s;
+// adds the head's sink to a row's softmax, normalises it and stores it
+static void attn_row_finish(const struct attn_job * job, const struct attn_tile * tile, int64_t r,
+                            float * acc, float M, float S) {
+    const int64_t DV = job->DV;
+    const int64_t h  = attn_row_head(job, tile, r);
+    if (job->sinks != NULL) {
+        // the sink is one more logit, with a zero value row
+        const float s = *(const float *)((const char *) job->sinks->data + h*job->sinks->nb[0]);
+        if (s > M) {
+            const float ms = expf(M - s);
+            ggml_vec_scale_f32_ref(DV, acc, ms);
+            S = S*ms + 1.0f;
+        } else {
+            S += expf(s - M);
+        }
+    }
+    const float inv = S == 0.0f ? 0.0f : 1.0f / S;
+    float * out = (float *)((char *) job->dst->data + h*job->dst->nb[1] + attn_row_query(job, tile, r)*job->dst->nb[2] +
+                            tile->i3*job->dst->nb[3]);
+    for (int64_t d = 0; d < DV; d++) {
+        out[d] = acc[d] * inv;
+    }
+}
+
+// the whole tile, all keys
+static void attn_tile_compute(const struct attn_job * job, float * scratch, int64_t item) {
+    const struct attn_tile tile = attn_tile_of(job, item);
+    float M[ATTN_TILE_ROWS];
+    float S[ATTN_TILE_ROWS];
+    attn_tile_keys(job, scratch, &tile, 0, job->n_kv, M, S);
+    for (int64_t r = 0; r < tile.nr; r++) {
+        attn_row_finish(job, &tile, r, scratch + job->plan.acc + r*job->DV, M[r], S[r]);
+    }
+}
+
+// partial result of chunk c of a tile: per row M, S and the DV accumulators
+static float * attn_partial(const struct attn_job * job, float * partials, int64_t item, int64_t c, int64_t r) {
+    const struct attn_plan * p = &job->plan;
+    return partials + ((item*p->n_chunks + c)*ATTN_TILE_ROWS + r)*p->partial_row;
+}
+
+static void attn_chunk_compute(const struct attn_job * job, float * scratch, float * partials, int64_t item, int64_t c) {
+    const struct attn_tile tile = attn_tile_of(job, item);
+    const int64_t c_begin = c * job->plan.chunk_len;
+    const int64_t c_end   = MIN(job->n_kv, c_begin + job->plan.chunk_len);
+    float M[ATTN_TILE_ROWS];
+    float S[ATTN_TILE_ROWS];
+    attn_tile_keys(job, scratch, &tile, c_begin, c_end, M, S);
+    for (int64_t r = 0; r < tile.nr; r++) {
+        float * part = attn_partial(job, partials, item, c, r);
+        part[0] = M[r];
+        part[1] = S[r];
+        memcpy(part + 2, scratch + job->plan.acc + r*job->DV, (size_t) job->DV * sizeof(float));
+    }
+}
+
+// combines a tile's chunks in their order: each scaled by exp(M_c - M)
+static void attn_chunks_combine(const struct attn_job * job, float * scratch, float * partials, int64_t item) {
+    const struct attn_tile tile = attn_tile_of(job, item);
+    const int64_t DV = job->DV;
+    float * acc = scratch + job->plan.acc;
+    for (int64_t r = 0; r < tile.nr; r++) {
+        float M = -INFINITY;
+        for (int64_t c = 0; c < job->plan.n_chunks; c++) {
+            M = MAX(M, attn_partial(job, partials, item, c, r)[0]);
+        }
+        float S = 0.0f;
+        memset(acc, 0, (size_t) DV * sizeof(float));
+        for (int64_t c = 0; c < job->plan.n_chunks && M != -INFINITY; c++) {
+            const float * part = attn_partial(job, partials, item, c, r);
+            if (part[0] == -INFINITY) {
+                continue; // every key of the chunk masked
+            }
+            const float w = expf(part[0] - M);
+            S += w * part[1];
+            if (job->use_ref) {
+                ggml_vec_mad_f32_ref(DV, acc, part + 2, w);
             } else {
-                S[r] += expf(s - M[r]);
+                ggml_vec_mad_f32(DV, acc, part + 2, w);
             }
         }
-        const float inv = S[r] == 0.0f ? 0.0f : 1.0f / S[r];
-        float * out = (float *)((char *) job->dst->data + head[r]*job->dst->nb[1] + row[r]*job->dst->nb[2] +
-                                i3*job->dst->nb[3]);
-        for (int64_t d = 0; d < DV; d++) {
-            out[d] = acc[r*DV + d] * inv;
-        }
+        attn_row_finish(job, &tile, r, acc, M, S);
     }
 }
 
@@ -462,24 +587,32 @@ static void forward_flash_attn_ext(const struct ggml_compute_params * params, st
 
     struct attn_job job;
     attn_job_init(&job, dst, params->use_ref);
+    const struct attn_plan * p = &job.plan;
 
-    GGML_ASSERT(params->wsize >= (size_t) params->nth * job.layout.total * sizeof(float));
-    float * scratch = (float *) params->wdata + (size_t) params->ith * job.layout.total;
+    GGML_ASSERT(params->wsize >= (p->partials + (size_t) params->nth * p->per_thread) * sizeof(float));
+    float * partials = (float *) params->wdata;
+    float * scratch  = partials + p->partials + (size_t) params->ith * p->per_thread;
 
-    // tiles in the order (i3, head group, rows): consecutive tiles share K/V
-    const int64_t n_groups = job.n_head / job.G;
-    const int64_t n_items  = job.n_tiles * n_groups * dst->ne[3];
-    for (int64_t it = ggml_cpu_next_chunk(params); it < n_items; it = ggml_cpu_next_chunk(params)) {
-        const int64_t t    = it % job.n_tiles;
-        const int64_t grp  = it / job.n_tiles % n_groups;
-        const int64_t i3   = it / (job.n_tiles * n_groups);
-        const int64_t rho0 = t * ATTN_TILE_ROWS;
-        attn_tile(&job, scratch, grp, i3, rho0, MIN(ATTN_TILE_ROWS, job.n_rows - rho0));
+    // items in the order (i3, head group, rows[, chunk]): consecutive items share K/V
+    if (p->n_chunks == 1) {
+        for (int64_t it = ggml_cpu_next_chunk(params); it < p->n_items; it = ggml_cpu_next_chunk(params)) {
+            attn_tile_compute(&job, scratch, it);
+        }
+        return;
+    }
+    for (int64_t it = ggml_cpu_next_chunk(params); it < p->n_items * p->n_chunks; it = ggml_cpu_next_chunk(params)) {
+        attn_chunk_compute(&job, scratch, partials, it / p->n_chunks, it % p->n_chunks);
+    }
+    ggml_cpu_barrier(params->threadpool);
+    // (the chunk counter is not reset by a barrier of one thread: split statically)
+    for (int64_t it = params->ith; it < p->n_items; it += params->nth) {
+        attn_chunks_combine(&job, scratch, partials, it);
     }
 }
 
 static size_t work_size_flash_attn_ext(const struct ggml_tensor * op, int n_threads) {
-    return (size_t) n_threads * attn_scratch_layout(op).total * sizeof(float);
+    const struct attn_plan p = attn_plan_make(op);
+    return (p.partials + (size_t) n_threads * p.per_thread) * sizeof(float);
 }
 
 static bool attn_kv_type_supported(enum ggml_type type) {
