@@ -26,8 +26,10 @@
 
 #include "attention-vec.h"
 
-#define ATTN_TILE_ROWS 32 // query rows computed together
-#define ATTN_BLOCK_MAX 64 // most keys per block of the online softmax
+#define ATTN_TILE_ROWS 32  // query rows computed together
+#define ATTN_BLOCK_MAX 64  // most keys per block of the online softmax
+#define ATTN_MIN_ITEMS 16  // fewer tiles than this: split the keys too
+#define ATTN_MIN_CHUNK 256 // fewest keys per chunk
 
 // How a node is cut into work, from its shapes alone (so that the rounding
 // does not depend on the number of threads).
@@ -58,9 +60,6 @@ struct attn_plan {
     size_t vconv;       // block x DV: V rows converted to F32 (V not F32)
     size_t per_thread;  // floats per thread
 };
-
-#define ATTN_MIN_ITEMS 16  // fewer tiles than this: split the keys too
-#define ATTN_MIN_CHUNK 256 // fewest keys per chunk
 
 static size_t attn_align_floats(int64_t n) {
     const size_t line = GGML_CPU_CACHE_LINE / sizeof(float);
@@ -93,7 +92,7 @@ static struct attn_plan attn_plan_make(const struct ggml_tensor * op) {
     p.block   = attn_block_size(DK, DV);
 
     int64_t n_chunks = 1;
-    if (p.n_items < ATTN_MIN_ITEMS) {
+    if (p.n_items > 0 && p.n_items < ATTN_MIN_ITEMS) {
         n_chunks = MIN((ATTN_MIN_ITEMS + p.n_items - 1) / p.n_items, n_kv / ATTN_MIN_CHUNK);
         n_chunks = MAX(n_chunks, 1);
     }
@@ -186,15 +185,20 @@ static bool attn_block_mask(const struct attn_job * job, const ggml_fp16_t * mro
         memset(logit, 0, (size_t) nc * sizeof(float));
         return true;
     }
+    float max;
     if (job->use_ref) {
         ggml_vec_fp16_to_fp32_ref(nc, mrow, logit);
+        if (slope != 1.0f) {
+            ggml_vec_scale_f32_ref(nc, logit, slope);
+        }
+        max = ggml_vec_max_f32_ref(nc, logit);
     } else {
         ggml_vec_fp16_to_fp32(nc, mrow, logit);
+        if (slope != 1.0f) {
+            ggml_vec_scale_f32(nc, logit, slope);
+        }
+        max = ggml_vec_max_f32(nc, logit);
     }
-    if (slope != 1.0f) {
-        ggml_vec_scale_f32_ref(nc, logit, slope);
-    }
-    const float max = job->use_ref ? ggml_vec_max_f32_ref(nc, logit) : ggml_vec_max_f32(nc, logit);
     return max != -INFINITY;
 }
 
@@ -316,8 +320,8 @@ static bool attn_block_softmax(const struct attn_job * job, float * logit, int64
 }
 
 // acc_r += sum_j p_r[j] v_j over the block's nc keys (p_r at p + r*nb) for the
-// tile's rows with live[r]; V rows with
-// p_r[j] == 0 (masked keys) are not read for that row
+// tile's rows with live[r], two rows at a time where both are live; a V row
+// with p_r[j] == 0 (masked key) is not read for row r
 static void attn_tile_pv(const struct attn_job * job, const float * p, const bool * live, int64_t nr, int64_t nc,
                          int64_t nb, const struct attn_rows * v, float * acc) {
     const int64_t DV = job->DV;
@@ -373,9 +377,9 @@ static struct attn_rows attn_block_rows(const struct ggml_tensor * t, bool use_r
     return (struct attn_rows) { .base = (const char *) conv, .stride = (size_t) n * sizeof(float), .f16 = false };
 }
 
-// Asks for rows [c0, c0 + nc) of K or V to be brought into the cache while
-// the current block is computed: the rows of a block (and the tile's mask
-// rows) are read in short bursts, too short for the hardware prefetchers.
+// Asks for [p, p + size) to be brought into the cache while the current block
+// is computed: the next block's K and V rows (and the tile's mask rows) are
+// read in bursts too short for the hardware prefetchers to ramp up.
 static void attn_prefetch(const void * p, size_t size) {
 #if defined(__GNUC__) || defined(__clang__)
     for (size_t off = 0; off < size; off += GGML_CPU_CACHE_LINE) {
@@ -387,6 +391,7 @@ static void attn_prefetch(const void * p, size_t size) {
 #endif
 }
 
+// rows [c0, c0 + nc) of K or V for head (i2, i3)
 static void attn_prefetch_rows(const struct ggml_tensor * t, int64_t i2, int64_t i3, int64_t c0, int64_t nc) {
     const size_t row = ggml_row_size(t->type, t->ne[0]);
     const char * base = (const char *) t->data + c0*t->nb[1] + i2*t->nb[2] + i3*t->nb[3];
