@@ -352,14 +352,19 @@ static void attn_tile_pv(const struct attn_job * job, const float * p, const boo
     }
 }
 
-// Rows [c0, c0 + nc) of K or V for head (i2, i3). F32 rows are used in
-// place, and so are F16 rows for a tile of one query row; otherwise the rows
-// are converted to F32 into conv once for all rows of the tile.
+// F32 rows of K or V are used in place, and so are F16 rows for a tile of
+// one query row; otherwise a block's rows are converted to F32 once for all
+// rows of the tile.
+static bool attn_rows_in_place(const struct ggml_tensor * t, int64_t nr) {
+    return t->type == GGML_TYPE_F32 || (t->type == GGML_TYPE_F16 && nr == 1);
+}
+
+// rows [c0, c0 + nc) of K or V for head (i2, i3), in place or converted into conv
 static struct attn_rows attn_block_rows(const struct ggml_tensor * t, bool use_ref, int64_t nr, int64_t i2, int64_t i3,
                                         int64_t c0, int64_t nc, float * conv) {
     const int64_t n = t->ne[0];
     const char * base = (const char *) t->data + c0*t->nb[1] + i2*t->nb[2] + i3*t->nb[3];
-    if (t->type == GGML_TYPE_F32 || (t->type == GGML_TYPE_F16 && nr == 1)) {
+    if (attn_rows_in_place(t, nr)) {
         return (struct attn_rows) { .base = base, .stride = t->nb[1], .f16 = t->type == GGML_TYPE_F16 };
     }
     for (int64_t j = 0; j < nc; j++) {
@@ -486,7 +491,10 @@ static void attn_tile_keys(const struct attn_job * job, float * scratch, const s
         if (c0 + nb < c_end) {
             const int64_t nn = MIN(nb, c_end - c0 - nb);
             attn_prefetch_rows(job->k, ik2, ik3, c0 + nb, nn);
-            attn_prefetch_rows(job->v, iv2, iv3, c0 + nb, nn);
+            if (!attn_rows_in_place(job->v, nr)) {
+                // (V rows read in place stream better without: measured)
+                attn_prefetch_rows(job->v, iv2, iv3, c0 + nb, nn);
+            }
             for (int64_t r = 0; r < nr && mask != NULL; r++) {
                 attn_prefetch(mrow[r] + c0 + nb, (size_t) nn * sizeof(ggml_fp16_t));
             }
