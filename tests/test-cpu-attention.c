@@ -435,6 +435,63 @@ static void test_unfused(const struct fa_case * c, uint64_t seed) {
     ggml_free(ctx);
 }
 
+// Two attention nodes in one graph (the second reading the first's output as
+// its q), computed with 1, 2 and 3 threads: each node must do all its work
+// whatever the previous node did with the shared work counter, and the chunked
+// path (few tiles, many keys) synchronises its threads inside the node.
+static void test_two_nodes(void) {
+    const struct fa_case c = {
+        .name = "two nodes", .DK = 64, .DV = 64, .n_kv = 600, .n_batch = 2, .n_head = 2, .n_head_kv = 1, .ne3 = 1,
+        .tk = GGML_TYPE_F16, .tv = GGML_TYPE_F16, .mask = MASK_NONE, .mask_ne2 = 1, .mask_ne3 = 1, .scale = 0.125f,
+    };
+    struct ggml_context * ctx = tt_ctx_new(16);
+    const struct fa_graph g = build_case(ctx, &c, 77);
+    // out [DV, n_head, n_batch] permuted back to a q of [DK, n_batch, n_head]
+    struct ggml_tensor * q2   = ggml_permute(ctx, g.out, 0, 2, 1, 3);
+    struct ggml_tensor * out2 = ggml_flash_attn_ext(ctx, q2, g.k, g.v, NULL, c.scale, 0.0f, 0.0f);
+    ggml_flash_attn_ext_set_prec(out2, GGML_PREC_F32);
+
+    // the second node's reference, from the first node's reference output
+    double * ref1 = reference(&c, &g);
+    for (int n_threads = 1; n_threads <= 3; n_threads++) {
+        struct ggml_cgraph * gf = ggml_new_graph(ctx);
+        ggml_build_forward_expand(gf, out2);
+        CHECK(ggml_graph_compute_with_ctx(ctx, gf, n_threads) == GGML_STATUS_SUCCESS);
+        double worst1 = 0.0, worst2 = 0.0;
+        for (int64_t i = 0; i < c.n_batch; i++)
+        for (int64_t h = 0; h < c.n_head; h++) {
+            for (int64_t d = 0; d < c.DV; d++) {
+                const double e = fabs(tt_get(g.out, d, h, i, 0) - ref1[(i*c.n_head + h)*c.DV + d]);
+                worst1 = e > worst1 || isnan(e) ? e : worst1;
+            }
+            // softmax(scale * q2 . k) v with q2 the node 1 output row (i, h)
+            double logit[600], M = -INFINITY, sum = 0.0;
+            for (int64_t j = 0; j < c.n_kv; j++) {
+                double s = 0.0;
+                for (int64_t d = 0; d < c.DK; d++) {
+                    s += ref1[(i*c.n_head + h)*c.DV + d] * tt_get(g.k, d, j, 0, 0);
+                }
+                logit[j] = c.scale * s;
+                M = logit[j] > M ? logit[j] : M;
+            }
+            for (int64_t j = 0; j < c.n_kv; j++) {
+                sum += exp(logit[j] - M);
+            }
+            for (int64_t d = 0; d < c.DV; d++) {
+                double o = 0.0;
+                for (int64_t j = 0; j < c.n_kv; j++) {
+                    o += exp(logit[j] - M) * tt_get(g.v, d, j, 0, 0);
+                }
+                const double e = fabs(tt_get(out2, d, h, i, 0) - o / sum);
+                worst2 = e > worst2 || isnan(e) ? e : worst2;
+            }
+        }
+        CHECK_MSG(worst1 <= 1e-5 && worst2 <= 1e-5, "two nodes, %d threads: errors %.3g and %.3g", n_threads, worst1, worst2);
+    }
+    free(ref1);
+    ggml_free(ctx);
+}
+
 // what the backend reports it can compute
 static void test_supports(void) {
     ggml_backend_dev_t dev = ggml_backend_reg_dev_get(ggml_backend_cpu_reg(), 0);
@@ -493,6 +550,7 @@ static void test_supports(void) {
 
 int main(void) {
     test_supports();
+    test_two_nodes();
     for (size_t i = 0; i < sizeof(g_cases) / sizeof(g_cases[0]); i++) {
         run_case(&g_cases[i], 1000 + 17*i);
     }

@@ -617,8 +617,7 @@ static void forward_flash_attn_ext(const struct ggml_compute_params * params, st
         attn_chunk_compute(&job, scratch, partials, it / p->n_chunks, it % p->n_chunks);
     }
     ggml_cpu_barrier(params->threadpool);
-    // (the chunk counter is not reset by a barrier of one thread: split statically)
-    for (int64_t it = params->ith; it < p->n_items; it += params->nth) {
+    for (int64_t it = ggml_cpu_next_chunk(params); it < p->n_items; it = ggml_cpu_next_chunk(params)) {
         attn_chunks_combine(&job, scratch, partials, it);
     }
 }
