@@ -7,6 +7,7 @@
 // accumulated in double.
 
 #include "vec.h"
+#include "vec-math.h"
 #include "row-iter.h"
 
 static size_t pad_to_cache_line(size_t bytes) {
@@ -177,6 +178,30 @@ struct alibi {
     float    m1;
 };
 
+// y[i] = exp(x[i] - max) (y may be x); returns the sum of the y[i] in double
+static double soft_max_exp_row(int64_t n, float * y, const float * x, float max, bool use_ref) {
+#if defined(GGML_VF_WIDTH)
+    if (!use_ref) {
+        const ggml_vf mv = ggml_vf_set1(max);
+        int64_t i = 0;
+        for (; i + GGML_VF_WIDTH <= n; i += GGML_VF_WIDTH) {
+            ggml_vf_store(y + i, ggml_vf_exp(ggml_vf_sub(ggml_vf_load(x + i), mv)));
+        }
+        if (i < n) {
+            const int m = (int)(n - i);
+            ggml_vf_store_part(y + i, ggml_vf_exp(ggml_vf_sub(ggml_vf_load_part(x + i, m), mv)), m);
+        }
+        return ggml_vec_sum_f32(n, y);
+    }
+#endif
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        y[i] = expf(x[i] - max);
+        sum += (double) y[i];
+    }
+    return sum;
+}
+
 static struct alibi alibi_init(float max_bias, int64_t n_head) {
     const uint32_t n_head_log2 = 1u << (uint32_t) floor(log2((double) n_head));
     struct alibi a = {
@@ -247,7 +272,7 @@ static void forward_soft_max(const struct ggml_compute_params * params, struct g
             continue;
         }
 
-        double sum = use_ref ? ggml_vec_soft_max_f32_ref(n, y, y, max) : ggml_vec_soft_max_f32(n, y, y, max);
+        double sum = soft_max_exp_row(n, y, y, max, use_ref);
         if (sinks != NULL) {
             sum += (double) expf(sink - max);
         }

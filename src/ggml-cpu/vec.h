@@ -26,12 +26,6 @@
 extern "C" {
 #endif
 
-// constants of the vector exp approximations: ln2 = LN2_HI + LN2_LO, where
-// LN2_HI has 16 trailing zero bits so that n*LN2_HI is exact for |n| < 2^16
-#define GGML_VEC_EXP_LOG2E  1.44269504088896341f
-#define GGML_VEC_EXP_LN2_HI 0.693145751953125f
-#define GGML_VEC_EXP_LN2_LO 1.42860682030941723212e-6f
-
 //
 // scalar reference paths
 //
@@ -92,16 +86,6 @@ static inline double ggml_vec_sumsq_f32_ref(int64_t n, const float * x) {
     double sum = 0.0;
     for (int64_t i = 0; i < n; i++) {
         sum += (double) x[i] * (double) x[i];
-    }
-    return sum;
-}
-
-// y[i] = exp(x[i] - max); returns the sum of the y[i], accumulated in double
-static inline double ggml_vec_soft_max_f32_ref(int64_t n, float * y, const float * x, float max) {
-    double sum = 0.0;
-    for (int64_t i = 0; i < n; i++) {
-        y[i] = expf(x[i] - max);
-        sum += (double) y[i];
     }
     return sum;
 }
@@ -247,41 +231,36 @@ static inline void ggml_vec_fp32_to_fp16(int64_t n, const float * GGML_RESTRICT 
     }
 }
 
-// exp(x) on 16 lanes, within 2 ulp of the correctly rounded result for every
-// input (tests/test-cpu-norm.c checks this). Range reduction x = n*ln2 + r with
-// |r| <= ln2/2 (ln2 split in two so that n*ln2_hi is exact), e^r by its Taylor
-// polynomial to degree 7 (truncation error below 6e-9 relative), and 2^n applied
-// in two steps so that results near overflow and subnormal results are right.
-// x > 89 gives +inf, x < -104 gives the smallest subnormal or 0, NaN stays NaN.
-static inline __m512 ggml_v512_exp(__m512 x) {
-    x = _mm512_min_ps(_mm512_set1_ps(89.0f), x);   // the second operand is returned for NaN: NaN passes
-    x = _mm512_max_ps(_mm512_set1_ps(-104.0f), x);
-    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(GGML_VEC_EXP_LOG2E)),
-                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(GGML_VEC_EXP_LN2_HI), x);
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(GGML_VEC_EXP_LN2_LO), r);
-    __m512 p = _mm512_set1_ps(1.0f/5040.0f);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f/720.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f/120.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f/24.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f/6.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    const __m512i ni = _mm512_cvtps_epi32(n);
-    const __m512i n1 = _mm512_srai_epi32(ni, 1);
-    const __m512i n2 = _mm512_sub_epi32(ni, n1);
-    const __m512i bias = _mm512_set1_epi32(127);
-    const __m512 s1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n1, bias), 23));
-    const __m512 s2 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n2, bias), 23));
-    return _mm512_mul_ps(_mm512_mul_ps(p, s1), s2);
+// bf16 is the high half of an fp32: widen and shift
+static inline void ggml_vec_bf16_to_fp32(int64_t n, const ggml_bf16_t * GGML_RESTRICT x, float * GGML_RESTRICT y) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(x + i)));
+        _mm512_storeu_ps(y + i, _mm512_castsi512_ps(_mm512_slli_epi32(w, 16)));
+    }
+    for (; i < n; i++) {
+        y[i] = ggml_compute_bf16_to_fp32(x[i]);
+    }
 }
 
-static inline __m512d ggml_v512_add_ps_as_pd(__m512d acc, __m512 v) {
-    acc = _mm512_add_pd(acc, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
-    return _mm512_add_pd(acc, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
+// round to nearest even as ggml_compute_fp32_to_bf16, NaNs made quiet
+static inline void ggml_vec_fp32_to_bf16(int64_t n, const float * GGML_RESTRICT x, ggml_bf16_t * GGML_RESTRICT y) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m512    f   = _mm512_loadu_ps(x + i);
+        const __m512i   u   = _mm512_castps_si512(f);
+        const __m512i   lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+        const __m512i   rnd = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff))), 16);
+        const __m512i   nan = _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(64));
+        const __mmask16 isn = _mm512_cmp_ps_mask(f, f, _CMP_UNORD_Q);
+        _mm256_storeu_si256((__m256i *)(y + i), _mm512_cvtepi32_epi16(_mm512_mask_blend_epi32(isn, rnd, nan)));
+    }
+    for (; i < n; i++) {
+        y[i] = ggml_compute_fp32_to_bf16(x[i]);
+    }
 }
 
+// sums accumulated in double: rows can be long (reductions over 10^5 values)
 static inline double ggml_vec_sum_f32(int64_t n, const float * x) {
     __m512d a0 = _mm512_setzero_pd(), a1 = _mm512_setzero_pd();
     int64_t i = 0;
@@ -311,64 +290,6 @@ static inline double ggml_vec_sumsq_f32(int64_t n, const float * x) {
         a0 = _mm512_fmadd_pd(v, v, a0);
     }
     return _mm512_reduce_add_pd(_mm512_add_pd(a0, a1));
-}
-
-static inline double ggml_vec_soft_max_f32(int64_t n, float * y, const float * x, float max) {
-    const __m512 mv = _mm512_set1_ps(max);
-    __m512d acc = _mm512_setzero_pd();
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        const __m512 e = ggml_v512_exp(_mm512_sub_ps(_mm512_loadu_ps(x + i), mv));
-        _mm512_storeu_ps(y + i, e);
-        acc = ggml_v512_add_ps_as_pd(acc, e);
-    }
-    if (i < n) {
-        const __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
-        const __m512 e = _mm512_maskz_mov_ps(m, ggml_v512_exp(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), mv)));
-        _mm512_mask_storeu_ps(y + i, m, e);
-        acc = ggml_v512_add_ps_as_pd(acc, e);
-    }
-    return _mm512_reduce_add_pd(acc);
-}
-
-static inline void ggml_vec_exp_f32(int64_t n, float * y, const float * x) {
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        _mm512_storeu_ps(y + i, ggml_v512_exp(_mm512_loadu_ps(x + i)));
-    }
-    if (i < n) {
-        const __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
-        _mm512_mask_storeu_ps(y + i, m, ggml_v512_exp(_mm512_maskz_loadu_ps(m, x + i)));
-    }
-}
-
-// bf16 is the high half of an fp32: widen and shift
-static inline void ggml_vec_bf16_to_fp32(int64_t n, const ggml_bf16_t * GGML_RESTRICT x, float * GGML_RESTRICT y) {
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        const __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(x + i)));
-        _mm512_storeu_ps(y + i, _mm512_castsi512_ps(_mm512_slli_epi32(w, 16)));
-    }
-    for (; i < n; i++) {
-        y[i] = ggml_compute_bf16_to_fp32(x[i]);
-    }
-}
-
-// round to nearest even as ggml_compute_fp32_to_bf16, NaNs made quiet
-static inline void ggml_vec_fp32_to_bf16(int64_t n, const float * GGML_RESTRICT x, ggml_bf16_t * GGML_RESTRICT y) {
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        const __m512    f   = _mm512_loadu_ps(x + i);
-        const __m512i   u   = _mm512_castps_si512(f);
-        const __m512i   lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
-        const __m512i   rnd = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff))), 16);
-        const __m512i   nan = _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(64));
-        const __mmask16 isn = _mm512_cmp_ps_mask(f, f, _CMP_UNORD_Q);
-        _mm256_storeu_si256((__m256i *)(y + i), _mm512_cvtepi32_epi16(_mm512_mask_blend_epi32(isn, rnd, nan)));
-    }
-    for (; i < n; i++) {
-        y[i] = ggml_compute_fp32_to_bf16(x[i]);
-    }
 }
 
 #elif defined(GGML_VEC_AVX2)
@@ -489,34 +410,33 @@ static inline void ggml_vec_fp32_to_fp16(int64_t n, const float * GGML_RESTRICT 
     }
 }
 
-// exp(x) on 8 lanes: the method and accuracy of ggml_v512_exp
-static inline __m256 ggml_v256_exp(__m256 x) {
-    x = _mm256_min_ps(_mm256_set1_ps(89.0f), x);   // the second operand is returned for NaN: NaN passes
-    x = _mm256_max_ps(_mm256_set1_ps(-104.0f), x);
-    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(GGML_VEC_EXP_LOG2E)),
-                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(GGML_VEC_EXP_LN2_HI), x);
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(GGML_VEC_EXP_LN2_LO), r);
-    __m256 p = _mm256_set1_ps(1.0f/5040.0f);
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f/720.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f/120.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f/24.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f/6.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-    const __m256i ni = _mm256_cvtps_epi32(n);
-    const __m256i n1 = _mm256_srai_epi32(ni, 1);
-    const __m256i n2 = _mm256_sub_epi32(ni, n1);
-    const __m256i bias = _mm256_set1_epi32(127);
-    const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
-    const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
-    return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+static inline void ggml_vec_bf16_to_fp32(int64_t n, const ggml_bf16_t * GGML_RESTRICT x, float * GGML_RESTRICT y) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(x + i)));
+        _mm256_storeu_ps(y + i, _mm256_castsi256_ps(_mm256_slli_epi32(w, 16)));
+    }
+    for (; i < n; i++) {
+        y[i] = ggml_compute_bf16_to_fp32(x[i]);
+    }
 }
 
-static inline __m256d ggml_v256_add_ps_as_pd(__m256d acc, __m256 v) {
-    acc = _mm256_add_pd(acc, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
-    return _mm256_add_pd(acc, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
+static inline void ggml_vec_fp32_to_bf16(int64_t n, const float * GGML_RESTRICT x, ggml_bf16_t * GGML_RESTRICT y) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256  f   = _mm256_loadu_ps(x + i);
+        const __m256i u   = _mm256_castps_si256(f);
+        const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+        const __m256i rnd = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))), 16);
+        const __m256i nan = _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(64));
+        const __m256i r   = _mm256_blendv_epi8(rnd, nan, _mm256_castps_si256(_mm256_cmp_ps(f, f, _CMP_UNORD_Q)));
+        // every lane holds a value below 2^16: the unsigned saturating pack keeps it
+        const __m256i p   = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08);
+        _mm_storeu_si128((__m128i *)(y + i), _mm256_castsi256_si128(p));
+    }
+    for (; i < n; i++) {
+        y[i] = ggml_compute_fp32_to_bf16(x[i]);
+    }
 }
 
 static inline double ggml_v256_hsum_pd(__m256d v) {
@@ -525,6 +445,7 @@ static inline double ggml_v256_hsum_pd(__m256d v) {
     return _mm_cvtsd_f64(s);
 }
 
+// sums accumulated in double: rows can be long (reductions over 10^5 values)
 static inline double ggml_vec_sum_f32(int64_t n, const float * x) {
     __m256d a0 = _mm256_setzero_pd(), a1 = _mm256_setzero_pd();
     int64_t i = 0;
@@ -553,62 +474,6 @@ static inline double ggml_vec_sumsq_f32(int64_t n, const float * x) {
         sum += (double) x[i] * (double) x[i];
     }
     return sum;
-}
-
-static inline double ggml_vec_soft_max_f32(int64_t n, float * y, const float * x, float max) {
-    const __m256 mv = _mm256_set1_ps(max);
-    __m256d acc = _mm256_setzero_pd();
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        const __m256 e = ggml_v256_exp(_mm256_sub_ps(_mm256_loadu_ps(x + i), mv));
-        _mm256_storeu_ps(y + i, e);
-        acc = ggml_v256_add_ps_as_pd(acc, e);
-    }
-    double sum = ggml_v256_hsum_pd(acc);
-    for (; i < n; i++) {
-        y[i] = expf(x[i] - max);
-        sum += (double) y[i];
-    }
-    return sum;
-}
-
-static inline void ggml_vec_exp_f32(int64_t n, float * y, const float * x) {
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        _mm256_storeu_ps(y + i, ggml_v256_exp(_mm256_loadu_ps(x + i)));
-    }
-    for (; i < n; i++) {
-        y[i] = expf(x[i]);
-    }
-}
-
-static inline void ggml_vec_bf16_to_fp32(int64_t n, const ggml_bf16_t * GGML_RESTRICT x, float * GGML_RESTRICT y) {
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(x + i)));
-        _mm256_storeu_ps(y + i, _mm256_castsi256_ps(_mm256_slli_epi32(w, 16)));
-    }
-    for (; i < n; i++) {
-        y[i] = ggml_compute_bf16_to_fp32(x[i]);
-    }
-}
-
-static inline void ggml_vec_fp32_to_bf16(int64_t n, const float * GGML_RESTRICT x, ggml_bf16_t * GGML_RESTRICT y) {
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        const __m256  f   = _mm256_loadu_ps(x + i);
-        const __m256i u   = _mm256_castps_si256(f);
-        const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
-        const __m256i rnd = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))), 16);
-        const __m256i nan = _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(64));
-        const __m256i r   = _mm256_blendv_epi8(rnd, nan, _mm256_castps_si256(_mm256_cmp_ps(f, f, _CMP_UNORD_Q)));
-        // every lane holds a value below 2^16: the unsigned saturating pack keeps it
-        const __m256i p   = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08);
-        _mm_storeu_si128((__m128i *)(y + i), _mm256_castsi256_si128(p));
-    }
-    for (; i < n; i++) {
-        y[i] = ggml_compute_fp32_to_bf16(x[i]);
-    }
 }
 
 #else // portable
@@ -656,30 +521,20 @@ static inline void ggml_vec_fp32_to_fp16(int64_t n, const float * GGML_RESTRICT 
     ggml_vec_fp32_to_fp16_ref(n, x, y);
 }
 
-static inline double ggml_vec_sum_f32(int64_t n, const float * x) {
-    return ggml_vec_sum_f32_ref(n, x);
-}
-
-static inline double ggml_vec_sumsq_f32(int64_t n, const float * x) {
-    return ggml_vec_sumsq_f32_ref(n, x);
-}
-
-static inline double ggml_vec_soft_max_f32(int64_t n, float * y, const float * x, float max) {
-    return ggml_vec_soft_max_f32_ref(n, y, x, max);
-}
-
-static inline void ggml_vec_exp_f32(int64_t n, float * y, const float * x) {
-    for (int64_t i = 0; i < n; i++) {
-        y[i] = expf(x[i]);
-    }
-}
-
 static inline void ggml_vec_bf16_to_fp32(int64_t n, const ggml_bf16_t * GGML_RESTRICT x, float * GGML_RESTRICT y) {
     ggml_vec_bf16_to_fp32_ref(n, x, y);
 }
 
 static inline void ggml_vec_fp32_to_bf16(int64_t n, const float * GGML_RESTRICT x, ggml_bf16_t * GGML_RESTRICT y) {
     ggml_vec_fp32_to_bf16_ref(n, x, y);
+}
+
+static inline double ggml_vec_sum_f32(int64_t n, const float * x) {
+    return ggml_vec_sum_f32_ref(n, x);
+}
+
+static inline double ggml_vec_sumsq_f32(int64_t n, const float * x) {
+    return ggml_vec_sumsq_f32_ref(n, x);
 }
 
 #endif
