@@ -193,6 +193,8 @@ static double soft_max_exp_row(int64_t n, float * y, const float * x, float max,
         }
         return ggml_vec_sum_f32(n, y);
     }
+#else
+    (void) use_ref; // the scalar loop is the only path
 #endif
     double sum = 0.0;
     for (int64_t i = 0; i < n; i++) {
