@@ -48,6 +48,16 @@ static bool is_affine(enum ggml_type t) {
 // computing
 //
 
+// room for a few tensors and the graphs of run_all besides the data
+#define CTX_OVERHEAD (16*ggml_tensor_overhead() + 6*ggml_graph_overhead() + 4096)
+
+static struct ggml_context * ctx_new(size_t bytes) {
+    struct ggml_init_params ip = { bytes, NULL, false };
+    struct ggml_context * ctx = ggml_init(ip);
+    CHECK(ctx != NULL);
+    return ctx;
+}
+
 // pools of 1, 2 and 3 threads, made once (workers sleep between graphs: 3
 // threads may share 2 cores)
 static struct ggml_threadpool * g_pools[4];
@@ -91,7 +101,7 @@ static float * run(struct ggml_context * ctx, struct ggml_tensor * out, int n_th
     return res;
 }
 
-// the vector path with 1, 2, 3 threads and the portable path with 1 and 3;
+// the vector path with 1, 2, 3 threads and the portable path with 1 and 2;
 // each group must agree bit for bit. Returns { vector, portable }.
 static void run_all(struct ggml_context * ctx, struct ggml_tensor * out, float ** vec, float ** ref, const char * what) {
     const size_t bytes = (size_t) ggml_nelements(out) * sizeof(float);
@@ -102,8 +112,8 @@ static void run_all(struct ggml_context * ctx, struct ggml_tensor * out, float *
         CHECK_MSG(memcmp(v, *vec, bytes) == 0, "%s: vector path, %d threads differ from 1", what, nth);
         free(v);
     }
-    float * r = run(ctx, out, 3, true);
-    CHECK_MSG(memcmp(r, *ref, bytes) == 0, "%s: portable path, 3 threads differ from 1", what);
+    float * r = run(ctx, out, 2, true);
+    CHECK_MSG(memcmp(r, *ref, bytes) == 0, "%s: portable path, 2 threads differ from 1", what);
     free(r);
 }
 
@@ -308,10 +318,9 @@ static void test_mul_mat_case(const struct mm_case * c) {
              (long long) c->ne02, (long long) c->ne03, (long long) c->ne12, (long long) c->ne13,
              (int) c->layout, ggml_type_name(xt), c->w_strided ? " strided" : "");
 
-    const size_t mem = 2*ggml_row_size(c->type, c->k)*c->n*c->ne02*c->ne03 + 4*c->k*c->m*c->ne12*c->ne13*sizeof(float) +
-                       c->n*c->m*c->ne12*c->ne13*sizeof(float) + 64*1024*1024;
-    struct ggml_init_params ip = { mem, NULL, false };
-    struct ggml_context * ctx = ggml_init(ip);
+    const size_t mem = ggml_row_size(c->type, c->k)*(2*c->n + 1)*c->ne02*c->ne03 + c->k*c->m*c->ne12*c->ne13*sizeof(float) +
+                       c->n*c->m*c->ne12*c->ne13*sizeof(float) + CTX_OVERHEAD;
+    struct ggml_context * ctx = ctx_new(mem);
 
     struct ggml_tensor * w;
     if (c->w_strided) {
@@ -397,8 +406,12 @@ static void test_mul_mat(void) {
         for (int in = 0; in < 5; in++)
         for (int im = 0; im < 5; im++) {
             const int64_t k = quant ? ks_quant[ik] : ks_float[ik], n = dims[in], m = dims[im];
-            // the big squares only at k = 32 (they take the time)
-            if (k != 32 && n >= 33 && m >= 33) {
+            // every shape at k = 32 (129 x 129 for two types); half of them,
+            // and not the big squares, at the other lengths (they take the time)
+            if (k != 32 && ((n >= 33 && m >= 33) || (ik + in + im) % 2 != 0)) {
+                continue;
+            }
+            if (n == 129 && m == 129 && type != GGML_TYPE_F32 && type != GGML_TYPE_Q4_0) {
                 continue;
             }
             idx++;
@@ -411,7 +424,7 @@ static void test_mul_mat(void) {
             test_mul_mat_case(&c);
         }
         // long rows: several k blocks of the tile kernels, and a partial superblock
-        const int64_t big[][3] = { { 4096, 33, 2 }, { 4096, 7, 33 }, { 4096, 66, 5 }, { 4352, 9, 6 } };
+        const int64_t big[][3] = { { 4096, 33, 2 }, { 4096, 7, 33 }, { 4096, 40, 5 }, { 4352, 9, 6 } };
         for (int b = 0; b < 4; b++) {
             const struct mm_case c = {
                 .type = type, .k = big[b][0] + (quant || b < 2 ? 0 : 1), .n = big[b][1], .m = big[b][2],
@@ -453,8 +466,7 @@ static void test_mul_mat_id_case(enum ggml_type type, int64_t k, int64_t n, int6
     snprintf(what, sizeof(what), "mul_mat_id %s k=%lld n=%lld tokens=%lld ne11=%lld%s", ggml_type_name(type),
              (long long) k, (long long) n, (long long) n_tokens, (long long) ne11, x_perm ? " permuted" : "");
 
-    struct ggml_init_params ip = { 64*1024*1024, NULL, false };
-    struct ggml_context * ctx = ggml_init(ip);
+    struct ggml_context * ctx = ctx_new(ggml_row_size(type, k)*n*n_as + (size_t)(k*4 + 4*n*4)*n_tokens*sizeof(float) + CTX_OVERHEAD);
     struct ggml_tensor * as = ggml_new_tensor_3d(ctx, type, k, n, n_as);
     tt_fill_uniform(as, -1.0, 1.0, 21);
     struct ggml_tensor * x;
@@ -534,8 +546,7 @@ static void test_out_prod_case(enum ggml_type type, int64_t m0, int64_t n, int64
     snprintf(what, sizeof(what), "out_prod %s %lldx%lld . %lldx%lld [%lld,%lld]x[%lld,%lld]%s", ggml_type_name(type),
              (long long) m0, (long long) n, (long long) p, (long long) n, (long long) ne02, (long long) ne03,
              (long long) ne12, (long long) ne13, b_trans ? " transposed" : "");
-    struct ggml_init_params ip = { 64*1024*1024, NULL, false };
-    struct ggml_context * ctx = ggml_init(ip);
+    struct ggml_context * ctx = ctx_new(ggml_row_size(type, m0)*n*ne02*ne03 + (size_t)(p*n + m0*p)*ne12*ne13*sizeof(float) + CTX_OVERHEAD);
     struct ggml_tensor * a = ggml_new_tensor_4d(ctx, type, m0, n, ne02, ne03);
     tt_fill_uniform(a, -1.0, 1.0, 31);
     struct ggml_tensor * b;
@@ -719,8 +730,7 @@ static void test_type_traits(void) {
         const int64_t lens[] = { 32, 96, 4096, 32 * 37 };
         for (int li = 0; li < 4; li++) {
             const int64_t n = ggml_is_quantized(type) || lens[li] != 32*37 ? lens[li] : 1001;
-            struct ggml_init_params ip = { 16*1024*1024, NULL, false };
-            struct ggml_context * ctx = ggml_init(ip);
+            struct ggml_context * ctx = ctx_new(2*ggml_row_size(GGML_TYPE_F32, n) + CTX_OVERHEAD);
             struct ggml_tensor * w = ggml_new_tensor_1d(ctx, type, n);
             struct ggml_tensor * y = ggml_new_tensor_1d(ctx, at, n);
             tt_fill_uniform(w, -1.0, 1.0, 41 + li);
