@@ -33,12 +33,13 @@
 #define MM_KC_F32 1024
 // k block of the int8 tile kernel, in values
 #define MM_KC_Q8 4096
-// rows of a float tile chunk
+// rows of a float tile chunk, and the row stride of its panel (65 lines)
 #define MM_RB_F32 64
+#define MM_LDA_F32 (MM_KC_F32 + 16)
 // bytes of a per-thread q8 weight panel (it should stay in L2)
 #define MM_PANEL_BYTES (512 * 1024)
 // bytes of weights a dot_rows chunk aims at
-#define MM_ROWS_CHUNK_BYTES (64 * 1024)
+#define MM_ROWS_CHUNK_BYTES (256 * 1024)
 // src1 values from which the threads share the conversion (with a barrier)
 #define MM_SHARED_CONVERT_VALUES (16 * 1024)
 
@@ -53,6 +54,14 @@ static bool mm_weight_type_supported(enum ggml_type t) {
 
 static size_t mm_pad(size_t n) {
     return GGML_PAD(n, GGML_CPU_CACHE_LINE);
+}
+
+// the stride of rows that the tile kernels read many at a time: an odd
+// number of cache lines, so that rows do not all fall into the same cache
+// sets (a power-of-two stride makes a few sets thrash)
+static size_t mm_row_stride(size_t n) {
+    const size_t lines = GGML_PAD(n, GGML_CPU_CACHE_LINE) / GGML_CPU_CACHE_LINE;
+    return (lines | 1) * GGML_CPU_CACHE_LINE;
 }
 
 //
@@ -111,15 +120,17 @@ static void mm_op_init(struct mm_op * op, struct ggml_tensor * dst) {
     const bool may_rows = is_id || x->ne[1] <  MM_GEMM_MIN_COLS;
     const bool may_gemm = is_id || x->ne[1] >= MM_GEMM_MIN_COLS;
 
+    // the tile kernel reads its columns from the act area (at a friendly stride)
     op->need_f32     = !op->quant;
-    op->f32_in_place = op->need_f32 && w->type == GGML_TYPE_F32 && x->type == GGML_TYPE_F32 && x->nb[0] == sizeof(float);
+    op->f32_in_place = op->need_f32 && !may_gemm && w->type == GGML_TYPE_F32 && x->type == GGML_TYPE_F32 &&
+                       x->nb[0] == sizeof(float);
     op->need_q8      = op->quant && may_rows;
     op->q8_in_place  = op->need_q8 && x->type == op->vdt;
     op->need_q8p     = op->quant && may_gemm;
 
-    op->f32_stride = mm_pad(op->k * sizeof(float));
+    op->f32_stride = mm_row_stride(op->k * sizeof(float));
     op->q8_stride  = mm_pad(ggml_row_size(op->quant ? op->vdt : GGML_TYPE_F32, op->k));
-    op->q8p_stride = op->quant ? mm_pad(ggml_q8p_row_size(op->k)) : 0;
+    op->q8p_stride = op->quant ? mm_row_stride(ggml_q8p_row_size(op->k)) : 0;
 
     size_t act = 0;
     op->act_f32 = act; act += op->need_f32 && !op->f32_in_place ? op->n_x_cols * op->f32_stride : 0;
@@ -134,10 +145,10 @@ static void mm_op_init(struct mm_op * op, struct ggml_tensor * dst) {
         op->rb_q8 = MAX(4, MIN(256, rb - rb % 4));
     }
 
-    // the F16 / BF16 weight panel of the float tile kernel, or the q8 panel
+    // the F32 weight panel of the float tile kernel, or the q8 panel
     size_t panel = 0;
-    if (op->need_f32 && w->type != GGML_TYPE_F32 && may_gemm) {
-        panel = (size_t) MM_RB_F32 * MM_KC_F32 * sizeof(float);
+    if (op->need_f32 && may_gemm) {
+        panel = (size_t) MM_RB_F32 * MM_LDA_F32 * sizeof(float);
     }
     if (op->need_q8p) {
         panel = (size_t) op->rb_q8 * op->q8p_stride;
@@ -339,13 +350,15 @@ static void mm_chunk_rows(const struct mm_op * op, const struct mm_act * act, co
     }
 }
 
-// weight rows [r0, r1) x [kb, kb + kc) as F32 rows of MM_KC_F32 values
+// weight rows [r0, r1) x [kb, kb + kc) as F32 rows MM_LDA_F32 values apart
 static void mm_panel_f32(const struct mm_op * op, const struct mm_group * g, int64_t r0, int64_t r1,
                          int64_t kb, int64_t kc, float * panel, bool use_ref) {
     for (int64_t r = r0; r < r1; r++) {
         const char * row = g->w + r*op->w->nb[1];
-        float * out = panel + (r - r0)*MM_KC_F32;
-        if (op->w->type == GGML_TYPE_F16) {
+        float * out = panel + (r - r0)*MM_LDA_F32;
+        if (op->w->type == GGML_TYPE_F32) {
+            memcpy(out, (const float *) row + kb, (size_t) kc * sizeof(float));
+        } else if (op->w->type == GGML_TYPE_F16) {
             (use_ref ? ggml_vec_fp16_to_fp32_ref : ggml_vec_fp16_to_fp32)(kc, (const ggml_fp16_t *) row + kb, out);
         } else {
             const ggml_bf16_t * src = (const ggml_bf16_t *) row + kb;
@@ -390,20 +403,13 @@ static void mm_chunk_gemm(const struct mm_op * op, const struct mm_act * act, co
 
     for (int64_t kb = 0; kb < op->k; kb += MM_KC_F32) {
         const int64_t kc = MIN(MM_KC_F32, op->k - kb);
-        const float * A;
-        size_t lda;
-        if (op->w->type == GGML_TYPE_F32) {
-            A   = (const float *)(g->w + r0*op->w->nb[1]) + kb;
-            lda = op->w->nb[1] / sizeof(float);
-        } else {
-            mm_panel_f32(op, g, r0, r1, kb, kc, (float *)(thr + op->panel), use_ref);
-            A   = (const float *)(thr + op->panel);
-            lda = MM_KC_F32;
-        }
+        // weights are copied too: the panel is contiguous and its stride friendly
+        float * panel = (float *)(thr + op->panel);
+        mm_panel_f32(op, g, r0, r1, kb, kc, panel, use_ref);
         for (int64_t j = 0; j < ncols; j++) {
             bk[j] = (const float *) bcol[j] + kb;
         }
-        ggml_gemm_f32(nrows, ncols, kc, A, lda, bk, ccol, kb > 0, use_ref);
+        ggml_gemm_f32(nrows, ncols, kc, panel, MM_LDA_F32, bk, ccol, kb > 0, use_ref);
     }
 }
 

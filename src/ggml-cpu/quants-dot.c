@@ -218,9 +218,9 @@ QD_DEFINE_ROWS_REF(qd_rows_q8_0_ref, GGML_TYPE_Q8_0)
 
 #if defined(QD_SIMD)
 
-// R rows (R <= 4) of `type` . one Q8 row; each row's sum is formed the same
-// way whatever R is
-static QD_INLINE void qd_rows_simd_r(enum ggml_type type, const int R, int64_t nb, float * s,
+// R rows (R <= 4) of `type`, x + r*bx, . one Q8 row into s[r*ss]; each
+// row's sum is formed the same way whatever R is
+static QD_INLINE void qd_rows_simd_r(enum ggml_type type, const int R, int64_t nb, float * s, int64_t ss,
                                      const char * x, size_t bx, const char * y) {
     const size_t bsx = qd_block_size(type);
     const bool affine = qd_is_affine(type);
@@ -290,19 +290,23 @@ static QD_INLINE void qd_rows_simd_r(enum ggml_type type, const int R, int64_t n
         }
     }
     for (int r = 0; r < R; r++) {
-        s[r] = qd_hsum256(acc[r]) + macc[r];
+        s[r*ss] = qd_hsum256(acc[r]) + macc[r];
     }
 }
 
 static QD_INLINE void qd_rows_simd(enum ggml_type type, int64_t n, float * s, const void * x, size_t bx,
                                    int64_t nr, const void * y) {
     const int64_t nb = n / 32;
-    int64_t r = 0;
-    for (; r + 4 <= nr; r += 4) {
-        qd_rows_simd_r(type, 4, nb, s + r, (const char *) x + r*bx, bx, (const char *) y);
+    const char * xc = (const char *) x;
+    // the four rows of a step come from four quarters of the block, so that
+    // each is one long sequential stream (the prefetchers follow long
+    // streams; four short ones that restart every row they do not)
+    const int64_t q = nr / 4;
+    for (int64_t r = 0; r < q; r++) {
+        qd_rows_simd_r(type, 4, nb, s + r, q, xc + r*bx, q*bx, (const char *) y);
     }
-    for (; r < nr; r++) {
-        qd_rows_simd_r(type, 1, nb, s + r, (const char *) x + r*bx, bx, (const char *) y);
+    for (int64_t r = 4*q; r < nr; r++) {
+        qd_rows_simd_r(type, 1, nb, s + r, 0, xc + r*bx, bx, (const char *) y);
     }
 }
 
@@ -431,9 +435,9 @@ static QD_INLINE qd_fvec qd_load_row(enum qd_ftype ft, const char * row, int64_t
     }
 }
 
-// R rows (R <= 4) . one F32 row, two accumulators per row
-static QD_INLINE void qd_frows_r(enum qd_ftype ft, const int R, int64_t n, float * s, const char * x, size_t bx,
-                                 const float * y) {
+// R rows (R <= 4), x + r*bx, . one F32 row into s[r*ss], two accumulators per row
+static QD_INLINE void qd_frows_r(enum qd_ftype ft, const int R, int64_t n, float * s, int64_t ss,
+                                 const char * x, size_t bx, const float * y) {
     qd_fvec acc0[4], acc1[4];
     for (int r = 0; r < R; r++) {
         acc0[r] = qd_fzero();
@@ -456,17 +460,19 @@ static QD_INLINE void qd_frows_r(enum qd_ftype ft, const int R, int64_t n, float
         }
     }
     for (int r = 0; r < R; r++) {
-        s[r] = qd_fsum(qd_fadd(acc0[r], acc1[r]));
+        s[r*ss] = qd_fsum(qd_fadd(acc0[r], acc1[r]));
     }
 }
 
+// the rows of a step from four quarters of the block, as in qd_rows_simd
 static QD_INLINE void qd_frows(enum qd_ftype ft, int64_t n, float * s, const void * x, size_t bx, int64_t nr, const void * y) {
-    int64_t r = 0;
-    for (; r + 4 <= nr; r += 4) {
-        qd_frows_r(ft, 4, n, s + r, (const char *) x + r*bx, bx, (const float *) y);
+    const char * xc = (const char *) x;
+    const int64_t q = nr / 4;
+    for (int64_t r = 0; r < q; r++) {
+        qd_frows_r(ft, 4, n, s + r, q, xc + r*bx, q*bx, (const float *) y);
     }
-    for (; r < nr; r++) {
-        qd_frows_r(ft, 1, n, s + r, (const char *) x + r*bx, bx, (const float *) y);
+    for (int64_t r = 4*q; r < nr; r++) {
+        qd_frows_r(ft, 1, n, s + r, 0, xc + r*bx, bx, (const float *) y);
     }
 }
 
