@@ -27,8 +27,15 @@
 #include "quants-dot.h"
 #include "ggml-quants.h"
 
-// columns from which the tile kernels beat streaming rows with dot_rows
-#define MM_GEMM_MIN_COLS 3
+// columns from which the tile kernels beat streaming rows with dot_rows:
+// packing the weights must pay for itself (measured on AVX-512: float rows
+// meet a few columns at the speed of memory anyway)
+#ifndef MM_GEMM_MIN_COLS_F
+#define MM_GEMM_MIN_COLS_F 24
+#endif
+#ifndef MM_GEMM_MIN_COLS_Q
+#define MM_GEMM_MIN_COLS_Q 4
+#endif
 // k block of the float tile kernel (4 KiB of each row and column)
 #define MM_KC_F32 1024
 // k block of the int8 tile kernel, in values
@@ -80,6 +87,7 @@ struct mm_op {
     int64_t n_x_cols;                // columns of src1: ne11*ne12*ne13
     int64_t max_cols;                // most columns one group of the product can have
     int64_t n_as, n_map;             // MUL_MAT_ID: experts, entries of ids
+    int64_t min_gemm_cols;           // groups with this many columns take the tile kernels
 
     // the forms of src1 the kernels may need (a form "in place" is src1 itself)
     bool   need_f32, f32_in_place;   // F32 rows: float weights
@@ -117,8 +125,9 @@ static void mm_op_init(struct mm_op * op, struct ggml_tensor * dst) {
     op->max_cols = is_id ? op->n_map : x->ne[1];
 
     // with ids, an expert may get few or many columns: keep room for both paths
-    const bool may_rows = is_id || x->ne[1] <  MM_GEMM_MIN_COLS;
-    const bool may_gemm = is_id || x->ne[1] >= MM_GEMM_MIN_COLS;
+    op->min_gemm_cols = op->quant ? MM_GEMM_MIN_COLS_Q : MM_GEMM_MIN_COLS_F;
+    const bool may_rows = is_id || x->ne[1] <  op->min_gemm_cols;
+    const bool may_gemm = is_id || x->ne[1] >= op->min_gemm_cols;
 
     // the tile kernel reads its columns from the act area (at a friendly stride)
     op->need_f32     = !op->quant;
@@ -293,8 +302,8 @@ static int64_t mm_group_col(const struct mm_op * op, const struct mm_group * g, 
     return slot % op->x->ne[1] + op->x->ne[1]*token;
 }
 
-static bool mm_group_uses_gemm(const struct mm_group * g) {
-    return g->ncols >= MM_GEMM_MIN_COLS;
+static bool mm_group_uses_gemm(const struct mm_op * op, const struct mm_group * g) {
+    return g->ncols >= op->min_gemm_cols;
 }
 
 // rows of a dot_rows chunk
@@ -315,7 +324,7 @@ struct mm_split {
 
 static struct mm_split mm_group_split(const struct mm_op * op, const struct mm_group * g, int64_t n_groups, int nth) {
     struct mm_split s;
-    if (!mm_group_uses_gemm(g)) {
+    if (!mm_group_uses_gemm(op, g)) {
         s.rows = mm_rows_chunk(op);
         s.cols = g->ncols;
     } else {
@@ -491,8 +500,8 @@ static void mm_forward(const struct ggml_compute_params * params, struct ggml_te
         mm_map_experts(&op, cnt, off, pairs);
         for (int64_t e = 0; e < op.n_as; e++) {
             const int64_t m = off[e + 1] - off[e];
-            want_q8  = want_q8  || (m > 0 && m < MM_GEMM_MIN_COLS);
-            want_q8p = want_q8p || m >= MM_GEMM_MIN_COLS;
+            want_q8  = want_q8  || (m > 0 && m < op.min_gemm_cols);
+            want_q8p = want_q8p || m >= op.min_gemm_cols;
         }
         n_groups = op.n_as;
     } else {
@@ -553,7 +562,7 @@ static void mm_forward(const struct ggml_compute_params * params, struct ggml_te
         const int64_t r1 = MIN(op.n, r0 + sp.rows);
         const int64_t j0 = (local / sp.n_row_blocks) * sp.cols;
         const int64_t j1 = MIN(g.ncols, j0 + sp.cols);
-        if (mm_group_uses_gemm(&g)) {
+        if (mm_group_uses_gemm(&op, &g)) {
             mm_chunk_gemm(&op, &act, &g, r0, r1, j0, j1, thr, use_ref);
         } else {
             mm_chunk_rows(&op, &act, &g, r0, r1, use_ref);
