@@ -30,12 +30,8 @@
 // columns from which the tile kernels beat streaming rows with dot_rows:
 // packing the weights must pay for itself (measured on AVX-512: float rows
 // meet a few columns at the speed of memory anyway)
-#ifndef MM_GEMM_MIN_COLS_F
 #define MM_GEMM_MIN_COLS_F 24
-#endif
-#ifndef MM_GEMM_MIN_COLS_Q
 #define MM_GEMM_MIN_COLS_Q 4
-#endif
 // k block of the float tile kernel (4 KiB of each row and column)
 #define MM_KC_F32 1024
 // k block of the int8 tile kernel, in values
@@ -335,7 +331,8 @@ static struct mm_split mm_group_split(const struct mm_op * op, const struct mm_g
         const int64_t want = 4 * (int64_t) nth;
         if (nrb * n_groups < want) {
             const int64_t ncb = MIN(g->ncols, (want + nrb * n_groups - 1) / (nrb * n_groups));
-            s.cols = (g->ncols + ncb - 1) / ncb;
+            // whole column groups of the tiles (12: a multiple of every RN)
+            s.cols = MIN(g->ncols, GGML_PAD((g->ncols + ncb - 1) / ncb, 12));
         }
     }
     s.n_row_blocks = (op->n    + s.rows - 1) / s.rows;
