@@ -434,7 +434,7 @@ static void test_mul_mat(void) {
             test_mul_mat_case(&c);
         }
         // broadcasting over dims 2 and 3, with each kernel
-        const int64_t bm[] = { 1, 2, 5, 30 };
+        const int64_t bm[] = { 1, 2, 7, 65 };
         for (int b = 0; b < 4; b++) {
             const struct mm_case c = {
                 .type = type, .k = 64, .n = 7, .m = bm[b],
@@ -444,7 +444,7 @@ static void test_mul_mat(void) {
             test_mul_mat_case(&c);
         }
         // activations given in the activation type
-        const int64_t am[] = { 1, 2, 7, 33 };
+        const int64_t am[] = { 1, 2, 7, 70 };
         for (int b = 0; b < 4; b++) {
             const struct mm_case c = {
                 .type = type, .k = 96, .n = 13, .m = am[b],
@@ -533,7 +533,7 @@ static void test_mul_mat_id(void) {
         test_mul_mat_id_case(type, 256, 33, 9, 4, false);  // both kernels, by expert
         test_mul_mat_id_case(type, 96,  13, 9, 1, false);  // one src1 row per token
         test_mul_mat_id_case(type, 64,  7,  5, 2, true);   // src1 permuted, ne11 dividing n_used
-        test_mul_mat_id_case(type, 64,  9, 40, 4, false);  // experts with many columns for every kernel
+        test_mul_mat_id_case(type, 64,  9, 80, 4, false);  // experts with many columns for every kernel
     }
 }
 

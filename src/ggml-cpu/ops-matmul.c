@@ -27,11 +27,14 @@
 #include "quants-dot.h"
 #include "ggml-quants.h"
 
-// columns from which the tile kernels beat streaming rows with dot_rows:
-// packing the weights must pay for itself (measured on AVX-512: float rows
-// meet a few columns at the speed of memory anyway)
-#define MM_GEMM_MIN_COLS_F 24
-#define MM_GEMM_MIN_COLS_Q 4
+// columns from which the tile kernels beat dot_rows (which meets a few
+// columns per pass over rows that stay in L2): packing the weights must pay
+// for itself. Measured on AVX-512 (k = n = 4096, one thread): the int8 tile
+// kernel wins from 6 columns, the float one from 8 for F32 weights; F16 and
+// BF16 rows, half the bytes, keep up with it until about 64.
+#define MM_GEMM_MIN_COLS_Q   6
+#define MM_GEMM_MIN_COLS_F32 8
+#define MM_GEMM_MIN_COLS_F16 64
 // k block of the float tile kernel (4 KiB of each row and column)
 #define MM_KC_F32 1024
 // k block of the int8 tile kernel, in values
@@ -121,7 +124,7 @@ static void mm_op_init(struct mm_op * op, struct ggml_tensor * dst) {
     op->max_cols = is_id ? op->n_map : x->ne[1];
 
     // with ids, an expert may get few or many columns: keep room for both paths
-    op->min_gemm_cols = op->quant ? MM_GEMM_MIN_COLS_Q : MM_GEMM_MIN_COLS_F;
+    op->min_gemm_cols = op->quant ? MM_GEMM_MIN_COLS_Q : w->type == GGML_TYPE_F32 ? MM_GEMM_MIN_COLS_F32 : MM_GEMM_MIN_COLS_F16;
     const bool may_rows = is_id || x->ne[1] <  op->min_gemm_cols;
     const bool may_gemm = is_id || x->ne[1] >= op->min_gemm_cols;
 
@@ -345,15 +348,17 @@ static struct mm_split mm_group_split(const struct mm_op * op, const struct mm_g
 //
 
 static void mm_chunk_rows(const struct mm_op * op, const struct mm_act * act, const struct mm_group * g,
-                          int64_t r0, int64_t r1, bool use_ref) {
-    const ggml_cpu_dot_rows_t dot = ggml_cpu_get_dot_rows(op->w->type, use_ref);
-    const size_t nb01 = op->w->nb[1];
+                          int64_t r0, int64_t r1, char * thr, bool use_ref) {
+    const void ** ycol = (const void **)(thr + op->ptrs);
+    float **      scol = (float **)(ycol + op->max_cols);
     for (int64_t j = 0; j < g->ncols; j++) {
         float * d;
         const int64_t c = mm_group_col(op, g, j, &d);
-        const void * y = op->quant ? mm_act_q8(op, act, c) : (const void *) mm_act_f32(op, act, c);
-        dot(op->k, d + r0, g->w + r0*nb01, nb01, r1 - r0, y);
+        ycol[j] = op->quant ? mm_act_q8(op, act, c) : (const void *) mm_act_f32(op, act, c);
+        scol[j] = d + r0;
     }
+    const size_t nb01 = op->w->nb[1];
+    ggml_cpu_get_dot_rows(op->w->type, use_ref)(op->k, g->w + r0*nb01, nb01, r1 - r0, ycol, scol, g->ncols);
 }
 
 // weight rows [r0, r1) x [kb, kb + kc) as F32 rows MM_LDA_F32 values apart
@@ -562,7 +567,7 @@ static void mm_forward(const struct ggml_compute_params * params, struct ggml_te
         if (mm_group_uses_gemm(&op, &g)) {
             mm_chunk_gemm(&op, &act, &g, r0, r1, j0, j1, thr, use_ref);
         } else {
-            mm_chunk_rows(&op, &act, &g, r0, r1, use_ref);
+            mm_chunk_rows(&op, &act, &g, r0, r1, thr, use_ref);
         }
     }
 }

@@ -199,10 +199,12 @@ static QD_INLINE float qd_dot_row_ref(enum ggml_type type, int64_t nb, const cha
 }
 
 #define QD_DEFINE_ROWS_REF(name, type)                                                                 \
-    static void name(int64_t n, float * GGML_RESTRICT s, const void * GGML_RESTRICT x, size_t bx,     \
-                     int64_t nr, const void * GGML_RESTRICT y) {                                       \
-        for (int64_t r = 0; r < nr; r++) {                                                             \
-            s[r] = qd_dot_row_ref(type, n / 32, (const char *) x + r*bx, (const char *) y);            \
+    static void name(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,                  \
+                     const void * const * y, float * const * s, int64_t nc) {                         \
+        for (int64_t c = 0; c < nc; c++) {                                                             \
+            for (int64_t r = 0; r < nr; r++) {                                                         \
+                s[c][r] = qd_dot_row_ref(type, n / 32, (const char *) x + r*bx, (const char *) y[c]);  \
+            }                                                                                          \
         }                                                                                              \
     }
 
@@ -218,102 +220,138 @@ QD_DEFINE_ROWS_REF(qd_rows_q8_0_ref, GGML_TYPE_Q8_0)
 
 #if defined(QD_SIMD)
 
-// R rows (R <= 4) of `type`, x + r*bx, . one Q8 row into s[r*ss]; each
-// row's sum is formed the same way whatever R is
-static QD_INLINE void qd_rows_simd_r(enum ggml_type type, const int R, int64_t nb, float * s, int64_t ss,
-                                     const char * x, size_t bx, const char * y) {
+// columns a step meets at once (the accumulators must fit in registers)
+#if defined(GGML_VEC_AVX512)
+#define QD_QCOLS 4
+#else
+#define QD_QCOLS 2
+#endif
+
+// One step: R rows (R <= 4), x + r*xs, . C columns y[c] (C <= QD_QCOLS) into
+// s[c][i0 + r*is]. Each weight block is decoded once for the C columns. Each
+// result is formed by the same operations whatever R and C are.
+static QD_INLINE void qd_rows_step(enum ggml_type type, const int R, const int C, int64_t nb,
+                                   const char * x, size_t xs, const char * const * y,
+                                   float * const * s, int64_t i0, int64_t is) {
     const size_t bsx = qd_block_size(type);
     const bool affine = qd_is_affine(type);
     const int  offset = type == GGML_TYPE_Q4_0 ? 8 : type == GGML_TYPE_Q5_0 ? 16 : 0;
 
-    __m256 acc[4] = { _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps() };
-    float  macc[4] = { 0.0f, 0.0f, 0.0f, 0.0f };
+    __m256 acc[4][QD_QCOLS];
+    float  macc[4][QD_QCOLS];
+    for (int r = 0; r < R; r++) {
+        for (int c = 0; c < C; c++) {
+            acc[r][c]  = _mm256_setzero_ps();
+            macc[r][c] = 0.0f;
+        }
+    }
 
     for (int64_t b = 0; b < nb; b++) {
-        __m256i yq;
-        float dy, sy = 0.0f;
-        if (affine) {
-            const block_q8_1 * yb = (const block_q8_1 *) y + b;
-            yq = _mm256_loadu_si256((const __m256i *) yb->qs);
-            dy = qd_h2f(yb->d);
-            sy = qd_h2f(yb->s);
-        } else {
-            const block_q8_0 * yb = (const block_q8_0 *) y + b;
-            yq = _mm256_loadu_si256((const __m256i *) yb->qs);
-            dy = qd_h2f(yb->d);
-        }
-        // -o * (partial sums of y), the starting value of every row's integer sum
-        __m256i base = _mm256_setzero_si256();
-        if (offset != 0) {
-            base = _mm256_sub_epi32(base, qd_dot_u8s8(_mm256_setzero_si256(), _mm256_set1_epi8((char) offset), yq));
+        __m256i yq[QD_QCOLS], base[QD_QCOLS];
+        float   dy[QD_QCOLS], sy[QD_QCOLS];
+        for (int c = 0; c < C; c++) {
+            if (affine) {
+                const block_q8_1 * yb = (const block_q8_1 *) y[c] + b;
+                yq[c] = _mm256_loadu_si256((const __m256i *) yb->qs);
+                dy[c] = qd_h2f(yb->d);
+                sy[c] = qd_h2f(yb->s);
+            } else {
+                const block_q8_0 * yb = (const block_q8_0 *) y[c] + b;
+                yq[c] = _mm256_loadu_si256((const __m256i *) yb->qs);
+                dy[c] = qd_h2f(yb->d);
+                sy[c] = 0.0f;
+            }
+            // -o * (partial sums of y), the starting value of the integer sums
+            base[c] = _mm256_setzero_si256();
+            if (offset != 0) {
+                base[c] = _mm256_sub_epi32(base[c], qd_dot_u8s8(_mm256_setzero_si256(), _mm256_set1_epi8((char) offset), yq[c]));
+            }
         }
         for (int r = 0; r < R; r++) {
-            const char * blk = x + r*bx + b*bsx;
-            __m256i isum;
+            const char * blk = x + r*xs + b*bsx;
+            __m256i u;   // unsigned codes, or the signed Q8_0 values
             float dx, mx = 0.0f;
             switch (type) {
                 case GGML_TYPE_Q4_0: {
                     const block_q4_0 * xb = (const block_q4_0 *) blk;
-                    isum = qd_dot_u8s8(base, qd_unpack_nibbles(xb->qs), yq);
+                    u  = qd_unpack_nibbles(xb->qs);
                     dx = qd_h2f(xb->d);
                 } break;
                 case GGML_TYPE_Q4_1: {
                     const block_q4_1 * xb = (const block_q4_1 *) blk;
-                    isum = qd_dot_u8s8(base, qd_unpack_nibbles(xb->qs), yq);
+                    u  = qd_unpack_nibbles(xb->qs);
                     dx = qd_h2f(xb->d);
                     mx = qd_h2f(xb->m);
                 } break;
                 case GGML_TYPE_Q5_0: {
                     const block_q5_0 * xb = (const block_q5_0 *) blk;
-                    const __m256i u = _mm256_or_si256(qd_unpack_nibbles(xb->qs), qd_unpack_fifth_bits(xb->qh));
-                    isum = qd_dot_u8s8(base, u, yq);
+                    u  = _mm256_or_si256(qd_unpack_nibbles(xb->qs), qd_unpack_fifth_bits(xb->qh));
                     dx = qd_h2f(xb->d);
                 } break;
                 case GGML_TYPE_Q5_1: {
                     const block_q5_1 * xb = (const block_q5_1 *) blk;
-                    const __m256i u = _mm256_or_si256(qd_unpack_nibbles(xb->qs), qd_unpack_fifth_bits(xb->qh));
-                    isum = qd_dot_u8s8(base, u, yq);
+                    u  = _mm256_or_si256(qd_unpack_nibbles(xb->qs), qd_unpack_fifth_bits(xb->qh));
                     dx = qd_h2f(xb->d);
                     mx = qd_h2f(xb->m);
                 } break;
                 default: { // GGML_TYPE_Q8_0
                     const block_q8_0 * xb = (const block_q8_0 *) blk;
-                    const __m256i xq = _mm256_loadu_si256((const __m256i *) xb->qs);
-                    isum = qd_dot_u8s8(base, _mm256_sign_epi8(xq, xq), _mm256_sign_epi8(yq, xq));
+                    u  = _mm256_loadu_si256((const __m256i *) xb->qs);
                     dx = qd_h2f(xb->d);
                 } break;
             }
-            acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(dx*dy), acc[r]);
-            if (affine) {
-                macc[r] += mx*sy;
+            for (int c = 0; c < C; c++) {
+                const __m256i isum = type == GGML_TYPE_Q8_0
+                    ? qd_dot_u8s8(base[c], _mm256_sign_epi8(u, u), _mm256_sign_epi8(yq[c], u))
+                    : qd_dot_u8s8(base[c], u, yq[c]);
+                acc[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(dx*dy[c]), acc[r][c]);
+                if (affine) {
+                    macc[r][c] += mx*sy[c];
+                }
             }
         }
     }
     for (int r = 0; r < R; r++) {
-        s[r*ss] = qd_hsum256(acc[r]) + macc[r];
+        for (int c = 0; c < C; c++) {
+            s[c][i0 + r*is] = qd_hsum256(acc[r][c]) + macc[r][c];
+        }
     }
 }
 
-static QD_INLINE void qd_rows_simd(enum ggml_type type, int64_t n, float * s, const void * x, size_t bx,
-                                   int64_t nr, const void * y) {
+// C columns: the four rows of a step come from four quarters of the block, so
+// that each is one long sequential stream (the prefetchers follow long
+// streams; four short ones that restart at every row they do not)
+static QD_INLINE void qd_rows_cols(enum ggml_type type, const int C, int64_t n, const char * x, size_t bx,
+                                   int64_t nr, const char * const * y, float * const * s) {
     const int64_t nb = n / 32;
-    const char * xc = (const char *) x;
-    // the four rows of a step come from four quarters of the block, so that
-    // each is one long sequential stream (the prefetchers follow long
-    // streams; four short ones that restart every row they do not)
-    const int64_t q = nr / 4;
+    const int64_t q  = nr / 4;
     for (int64_t r = 0; r < q; r++) {
-        qd_rows_simd_r(type, 4, nb, s + r, q, xc + r*bx, q*bx, (const char *) y);
+        qd_rows_step(type, 4, C, nb, x + r*bx, q*bx, y, s, r, q);
     }
     for (int64_t r = 4*q; r < nr; r++) {
-        qd_rows_simd_r(type, 1, nb, s + r, 0, xc + r*bx, bx, (const char *) y);
+        qd_rows_step(type, 1, C, nb, x + r*bx, bx, y, s, r, 0);
+    }
+}
+
+static QD_INLINE void qd_rows_simd(enum ggml_type type, int64_t n, const void * x, size_t bx, int64_t nr,
+                                   const void * const * y, float * const * s, int64_t nc) {
+    for (int64_t c0 = 0; c0 < nc; c0 += QD_QCOLS) {
+        const char * const * yc = (const char * const *) y + c0;
+        switch (MIN(QD_QCOLS, nc - c0)) {
+            case 1:  qd_rows_cols(type, 1, n, (const char *) x, bx, nr, yc, s + c0); break;
+#if QD_QCOLS > 2
+            case 3:  qd_rows_cols(type, 3, n, (const char *) x, bx, nr, yc, s + c0); break;
+            case 4:  qd_rows_cols(type, 4, n, (const char *) x, bx, nr, yc, s + c0); break;
+#endif
+            default: qd_rows_cols(type, 2, n, (const char *) x, bx, nr, yc, s + c0); break;
+        }
     }
 }
 
 #define QD_DEFINE_ROWS_SIMD(name, type)                                                                \
-    static void name(int64_t n, float * GGML_RESTRICT s, const void * GGML_RESTRICT x, size_t bx,     \
-                     int64_t nr, const void * GGML_RESTRICT y) {                                       \
-        qd_rows_simd(type, n, s, x, bx, nr, y);                                                        \
+    static void name(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,                  \
+                     const void * const * y, float * const * s, int64_t nc) {                         \
+        qd_rows_simd(type, n, x, bx, nr, y, s, nc);                                                    \
     }
 
 QD_DEFINE_ROWS_SIMD(qd_rows_q4_0, GGML_TYPE_Q4_0)
@@ -340,36 +378,42 @@ static QD_INLINE float qd_bf16_to_f32(ggml_bf16_t h) {
     return ggml_compute_bf16_to_fp32(h);
 }
 
-static void qd_rows_f32_ref(int64_t n, float * GGML_RESTRICT s, const void * GGML_RESTRICT x, size_t bx,
-                            int64_t nr, const void * GGML_RESTRICT y) {
-    for (int64_t r = 0; r < nr; r++) {
-        s[r] = ggml_vec_dot_f32_ref(n, (const float *)((const char *) x + r*bx), (const float *) y);
+static void qd_rows_f32_ref(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
+                            const void * const * y, float * const * s, int64_t nc) {
+    for (int64_t c = 0; c < nc; c++) {
+        for (int64_t r = 0; r < nr; r++) {
+            s[c][r] = ggml_vec_dot_f32_ref(n, (const float *)((const char *) x + r*bx), (const float *) y[c]);
+        }
     }
 }
 
-static void qd_rows_f16_ref(int64_t n, float * GGML_RESTRICT s, const void * GGML_RESTRICT x, size_t bx,
-                            int64_t nr, const void * GGML_RESTRICT y) {
-    const float * yf = (const float *) y;
-    for (int64_t r = 0; r < nr; r++) {
-        const ggml_fp16_t * xr = (const ggml_fp16_t *)((const char *) x + r*bx);
-        float sum = 0.0f;
-        for (int64_t i = 0; i < n; i++) {
-            sum += ggml_compute_fp16_to_fp32(xr[i]) * yf[i];
+static void qd_rows_f16_ref(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
+                            const void * const * y, float * const * s, int64_t nc) {
+    for (int64_t c = 0; c < nc; c++) {
+        const float * yf = (const float *) y[c];
+        for (int64_t r = 0; r < nr; r++) {
+            const ggml_fp16_t * xr = (const ggml_fp16_t *)((const char *) x + r*bx);
+            float sum = 0.0f;
+            for (int64_t i = 0; i < n; i++) {
+                sum += ggml_compute_fp16_to_fp32(xr[i]) * yf[i];
+            }
+            s[c][r] = sum;
         }
-        s[r] = sum;
     }
 }
 
-static void qd_rows_bf16_ref(int64_t n, float * GGML_RESTRICT s, const void * GGML_RESTRICT x, size_t bx,
-                             int64_t nr, const void * GGML_RESTRICT y) {
-    const float * yf = (const float *) y;
-    for (int64_t r = 0; r < nr; r++) {
-        const ggml_bf16_t * xr = (const ggml_bf16_t *)((const char *) x + r*bx);
-        float sum = 0.0f;
-        for (int64_t i = 0; i < n; i++) {
-            sum += qd_bf16_to_f32(xr[i]) * yf[i];
+static void qd_rows_bf16_ref(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
+                             const void * const * y, float * const * s, int64_t nc) {
+    for (int64_t c = 0; c < nc; c++) {
+        const float * yf = (const float *) y[c];
+        for (int64_t r = 0; r < nr; r++) {
+            const ggml_bf16_t * xr = (const ggml_bf16_t *)((const char *) x + r*bx);
+            float sum = 0.0f;
+            for (int64_t i = 0; i < n; i++) {
+                sum += qd_bf16_to_f32(xr[i]) * yf[i];
+            }
+            s[c][r] = sum;
         }
-        s[r] = sum;
     }
 }
 
@@ -435,56 +479,93 @@ static QD_INLINE qd_fvec qd_load_row(enum qd_ftype ft, const char * row, int64_t
     }
 }
 
-// R rows (R <= 4), x + r*bx, . one F32 row into s[r*ss], two accumulators per row
-static QD_INLINE void qd_frows_r(enum qd_ftype ft, const int R, int64_t n, float * s, int64_t ss,
-                                 const char * x, size_t bx, const float * y) {
-    qd_fvec acc0[4], acc1[4];
+// columns a step meets at once
+#if defined(GGML_VEC_AVX512)
+#define QD_FCOLS 2
+#else
+#define QD_FCOLS 1
+#endif
+
+// One step: R rows (R <= 4), x + r*xs, . C F32 columns (C <= QD_FCOLS) into
+// s[c][i0 + r*is], two accumulators per result; each result is formed by the
+// same operations whatever R and C are
+static QD_INLINE void qd_frows_step(enum qd_ftype ft, const int R, const int C, int64_t n,
+                                    const char * x, size_t xs, const float * const * y,
+                                    float * const * s, int64_t i0, int64_t is) {
+    qd_fvec acc0[4][QD_FCOLS], acc1[4][QD_FCOLS];
     for (int r = 0; r < R; r++) {
-        acc0[r] = qd_fzero();
-        acc1[r] = qd_fzero();
+        for (int c = 0; c < C; c++) {
+            acc0[r][c] = qd_fzero();
+            acc1[r][c] = qd_fzero();
+        }
     }
     int64_t i = 0;
     for (; i + 2*QD_FW <= n; i += 2*QD_FW) {
-        const qd_fvec y0 = qd_load_f32(y + i,         QD_FW);
-        const qd_fvec y1 = qd_load_f32(y + i + QD_FW, QD_FW);
+        qd_fvec y0[QD_FCOLS], y1[QD_FCOLS];
+        for (int c = 0; c < C; c++) {
+            y0[c] = qd_load_f32(y[c] + i,         QD_FW);
+            y1[c] = qd_load_f32(y[c] + i + QD_FW, QD_FW);
+        }
         for (int r = 0; r < R; r++) {
-            acc0[r] = qd_fmadd(qd_load_row(ft, x + r*bx, i,         QD_FW), y0, acc0[r]);
-            acc1[r] = qd_fmadd(qd_load_row(ft, x + r*bx, i + QD_FW, QD_FW), y1, acc1[r]);
+            const qd_fvec x0 = qd_load_row(ft, x + r*xs, i,         QD_FW);
+            const qd_fvec x1 = qd_load_row(ft, x + r*xs, i + QD_FW, QD_FW);
+            for (int c = 0; c < C; c++) {
+                acc0[r][c] = qd_fmadd(x0, y0[c], acc0[r][c]);
+                acc1[r][c] = qd_fmadd(x1, y1[c], acc1[r][c]);
+            }
         }
     }
     for (; i < n; i += QD_FW) {
         const int64_t m = MIN(n - i, QD_FW);
-        const qd_fvec yv = qd_load_f32(y + i, m);
         for (int r = 0; r < R; r++) {
-            acc0[r] = qd_fmadd(qd_load_row(ft, x + r*bx, i, m), yv, acc0[r]);
+            const qd_fvec xv = qd_load_row(ft, x + r*xs, i, m);
+            for (int c = 0; c < C; c++) {
+                acc0[r][c] = qd_fmadd(xv, qd_load_f32(y[c] + i, m), acc0[r][c]);
+            }
         }
     }
     for (int r = 0; r < R; r++) {
-        s[r*ss] = qd_fsum(qd_fadd(acc0[r], acc1[r]));
+        for (int c = 0; c < C; c++) {
+            s[c][i0 + r*is] = qd_fsum(qd_fadd(acc0[r][c], acc1[r][c]));
+        }
     }
 }
 
-// the rows of a step from four quarters of the block, as in qd_rows_simd
-static QD_INLINE void qd_frows(enum qd_ftype ft, int64_t n, float * s, const void * x, size_t bx, int64_t nr, const void * y) {
-    const char * xc = (const char *) x;
+// the rows of a step from four quarters of the block, as in qd_rows_cols
+static QD_INLINE void qd_frows_cols(enum qd_ftype ft, const int C, int64_t n, const char * x, size_t bx,
+                                    int64_t nr, const float * const * y, float * const * s) {
     const int64_t q = nr / 4;
     for (int64_t r = 0; r < q; r++) {
-        qd_frows_r(ft, 4, n, s + r, q, xc + r*bx, q*bx, (const float *) y);
+        qd_frows_step(ft, 4, C, n, x + r*bx, q*bx, y, s, r, q);
     }
     for (int64_t r = 4*q; r < nr; r++) {
-        qd_frows_r(ft, 1, n, s + r, 0, xc + r*bx, bx, (const float *) y);
+        qd_frows_step(ft, 1, C, n, x + r*bx, bx, y, s, r, 0);
     }
 }
 
-static void qd_rows_f32(int64_t n, float * GGML_RESTRICT s, const void * GGML_RESTRICT x, size_t bx, int64_t nr, const void * GGML_RESTRICT y) {
-    qd_frows(QD_F32, n, s, x, bx, nr, y);
+static QD_INLINE void qd_frows(enum qd_ftype ft, int64_t n, const void * x, size_t bx, int64_t nr,
+                               const void * const * y, float * const * s, int64_t nc) {
+    for (int64_t c0 = 0; c0 < nc; c0 += QD_FCOLS) {
+        const float * const * yc = (const float * const *) y + c0;
+#if QD_FCOLS > 1
+        if (nc - c0 >= 2) {
+            qd_frows_cols(ft, 2, n, (const char *) x, bx, nr, yc, s + c0);
+            continue;
+        }
+#endif
+        qd_frows_cols(ft, 1, n, (const char *) x, bx, nr, yc, s + c0);
+    }
 }
-static void qd_rows_f16(int64_t n, float * GGML_RESTRICT s, const void * GGML_RESTRICT x, size_t bx, int64_t nr, const void * GGML_RESTRICT y) {
-    qd_frows(QD_F16, n, s, x, bx, nr, y);
-}
-static void qd_rows_bf16(int64_t n, float * GGML_RESTRICT s, const void * GGML_RESTRICT x, size_t bx, int64_t nr, const void * GGML_RESTRICT y) {
-    qd_frows(QD_BF16, n, s, x, bx, nr, y);
-}
+
+#define QD_DEFINE_FROWS(name, ft)                                                                      \
+    static void name(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,                  \
+                     const void * const * y, float * const * s, int64_t nc) {                         \
+        qd_frows(ft, n, x, bx, nr, y, s, nc);                                                          \
+    }
+
+QD_DEFINE_FROWS(qd_rows_f32,  QD_F32)
+QD_DEFINE_FROWS(qd_rows_f16,  QD_F16)
+QD_DEFINE_FROWS(qd_rows_bf16, QD_BF16)
 
 #else
 
@@ -559,7 +640,9 @@ void ggml_vec_dot_bf16_row(int n, float * GGML_RESTRICT s, size_t bs, const void
         GGML_ASSERT(nrc == 1);                                                                         \
         GGML_ASSERT(n % 32 == 0);                                                                      \
         GGML_UNUSED(bs); GGML_UNUSED(bx); GGML_UNUSED(by);                                             \
-        rows(n, s, x, 0, 1, y);                                                                        \
+        const void * yc[1] = { y };                                                                    \
+        float *      sc[1] = { s };                                                                    \
+        rows(n, x, 0, 1, yc, sc, 1);                                                                   \
     }
 
 QD_DEFINE_VEC_DOT(ggml_vec_dot_q4_0_q8_0, qd_rows_q4_0)

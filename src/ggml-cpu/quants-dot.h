@@ -24,14 +24,14 @@ extern "C" {
 void ggml_cpu_quantize_row_q8_0(const float * GGML_RESTRICT x, void * GGML_RESTRICT y, int64_t k);
 void ggml_cpu_quantize_row_q8_1(const float * GGML_RESTRICT x, void * GGML_RESTRICT y, int64_t k);
 
-// Dot products of nr weight rows (x, x + bx, ...) of `type` with one
-// activation row y of type's vec_dot_type, n values each: s[r] for r < nr.
-// The rows are streamed once, several at a time (the kernel of matrix-vector
-// products). Each s[r] is computed the same way whatever nr is. F32, F16 and
-// BF16 rows take an F32 activation row here (already rounded to F16 / BF16 by
-// the caller where the vec_dot_type asks for it).
-typedef void (*ggml_cpu_dot_rows_t)(int64_t n, float * GGML_RESTRICT s, const void * GGML_RESTRICT x, size_t bx,
-                                    int64_t nr, const void * GGML_RESTRICT y);
+// Dot products of nr weight rows (x, x + bx, ...) of `type` with nc
+// activation rows y[c] of type's vec_dot_type, n values each: s[c][r]. The
+// rows are streamed once, several at a time, for a few columns at a time (the
+// kernel of matrix-vector products). Each s[c][r] is computed the same way
+// whatever nr and nc are. F32, F16 and BF16 rows take F32 activation rows here
+// (already rounded to F16 / BF16 by the caller where the vec_dot_type asks for it).
+typedef void (*ggml_cpu_dot_rows_t)(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
+                                    const void * const * y, float * const * s, int64_t nc);
 
 // the kernel for type (NULL for types without one); use_ref picks the portable path
 ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows(enum ggml_type type, bool use_ref);
