@@ -60,7 +60,8 @@ static void gf_tile(int64_t k, const float * const * a, const float * const * b,
             av[r] = gf_load(a[r] + i);
         }
         for (int c = 0; c < GF_RN; c++) {
-            const gf_vec bv = gf_load(b[c] + i);
+            gf_vec bv = gf_load(b[c] + i);
+            GGML_GEMM_KEEP_IN_REG(bv);
             for (int r = 0; r < GF_RM; r++) {
                 acc[r][c] = gf_fmadd(av[r], bv, acc[r][c]);
             }

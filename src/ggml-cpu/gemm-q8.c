@@ -379,7 +379,8 @@ static void q8p_tile(int64_t nsb, const uint8_t * const * a, const uint8_t * con
                 av[r] = q8p_iload(a[r] + off + g*Q8P_W);
             }
             for (int c = 0; c < Q8P_RN; c++) {
-                const q8p_ivec bv = q8p_iload(b[c] + off + g*Q8P_W);
+                q8p_ivec bv = q8p_iload(b[c] + off + g*Q8P_W);
+                GGML_GEMM_KEEP_IN_REG(bv);
                 for (int r = 0; r < Q8P_RM; r++) {
                     iacc[r][c] = q8p_idot(iacc[r][c], av[r], bv);
                 }

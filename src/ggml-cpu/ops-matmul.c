@@ -31,10 +31,10 @@
 // columns per pass over rows that stay in L2): packing the weights must pay
 // for itself. Measured on AVX-512 (k = n = 4096, one thread): the int8 tile
 // kernel wins from 6 columns, the float one from 8 for F32 weights; F16 and
-// BF16 rows, half the bytes, keep up with it until about 64.
+// BF16 rows, half the bytes, keep up with it until about 24.
 #define MM_GEMM_MIN_COLS_Q   6
 #define MM_GEMM_MIN_COLS_F32 8
-#define MM_GEMM_MIN_COLS_F16 64
+#define MM_GEMM_MIN_COLS_F16 24
 // k block of the float tile kernel (4 KiB of each row and column)
 #define MM_KC_F32 1024
 // k block of the int8 tile kernel, in values
