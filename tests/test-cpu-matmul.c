@@ -603,6 +603,7 @@ static void test_out_prod(void) {
     test_out_prod_case(GGML_TYPE_F32, 33, 17, 19, 2, 3, 4, 6, false);   // broadcasting
     test_out_prod_case(GGML_TYPE_F32, 1100, 9, 21, 1, 2, 2, 2, true);   // segments, transposed src1
     test_out_prod_case(GGML_TYPE_F16, 129, 7, 18, 2, 1, 2, 1, true);
+    test_out_prod_case(GGML_TYPE_F32, 300, 13, 70, 1, 1, 1, 1, false);   // several row blocks and segments
     for (int t = 3; t < N_WEIGHT_TYPES; t++) {
         test_out_prod_case(k_weight_types[t], 64, 5, 17, 2, 1, 2, 1, false);
         test_out_prod_case(k_weight_types[t], 1056, 3, 4, 1, 1, 1, 1, true);

@@ -121,3 +121,141 @@ void ggml_gemm_f32(int64_t nrows, int64_t ncols, int64_t k,
 #endif
     gf_walk_ref(nrows, ncols, k, A, lda, B, C, accumulate);
 }
+
+//
+// outer-product form: a tile of OR rows x OV values in registers, one
+// broadcast of b(r, i) and OV/W loads of A row i per step
+//
+
+#define GO_REF_ROWS 4
+#define GO_REF_V    16
+
+static void go_tile_ref(int64_t n, int64_t nv, const float * A, size_t lda, const char * const * b, size_t b_col,
+                        float * const * c) {
+    float acc[GO_REF_ROWS][GO_REF_V] = { { 0.0f } };
+    for (int64_t i = 0; i < n; i++) {
+        const float * a = A + (size_t) i * lda;
+        for (int r = 0; r < GO_REF_ROWS; r++) {
+            const float bv = *(const float *)(b[r] + (size_t) i * b_col);
+            for (int64_t v = 0; v < nv; v++) {
+                acc[r][v] += a[v] * bv;
+            }
+        }
+    }
+    for (int r = 0; r < GO_REF_ROWS; r++) {
+        if (c[r] != NULL) {
+            memcpy(c[r], acc[r], (size_t) nv * sizeof(float));
+        }
+    }
+}
+
+#if defined(GF_RM)
+
+#define GO_ROWS 4
+#define GO_VECS 4
+#define GO_V    (GO_VECS * GF_W)
+
+#if defined(GGML_VEC_AVX512)
+static GGML_GEMM_INLINE void gf_store_part(float * p, gf_vec v, int64_t n) {
+    _mm512_mask_storeu_ps(p, (__mmask16)((1u << n) - 1), v);
+}
+static GGML_GEMM_INLINE gf_vec gf_broadcast(const char * p) { return _mm512_set1_ps(*(const float *) p); }
+#else
+static GGML_GEMM_INLINE void gf_store_part(float * p, gf_vec v, int64_t n) {
+    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int) n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    _mm256_maskstore_ps(p, mask, v);
+}
+static GGML_GEMM_INLINE gf_vec gf_broadcast(const char * p) { return _mm256_broadcast_ss((const float *) p); }
+#endif
+
+// nv <= GO_V values of GO_ROWS rows (c[r] NULL: a row to drop)
+static void go_tile(int64_t n, int64_t nv, const float * A, size_t lda, const char * const * b, size_t b_col,
+                    float * const * c) {
+    gf_vec acc[GO_ROWS][GO_VECS];
+    for (int r = 0; r < GO_ROWS; r++) {
+        for (int q = 0; q < GO_VECS; q++) {
+            acc[r][q] = gf_zero();
+        }
+    }
+    const int nq = (int)((nv + GF_W - 1) / GF_W);
+    if (nv == GO_V) {
+        for (int64_t i = 0; i < n; i++) {
+            const float * a = A + (size_t) i * lda;
+            gf_vec av[GO_VECS];
+            for (int q = 0; q < GO_VECS; q++) {
+                av[q] = gf_load(a + q*GF_W);
+            }
+            for (int r = 0; r < GO_ROWS; r++) {
+                gf_vec bv = gf_broadcast(b[r] + (size_t) i * b_col);
+                GGML_GEMM_KEEP_IN_REG(bv);
+                for (int q = 0; q < GO_VECS; q++) {
+                    acc[r][q] = gf_fmadd(av[q], bv, acc[r][q]);
+                }
+            }
+        }
+    } else {
+        for (int64_t i = 0; i < n; i++) {
+            const float * a = A + (size_t) i * lda;
+            for (int r = 0; r < GO_ROWS; r++) {
+                const gf_vec bv = gf_broadcast(b[r] + (size_t) i * b_col);
+                for (int q = 0; q < nq; q++) {
+                    acc[r][q] = gf_fmadd(gf_load_part(a + q*GF_W, MIN(GF_W, nv - q*GF_W)), bv, acc[r][q]);
+                }
+            }
+        }
+    }
+    for (int r = 0; r < GO_ROWS; r++) {
+        if (c[r] == NULL) {
+            continue;
+        }
+        for (int q = 0; q < nq; q++) {
+            const int64_t m = MIN(GF_W, nv - q*GF_W);
+            if (m == GF_W) {
+#if defined(GGML_VEC_AVX512)
+                _mm512_storeu_ps(c[r] + q*GF_W, acc[r][q]);
+#else
+                _mm256_storeu_ps(c[r] + q*GF_W, acc[r][q]);
+#endif
+            } else {
+                gf_store_part(c[r] + q*GF_W, acc[r][q], m);
+            }
+        }
+    }
+}
+
+#endif
+
+// rows in groups of RN (missing rows read row 0 and are dropped), values in blocks of V
+#define GO_DEFINE_WALK(name, RN, V, tile)                                                              \
+    static void name(int64_t nrows, int64_t nv, int64_t n, const float * A, size_t lda,               \
+                     const char * B, size_t b_row, size_t b_col, float * const * C) {                 \
+        for (int64_t r0 = 0; r0 < nrows; r0 += RN) {                                                   \
+            for (int64_t v0 = 0; v0 < nv; v0 += V) {                                                   \
+                const char * b[RN];                                                                    \
+                float * c[RN];                                                                         \
+                for (int r = 0; r < RN; r++) {                                                         \
+                    const bool in = r0 + r < nrows;                                                    \
+                    b[r] = B + (size_t)(in ? r0 + r : r0) * b_row;                                     \
+                    c[r] = in ? C[r0 + r] + v0 : NULL;                                                 \
+                }                                                                                      \
+                tile(n, MIN(V, nv - v0), A + v0, lda, b, b_col, c);                                    \
+            }                                                                                          \
+        }                                                                                              \
+    }
+
+GO_DEFINE_WALK(go_walk_ref, GO_REF_ROWS, GO_REF_V, go_tile_ref)
+#if defined(GF_RM)
+GO_DEFINE_WALK(go_walk, GO_ROWS, GO_V, go_tile)
+#endif
+
+void ggml_gemm_f32_outer(int64_t nrows, int64_t nv, int64_t n, const float * A, size_t lda,
+                         const char * B, size_t b_row, size_t b_col, float * const * C, bool use_ref) {
+    GGML_UNUSED(use_ref);
+#if defined(GF_RM)
+    if (!use_ref) {
+        go_walk(nrows, nv, n, A, lda, B, b_row, b_col, C);
+        return;
+    }
+#endif
+    go_walk_ref(nrows, nv, n, A, lda, B, b_row, b_col, C);
+}

@@ -87,6 +87,13 @@ void ggml_gemm_f32(int64_t nrows, int64_t ncols, int64_t k,
                    const float * A, size_t lda, const void * const * B, float * const * C,
                    bool accumulate, bool use_ref);
 
+// The outer-product form (OUT_PROD): C[r][v] = sum over i < n of
+// b(r, i) * A[i][v], for r < nrows and v < nv, where A rows are lda floats
+// apart and b(r, i) is the float at B + r*b_row + i*b_col (any strides).
+// Each result is one sequential sum over i.
+void ggml_gemm_f32_outer(int64_t nrows, int64_t nv, int64_t n, const float * A, size_t lda,
+                         const char * B, size_t b_row, size_t b_col, float * const * C, bool use_ref);
+
 //
 // int8 (q8 panels)
 //

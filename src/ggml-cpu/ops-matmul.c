@@ -619,13 +619,15 @@ static void mm_forward_mul_mat_id(const struct ggml_compute_params * params, str
 //
 // OUT_PROD: dst[i0, i1, i2, i3] = sum_i01 src0[i0, i01, i02, i03] * src1[i1, i01, i2, i3]
 //
-// A thread owns a few dst rows (i1 .. i1 + OP_ROWS) of one (i2, i3) and sums
-// over i01 in order into them, segment of i0 by segment: each src0 segment is
-// converted to F32 once and added, scaled, to all the owned rows.
+// A chunk is a block of dst rows (i1) of one (i2, i3) times a segment of i0:
+// the src0 segment of every i01 is converted to F32 into a per-thread panel,
+// and the outer-product kernel of gemm.h sums over i01, in order, with the
+// tile of results in registers. Each dst value is written once.
 //
 
-#define OP_ROWS 16     // dst rows per chunk
-#define OP_SEG  1024   // values of an i0 segment (a multiple of every block size)
+#define OP_ROWS 64           // dst rows per chunk
+#define OP_SEG  256          // values of an i0 segment (a multiple of every block size)
+#define OP_LDA  (OP_SEG + 16) // panel row stride: an odd number of cache lines
 
 static bool op_supports(const struct ggml_tensor * op) {
     const struct ggml_tensor * a = op->src[0];
@@ -643,23 +645,30 @@ static bool op_supports(const struct ggml_tensor * op) {
     return (a->type == GGML_TYPE_F16 || mm_is_quant(a->type)) && a->ne[2] == b->ne[2] && a->ne[3] == b->ne[3];
 }
 
-static size_t op_work_size(const struct ggml_tensor * node, int n_threads) {
-    return node->src[0]->type == GGML_TYPE_F32 ? 0 : (size_t) n_threads * mm_pad(OP_SEG * sizeof(float));
+static size_t op_panel_size(const struct ggml_tensor * node) {
+    return mm_pad((size_t) node->src[0]->ne[1] * OP_LDA * sizeof(float));
 }
 
-// src0 row values [i0, i0 + n) as F32 (tmp when they must be converted)
-static const float * op_src0_segment(const struct ggml_tensor * a, const char * row, int64_t i0, int64_t n,
-                                     float * tmp, bool use_ref) {
-    switch (a->type) {
-        case GGML_TYPE_F32:
-            return (const float *) row + i0;
-        case GGML_TYPE_F16:
-            (use_ref ? ggml_vec_fp16_to_fp32_ref : ggml_vec_fp16_to_fp32)(n, (const ggml_fp16_t *) row + i0, tmp);
-            return tmp;
-        default: {
-            const int64_t bs = ggml_blck_size(a->type);
-            ggml_get_type_traits(a->type)->to_float(row + (i0/bs)*ggml_type_size(a->type), tmp, n);
-            return tmp;
+static size_t op_work_size(const struct ggml_tensor * node, int n_threads) {
+    return (size_t) n_threads * op_panel_size(node);
+}
+
+// src0 values [i0, i0 + n) of every row of matrix a_mat as F32 rows OP_LDA apart
+static void op_panel(const struct ggml_tensor * a, const char * a_mat, int64_t i0, int64_t n, float * panel, bool use_ref) {
+    for (int64_t i01 = 0; i01 < a->ne[1]; i01++) {
+        const char * row = a_mat + i01*a->nb[1];
+        float * out = panel + i01*OP_LDA;
+        switch (a->type) {
+            case GGML_TYPE_F32:
+                memcpy(out, (const float *) row + i0, (size_t) n * sizeof(float));
+                break;
+            case GGML_TYPE_F16:
+                (use_ref ? ggml_vec_fp16_to_fp32_ref : ggml_vec_fp16_to_fp32)(n, (const ggml_fp16_t *) row + i0, out);
+                break;
+            default: {
+                const int64_t bs = ggml_blck_size(a->type);
+                ggml_get_type_traits(a->type)->to_float(row + (i0/bs)*ggml_type_size(a->type), out, n);
+            } break;
         }
     }
 }
@@ -669,43 +678,36 @@ static void op_forward(const struct ggml_compute_params * params, struct ggml_te
     const struct ggml_tensor * b = dst->src[1];
     GGML_ASSERT(dst->ne[0] == a->ne[0] && dst->ne[1] == b->ne[0] && dst->ne[2] == b->ne[2] && dst->ne[3] == b->ne[3]);
     GGML_ASSERT(a->ne[1] == b->ne[1] && b->ne[2] % a->ne[2] == 0 && b->ne[3] % a->ne[3] == 0);
+    GGML_ASSERT(params->wsize >= (size_t) params->nth * op_panel_size(dst));
 
-    const bool use_ref = params->use_ref;
-    float * tmp = a->type == GGML_TYPE_F32 ? NULL :
-        (float *)((char *) params->wdata + (size_t) params->ith * mm_pad(OP_SEG * sizeof(float)));
+    float * panel = (float *)((char *) params->wdata + (size_t) params->ith * op_panel_size(dst));
 
     const int64_t ne0 = dst->ne[0], ne1 = dst->ne[1], ne2 = dst->ne[2];
-    const int64_t n_i1_blocks = (ne1 + OP_ROWS - 1) / OP_ROWS;
-    const int64_t n_chunks = n_i1_blocks * ne2 * dst->ne[3];
+    const int64_t n_segs = (ne0 + OP_SEG - 1) / OP_SEG;
+    const int64_t n_row_blocks = (ne1 + OP_ROWS - 1) / OP_ROWS;
+    const int64_t n_chunks = n_segs * n_row_blocks * ne2 * dst->ne[3];
     const int64_t r2 = ne2 / a->ne[2];
     const int64_t r3 = dst->ne[3] / a->ne[3];
 
     for (int64_t chunk = ggml_cpu_next_chunk(params); chunk < n_chunks; chunk = ggml_cpu_next_chunk(params)) {
-        const int64_t i1b = (chunk % n_i1_blocks) * OP_ROWS;
-        const int64_t i2  = (chunk / n_i1_blocks) % ne2;
-        const int64_t i3  = chunk / (n_i1_blocks * ne2);
+        const int64_t seg = chunk % n_segs;
+        const int64_t rb  = (chunk / n_segs) % n_row_blocks;
+        const int64_t i2  = (chunk / (n_segs * n_row_blocks)) % ne2;
+        const int64_t i3  = chunk / (n_segs * n_row_blocks * ne2);
+        const int64_t i0  = seg * OP_SEG;
+        const int64_t nv  = MIN(OP_SEG, ne0 - i0);
+        const int64_t i1b = rb * OP_ROWS;
         const int64_t nr  = MIN(OP_ROWS, ne1 - i1b);
 
-        float * d[OP_ROWS];
-        for (int64_t r = 0; r < nr; r++) {
-            d[r] = (float *)((char *) dst->data + (i1b + r)*dst->nb[1] + i2*dst->nb[2] + i3*dst->nb[3]);
-        }
         const char * a_mat = (const char *) a->data + (i2/r2)*a->nb[2] + (i3/r3)*a->nb[3];
-        const char * b_mat = (const char *) b->data + i2*b->nb[2] + i3*b->nb[3];
+        op_panel(a, a_mat, i0, nv, panel, params->use_ref);
 
-        for (int64_t i0 = 0; i0 < ne0; i0 += OP_SEG) {
-            const int64_t n = MIN(OP_SEG, ne0 - i0);
-            for (int64_t r = 0; r < nr; r++) {
-                memset(d[r] + i0, 0, (size_t) n * sizeof(float));
-            }
-            for (int64_t i01 = 0; i01 < a->ne[1]; i01++) {
-                const float * s = op_src0_segment(a, a_mat + i01*a->nb[1], i0, n, tmp, use_ref);
-                for (int64_t r = 0; r < nr; r++) {
-                    const float v = *(const float *)(b_mat + (i1b + r)*b->nb[0] + i01*b->nb[1]);
-                    (use_ref ? ggml_vec_mad_f32_ref : ggml_vec_mad_f32)(n, d[r] + i0, s, v);
-                }
-            }
+        float * c[OP_ROWS];
+        for (int64_t r = 0; r < nr; r++) {
+            c[r] = (float *)((char *) dst->data + (i1b + r)*dst->nb[1] + i2*dst->nb[2] + i3*dst->nb[3]) + i0;
         }
+        const char * b_rows = (const char *) b->data + i1b*b->nb[0] + i2*b->nb[2] + i3*b->nb[3];
+        ggml_gemm_f32_outer(nr, nv, a->ne[1], panel, OP_LDA, b_rows, b->nb[0], b->nb[1], c, params->use_ref);
     }
 }
 
