@@ -6,6 +6,7 @@
 // from the capacity the caller asks for (twice it: nodes plus leafs).
 
 #include "ggml-impl.h"
+#include "ggml-backend.h"
 
 #include <inttypes.h>
 #include <stdatomic.h>
@@ -217,6 +218,41 @@ struct ggml_cgraph * ggml_graph_dup(struct ggml_context * ctx, struct ggml_cgrap
     struct ggml_cgraph * result = ggml_new_graph_custom(ctx, (size_t) cgraph->size, cgraph->grads != NULL || force_grads);
     ggml_graph_cpy(cgraph, result);
     return result;
+}
+
+void ggml_graph_reset(struct ggml_cgraph * cgraph) {
+    if (cgraph == NULL) {
+        return;
+    }
+    GGML_ASSERT(cgraph->grads != NULL && "ggml_graph_reset: the graph has no gradients");
+
+    for (int i = 0; i < cgraph->n_nodes; i++) {
+        struct ggml_tensor * node     = cgraph->nodes[i];
+        struct ggml_tensor * grad_acc = ggml_graph_get_grad_acc(cgraph, node);
+
+        if (node->op == GGML_OP_OPT_STEP_ADAMW) {
+            // the optimizer's first and second moments start again from zero
+            ggml_set_zero(node->src[2]);
+            ggml_set_zero(node->src[3]);
+        }
+        if (grad_acc == NULL) {
+            continue;
+        }
+        if (node->flags & GGML_TENSOR_FLAG_LOSS) {
+            // d loss / d loss = 1 seeds the backward pass
+            GGML_ASSERT(grad_acc->type == GGML_TYPE_F32);
+            GGML_ASSERT(ggml_is_scalar(grad_acc));
+            const float one = 1.0f;
+            if (grad_acc->buffer != NULL) {
+                ggml_backend_tensor_set(grad_acc, &one, 0, sizeof(one));
+            } else {
+                GGML_ASSERT(grad_acc->data != NULL && "ggml_graph_reset: the loss gradient is not allocated");
+                memcpy(grad_acc->data, &one, sizeof(one));
+            }
+        } else {
+            ggml_set_zero(grad_acc);
+        }
+    }
 }
 
 void ggml_graph_clear(struct ggml_cgraph * cgraph) {

@@ -28,9 +28,31 @@ static pthread_mutex_t   g_log_mutex    = PTHREAD_MUTEX_INITIALIZER;
 static ggml_log_callback g_log_callback = ggml_log_callback_default;
 static void *            g_log_user     = NULL;
 
+// Debug messages are printed by the default logger only when asked for with
+// GGML_LOG_DEBUG=1 or GGML_SCHED_DEBUG (upstream compiles most of its debug
+// lines out of release builds; ours are always there). A CONT line follows
+// the fate of the line it continues, per thread.
+static bool           g_log_debug_enabled;
+static pthread_once_t g_log_debug_once = PTHREAD_ONCE_INIT;
+static _Thread_local enum ggml_log_level g_log_last_level = GGML_LOG_LEVEL_INFO;
+
+static void log_debug_init(void) {
+    const char * d = getenv("GGML_LOG_DEBUG");
+    const char * s = getenv("GGML_SCHED_DEBUG");
+    g_log_debug_enabled = (d != NULL && atoi(d) != 0) || (s != NULL && atoi(s) != 0);
+}
+
 void ggml_log_callback_default(enum ggml_log_level level, const char * text, void * user_data) {
-    (void) level;
     (void) user_data;
+    if (level != GGML_LOG_LEVEL_CONT) {
+        g_log_last_level = level;
+    }
+    if (g_log_last_level == GGML_LOG_LEVEL_DEBUG) {
+        pthread_once(&g_log_debug_once, log_debug_init);
+        if (!g_log_debug_enabled) {
+            return;
+        }
+    }
     fputs(text, stderr);
     fflush(stderr);
 }

@@ -7,6 +7,7 @@
 // buffer provides it later.
 
 #include "ggml-impl.h"
+#include "ggml-backend.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -589,8 +590,12 @@ struct ggml_tensor * ggml_set_zero(struct ggml_tensor * tensor) {
     if (ggml_is_empty(tensor)) {
         return tensor;
     }
-    GGML_ASSERT(tensor->buffer == NULL && "use ggml_backend_tensor_memset for tensors in backend buffers");
-    if (tensor->data != NULL) {
+    const bool in_buffer = tensor->buffer != NULL || (tensor->view_src != NULL && tensor->view_src->buffer != NULL);
+    if (in_buffer) {
+        // the memory may be a device's: only the buffer can write it
+        ggml_backend_tensor_memset(tensor, 0, 0, ggml_nbytes(tensor));
+    } else {
+        GGML_ASSERT(tensor->data != NULL && "ggml_set_zero: the tensor is not allocated");
         memset(tensor->data, 0, ggml_nbytes(tensor));
     }
     return tensor;

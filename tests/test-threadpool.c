@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L
 // test-threadpool: the CPU backend's thread pool and graph execution, checked
 // with custom ops whose behaviour the test knows exactly.
 //

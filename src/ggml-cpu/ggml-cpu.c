@@ -333,23 +333,6 @@ static bool ggml_backend_cpu_device_supports_buft(ggml_backend_dev_t dev, ggml_b
     return ggml_backend_buft_is_host(buft);
 }
 
-static const struct ggml_backend_device_i ggml_backend_cpu_device_i = {
-    .get_name             = ggml_backend_cpu_device_get_name,
-    .get_description      = ggml_backend_cpu_device_get_description,
-    .get_memory           = ggml_backend_cpu_device_get_memory,
-    .get_type             = ggml_backend_cpu_device_get_type,
-    .get_props            = ggml_backend_cpu_device_get_props,
-    .init_backend         = ggml_backend_cpu_device_init_backend,
-    .get_buffer_type      = ggml_backend_cpu_device_get_buffer_type,
-    .get_host_buffer_type = NULL,
-    .buffer_from_host_ptr = ggml_backend_cpu_device_buffer_from_host_ptr,
-    .supports_op          = ggml_backend_cpu_device_supports_op,
-    .supports_buft        = ggml_backend_cpu_device_supports_buft,
-    .offload_op           = NULL,
-    .event_new            = NULL,
-    .event_free           = NULL,
-    .event_synchronize    = NULL,
-};
 
 //
 // registry entry
@@ -418,21 +401,36 @@ static void * ggml_backend_cpu_get_proc_address(ggml_backend_reg_t reg, const ch
     return NULL;
 }
 
-static const struct ggml_backend_reg_i ggml_backend_cpu_reg_i = {
-    .get_name         = ggml_backend_cpu_reg_get_name,
-    .get_device_count = ggml_backend_cpu_reg_get_device_count,
-    .get_device       = ggml_backend_cpu_reg_get_device,
-    .get_proc_address = ggml_backend_cpu_get_proc_address,
-};
-
+// (interfaces spelled out in place: a static initialiser may not copy another object)
 static struct ggml_backend_reg g_cpu_reg = {
     .api_version = GGML_BACKEND_API_VERSION,
-    .iface       = ggml_backend_cpu_reg_i,
+    .iface       = {
+        .get_name         = ggml_backend_cpu_reg_get_name,
+        .get_device_count = ggml_backend_cpu_reg_get_device_count,
+        .get_device       = ggml_backend_cpu_reg_get_device,
+        .get_proc_address = ggml_backend_cpu_get_proc_address,
+    },
     .context     = NULL,
 };
 
 static struct ggml_backend_device g_cpu_device = {
-    .iface   = ggml_backend_cpu_device_i,
+    .iface   = {
+        .get_name             = ggml_backend_cpu_device_get_name,
+        .get_description      = ggml_backend_cpu_device_get_description,
+        .get_memory           = ggml_backend_cpu_device_get_memory,
+        .get_type             = ggml_backend_cpu_device_get_type,
+        .get_props            = ggml_backend_cpu_device_get_props,
+        .init_backend         = ggml_backend_cpu_device_init_backend,
+        .get_buffer_type      = ggml_backend_cpu_device_get_buffer_type,
+        .get_host_buffer_type = NULL,
+        .buffer_from_host_ptr = ggml_backend_cpu_device_buffer_from_host_ptr,
+        .supports_op          = ggml_backend_cpu_device_supports_op,
+        .supports_buft        = ggml_backend_cpu_device_supports_buft,
+        .offload_op           = NULL,
+        .event_new            = NULL,
+        .event_free           = NULL,
+        .event_synchronize    = NULL,
+    },
     .reg     = &g_cpu_reg,
     .context = NULL,
 };

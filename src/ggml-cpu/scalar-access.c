@@ -15,9 +15,9 @@ static double read_element(enum ggml_type type, const void * p) {
         case GGML_TYPE_I16:  return *(const int16_t *) p;
         case GGML_TYPE_I32:  return *(const int32_t *) p;
         case GGML_TYPE_I64:  return (double) *(const int64_t *) p;
-        case GGML_TYPE_F16:  return ggml_compute_fp16_to_fp32(*(const ggml_fp16_t *) p);
-        case GGML_TYPE_BF16: return ggml_compute_bf16_to_fp32(*(const ggml_bf16_t *) p);
-        case GGML_TYPE_F32:  return *(const float  *) p;
+        case GGML_TYPE_F16:  return (double) ggml_compute_fp16_to_fp32(*(const ggml_fp16_t *) p);
+        case GGML_TYPE_BF16: return (double) ggml_compute_bf16_to_fp32(*(const ggml_bf16_t *) p);
+        case GGML_TYPE_F32:  return (double) *(const float *) p;
         case GGML_TYPE_F64:  return *(const double *) p;
         default: GGML_ABORT("element access is not possible for type %s", ggml_type_name(type));
     }
@@ -46,7 +46,7 @@ static void write_element_f32(enum ggml_type type, void * p, float v) {
         case GGML_TYPE_F16:  *(ggml_fp16_t *) p = ggml_compute_fp32_to_fp16(v); break;
         case GGML_TYPE_BF16: *(ggml_bf16_t *) p = ggml_compute_fp32_to_bf16(v); break;
         case GGML_TYPE_F32:  *(float  *) p = v;            break;
-        case GGML_TYPE_F64:  *(double *) p = v;            break;
+        case GGML_TYPE_F64:  *(double *) p = (double) v;   break;
         default: GGML_ABORT("element access is not possible for type %s", ggml_type_name(type));
     }
 }

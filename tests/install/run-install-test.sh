@@ -34,4 +34,9 @@ cmake --build "$work/consumer" >/dev/null
 "$work/consumer/app-cmake"
 "$work/consumer/upstream-style-cmake"
 
+echo "== out-of-tree backend module"
+cmake -S "$src/tests/install/ext-backend" -B "$work/ext" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
+cmake --build "$work/ext" >/dev/null
+"$work/ext/ext-app" "$work/ext/libggml-ext.so"
+
 echo "install test passed"

@@ -1,0 +1,170 @@
+#pragma once
+
+//
+// ggml-backend-sched-impl.h: the scheduler's state, shared by its two files:
+//   ggml-backend-sched-split.c  assigning nodes to backends and splitting
+//   ggml-backend-sched.c        lifecycle, allocation, computation, pipelining
+//
+// Every tensor of the graph being scheduled has a slot in hash_set; per slot
+// the scheduler keeps the backend the tensor is assigned to and, for split
+// inputs, its copies on other backends (n_copies of each for pipelining).
+// Nothing here has a fixed size: arrays grow with the graph, the number of
+// splits, inputs and backends.
+//
+
+#include "ggml-impl.h"
+#include "ggml-backend-impl.h"
+#include "ggml-alloc.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// copies of split inputs kept per backend for pipeline parallelism
+#define GGML_SCHED_PARALLEL_COPIES 4
+
+// length of a debug cause string ("1.wgt3", "3.upg", ...)
+#define GGML_SCHED_CAUSE_LEN 16
+
+struct ggml_backend_sched_split {
+    int backend_id;
+    int i_start;                  // first node of the split in the graph
+    int i_end;                    // one past the last node
+    struct ggml_tensor ** inputs; // tensors from other backends the split reads
+    int n_inputs;
+    int inputs_capacity;
+    struct ggml_cgraph graph;     // view of nodes [i_start, i_end)
+};
+
+// A source the scheduler redirected to an input copy, and a tensor it gave
+// memory: undone before the same graph is split again.
+struct ggml_sched_src_rewrite {
+    struct ggml_tensor * node;
+    int                  src;
+    struct ggml_tensor * orig;
+    struct ggml_tensor * copy;
+};
+
+struct ggml_sched_undo_log {
+    const struct ggml_cgraph * graph;      // the graph the entries belong to
+    struct ggml_sched_src_rewrite * rewrites;
+    int n_rewrites;
+    int rewrites_capacity;
+    struct ggml_tensor ** allocated;       // tensors of the graph the scheduler placed
+    int n_allocated;
+    int allocated_capacity;
+};
+
+// Contexts holding the tensors the scheduler makes (input copies, their
+// dependency views): reset at every split, grown by adding contexts.
+struct ggml_sched_tensor_pool {
+    struct ggml_context ** ctxs;
+    int n_ctxs;
+    int capacity;
+    int cur;               // context new tensors go to
+    size_t tensors_per_ctx;
+};
+
+struct ggml_backend_sched {
+    bool is_reset; // assignments cleared since the last split
+    bool is_alloc; // the current graph is split and allocated
+
+    int n_backends;
+    ggml_backend_t * backends;           // [n_backends], priority order
+    ggml_backend_buffer_type_t * bufts;  // [n_backends]
+    ggml_gallocr_t galloc;
+
+    // per tensor of the graph (indexed by hash slot)
+    struct ggml_hash_set hash_set;
+    int                 * hv_tensor_backend_ids; // assigned backend or -1
+    struct ggml_tensor ** hv_tensor_copies;      // [slot][n_backends][n_copies]
+    char               (* causes)[GGML_SCHED_CAUSE_LEN]; // why each assignment was made (debug only)
+
+    // backend of each node / leaf of `graph` (and of the previous graph, to
+    // detect when the allocation must be planned again)
+    int * node_backend_ids;
+    int * leaf_backend_ids;
+    int * prev_node_backend_ids;
+    int * prev_leaf_backend_ids;
+    int   ids_capacity;
+
+    // the graph actually allocated: the user's nodes plus the input copies
+    struct ggml_cgraph graph;
+
+    struct ggml_backend_sched_split * splits;
+    int n_splits;
+    int splits_capacity;
+
+    // pipeline parallelism
+    int n_copies;
+    int cur_copy;
+    int next_copy;
+    ggml_backend_event_t * events;      // [n_backends][n_copies], NULL where unsupported
+    struct ggml_tensor ** graph_inputs; // user inputs duplicated per copy
+    int n_graph_inputs;
+    int graph_inputs_capacity;
+
+    struct ggml_sched_tensor_pool pool;
+    struct ggml_sched_undo_log    undo;
+
+    ggml_backend_sched_eval_callback callback_eval;
+    void * callback_eval_user_data;
+
+    bool op_offload;
+    int  debug; // GGML_SCHED_DEBUG: 1 splits and the backend and cause of each node, 2 also sources and views
+
+    // the graph split last, to compute it again without splitting again
+    const struct ggml_cgraph * split_graph_ptr;
+    uint64_t                   split_graph_sig;
+};
+
+// slot of a tensor in the scheduler's hash set (inserting it)
+static inline size_t sched_hash_id(struct ggml_backend_sched * sched, struct ggml_tensor * t) {
+    return ggml_hash_find_or_insert(&sched->hash_set, t);
+}
+
+static inline int * sched_tensor_backend_id(struct ggml_backend_sched * sched, struct ggml_tensor * t) {
+    return &sched->hv_tensor_backend_ids[sched_hash_id(sched, t)];
+}
+
+static inline struct ggml_tensor ** sched_tensor_copy(struct ggml_backend_sched * sched, size_t id, int backend_id, int copy_id) {
+    return &sched->hv_tensor_copies[(id * (size_t) sched->n_backends + (size_t) backend_id) * (size_t) sched->n_copies + (size_t) copy_id];
+}
+
+static inline bool sched_is_view_op(enum ggml_op op) {
+    return op == GGML_OP_VIEW || op == GGML_OP_RESHAPE || op == GGML_OP_PERMUTE || op == GGML_OP_TRANSPOSE;
+}
+
+// record why t was assigned (no-op unless debugging)
+GGML_ATTRIBUTE_FORMAT(3, 4)
+void ggml_sched_set_cause(struct ggml_backend_sched * sched, struct ggml_tensor * t, const char * fmt, ...);
+const char * ggml_sched_get_cause(struct ggml_backend_sched * sched, struct ggml_tensor * t);
+
+// a fresh tensor with t's type, shape and strides, in the scheduler's pool
+struct ggml_tensor * ggml_sched_new_tensor_like(struct ggml_backend_sched * sched, const struct ggml_tensor * t);
+// a view of t in the scheduler's pool
+struct ggml_tensor * ggml_sched_new_view(struct ggml_backend_sched * sched, struct ggml_tensor * t);
+void ggml_sched_pool_reset(struct ggml_sched_tensor_pool * pool);
+void ggml_sched_pool_free(struct ggml_sched_tensor_pool * pool);
+
+// assign every node a backend, split the graph and make the input copies;
+// fills sched->splits, sched->graph and the backend id arrays. False (with a
+// log line) if some node is supported by no backend.
+bool ggml_sched_assign_and_split(struct ggml_backend_sched * sched, struct ggml_cgraph * graph);
+
+// record that node->src[j] (orig) now names copy
+void ggml_sched_undo_record_rewrite(struct ggml_backend_sched * sched, struct ggml_tensor * node, int j, struct ggml_tensor * copy);
+// record that the scheduler gave t its memory
+void ggml_sched_undo_record_alloc(struct ggml_backend_sched * sched, struct ggml_tensor * t);
+// before splitting graph: if it is the graph split last, undo the rewrites
+// and allocations made then (the graph is alive: the caller passed it);
+// otherwise forget the log (the old graph may be gone)
+void ggml_sched_undo(struct ggml_backend_sched * sched, const struct ggml_cgraph * graph);
+void ggml_sched_undo_free(struct ggml_sched_undo_log * undo);
+
+// log the assignment and the splits (GGML_SCHED_DEBUG)
+void ggml_sched_print_assignments(struct ggml_backend_sched * sched, struct ggml_cgraph * graph);
+
+#ifdef __cplusplus
+}
+#endif
