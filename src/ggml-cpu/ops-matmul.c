@@ -164,7 +164,7 @@ static void mm_op_init(struct mm_op * op, struct ggml_tensor * dst) {
 
     size_t t = op->shared ? 0 : act;
     op->tmp_f32 = t; t += mm_pad(op->k * sizeof(float));                          // gathered src1 column
-    op->tmp_row = t; t += mm_pad(MAX(op->q8_stride, op->k * sizeof(ggml_fp16_t))); // its F16 / Q8 form
+    op->tmp_row = t; t += mm_pad(MAX(op->q8_stride, op->k * sizeof(ggml_fp16_t))); // its F16 / BF16 / Q8 form
     op->panel   = t; t += mm_pad(panel);
     op->ptrs    = t; t += mm_pad(3 * op->max_cols * sizeof(void *));              // column pointers of a chunk
     op->map     = t; t += mm_pad((2*op->n_as + 2) * sizeof(int64_t) + op->n_map * 2 * sizeof(int32_t));
@@ -251,8 +251,12 @@ static void mm_convert_col(const struct mm_op * op, const struct mm_act * act, i
                 ggml_vec_fp16_to_fp32(k, (const ggml_fp16_t *) tmp_row, out);
             }
         } else if (op->w->type == GGML_TYPE_BF16 && op->x->type == GGML_TYPE_F32) {
-            for (int64_t i = 0; i < k; i++) {
-                out[i] = ggml_compute_bf16_to_fp32(ggml_compute_fp32_to_bf16(xf[i]));
+            if (use_ref) {
+                ggml_vec_fp32_to_bf16_ref(k, xf, (ggml_bf16_t *) tmp_row);
+                ggml_vec_bf16_to_fp32_ref(k, (const ggml_bf16_t *) tmp_row, out);
+            } else {
+                ggml_vec_fp32_to_bf16(k, xf, (ggml_bf16_t *) tmp_row);
+                ggml_vec_bf16_to_fp32(k, (const ggml_bf16_t *) tmp_row, out);
             }
         } else if (xf != out) {
             memcpy(out, xf, (size_t) k * sizeof(float));
@@ -372,10 +376,7 @@ static void mm_panel_f32(const struct mm_op * op, const struct mm_group * g, int
         } else if (op->w->type == GGML_TYPE_F16) {
             (use_ref ? ggml_vec_fp16_to_fp32_ref : ggml_vec_fp16_to_fp32)(kc, (const ggml_fp16_t *) row + kb, out);
         } else {
-            const ggml_bf16_t * src = (const ggml_bf16_t *) row + kb;
-            for (int64_t i = 0; i < kc; i++) {
-                out[i] = ggml_compute_bf16_to_fp32(src[i]);
-            }
+            (use_ref ? ggml_vec_bf16_to_fp32_ref : ggml_vec_bf16_to_fp32)(kc, (const ggml_bf16_t *) row + kb, out);
         }
     }
 }
