@@ -6,8 +6,9 @@
 // BF16 when that is the weights' vec_dot_type, as upstream does), Q8_0 / Q8_1
 // rows for quantized weights, or q8 panels (gemm.h) for the int8 tile kernel.
 // Then the result is cut into chunks that the threads take dynamically:
-//  - few columns (generation): chunks of weight rows; each row block is
-//    streamed once through ggml_cpu_dot_rows (several rows per step).
+//  - few columns (generation, small batches): chunks of weight rows; each
+//    row block is streamed once through ggml_cpu_dot_rows (several rows and
+//    a few columns per step; further columns find the block in L2).
 //  - many columns (prompt): chunks of (row block x column block); the row
 //    block is converted (float) or packed (quantized) into a per-thread panel
 //    once, then the register-blocked tile kernels of gemm.h walk it, k block
