@@ -700,6 +700,31 @@ static void test_type_traits(void) {
         CHECK(tr->vec_dot != NULL && tr->from_float != NULL && tr->nrows == 1);
     }
     CHECK(ggml_get_type_traits_cpu(GGML_TYPE_Q8_1)->from_float != NULL);
+    {
+        // Q8_1 . Q8_1: the sum over the dequantized values, to float rounding
+        const struct ggml_type_traits_cpu * q81 = ggml_get_type_traits_cpu(GGML_TYPE_Q8_1);
+        CHECK(q81->vec_dot != NULL && q81->vec_dot_type == GGML_TYPE_Q8_1);
+        enum { NQ = 32 * 9 };
+        float xa[NQ], xb[NQ], da[NQ], db[NQ];
+        uint64_t sq = 11;
+        for (int i = 0; i < NQ; i++) {
+            xa[i] = (float) tt_rand_uniform(&sq, -2.0, 2.0);
+            xb[i] = (float) tt_rand_uniform(&sq, -2.0, 2.0);
+        }
+        uint8_t qa[NQ / 32 * 36], qb[NQ / 32 * 36];
+        ggml_get_type_traits(GGML_TYPE_Q8_1)->from_float_ref(xa, qa, NQ);
+        ggml_get_type_traits(GGML_TYPE_Q8_1)->from_float_ref(xb, qb, NQ);
+        ggml_get_type_traits(GGML_TYPE_Q8_1)->to_float(qa, da, NQ);
+        ggml_get_type_traits(GGML_TYPE_Q8_1)->to_float(qb, db, NQ);
+        double ref = 0, mag = 0;
+        for (int i = 0; i < NQ; i++) {
+            ref += (double) da[i] * db[i];
+            mag += fabs((double) da[i] * db[i]);
+        }
+        float got = 0;
+        q81->vec_dot(NQ, &got, 0, qa, 0, qb, 0, 1);
+        CHECK_NEAR(got, ref, 1e-5 * mag);
+    }
     CHECK(ggml_get_type_traits_cpu(GGML_TYPE_Q4_K)->vec_dot == NULL);
     CHECK(ggml_get_type_traits_cpu(GGML_TYPE_Q4_K)->from_float == NULL);
 

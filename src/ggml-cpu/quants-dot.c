@@ -650,3 +650,25 @@ QD_DEFINE_VEC_DOT(ggml_vec_dot_q4_1_q8_1, qd_rows_q4_1)
 QD_DEFINE_VEC_DOT(ggml_vec_dot_q5_0_q8_0, qd_rows_q5_0)
 QD_DEFINE_VEC_DOT(ggml_vec_dot_q5_1_q8_1, qd_rows_q5_1)
 QD_DEFINE_VEC_DOT(ggml_vec_dot_q8_0_q8_0, qd_rows_q8_0)
+
+// Q8_1 is an activation format: no matrix product reads it as weights, but
+// the type traits offer a dot product for every type that has to_float, so
+// that code walking the table (as upstream's quantization tests do) finds a
+// consistent entry. Plain integer sums per block; speed does not matter here.
+void ggml_vec_dot_q8_1_q8_1(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx,
+                            const void * GGML_RESTRICT y, size_t by, int nrc) {
+    GGML_ASSERT(nrc == 1);
+    GGML_ASSERT(n % QK8_1 == 0);
+    GGML_UNUSED(bs); GGML_UNUSED(bx); GGML_UNUSED(by);
+    const block_q8_1 * xb = (const block_q8_1 *) x;
+    const block_q8_1 * yb = (const block_q8_1 *) y;
+    float sum = 0.0f;
+    for (int i = 0; i < n / QK8_1; i++) {
+        int32_t acc = 0;
+        for (int j = 0; j < QK8_1; j++) {
+            acc += (int32_t) xb[i].qs[j] * (int32_t) yb[i].qs[j];
+        }
+        sum += GGML_FP16_TO_FP32(xb[i].d) * GGML_FP16_TO_FP32(yb[i].d) * (float) acc;
+    }
+    *s = sum;
+}

@@ -75,9 +75,9 @@ static const struct ggml_type_traits_cpu g_type_traits_cpu[GGML_TYPE_COUNT] = {
         .nrows        = 1,
     },
     [GGML_TYPE_Q8_1] = {
-        // an activation format only: no weight rows of this type meet anything
+        // an activation format; the dot product is there for completeness (see quants-dot.c)
         .from_float   = ggml_cpu_quantize_row_q8_1,
-        .vec_dot      = NULL,
+        .vec_dot      = ggml_vec_dot_q8_1_q8_1,
         .vec_dot_type = GGML_TYPE_Q8_1,
         .nrows        = 1,
     },
