@@ -3,8 +3,9 @@
 // What is contained: a case whose tensors cannot be allocated, whose graph
 // cannot be copied to the CPU backend, or whose computation returns an error
 // status is reported as failed with the reason, and the run goes on. A crash
-// or an abort inside a backend ends the process; the case name is printed
-// before the case runs, so the output shows which case it was.
+// or an abort inside a backend ends the process: console output prints the
+// case name before the case runs and the abort callback names it, so the
+// output shows which case it was.
 
 #include "tbo-run.h"
 

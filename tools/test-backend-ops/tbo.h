@@ -12,8 +12,10 @@
 // In test mode each case is run on the backend under test and on a second
 // evaluator: the CPU backend for every other backend, and the reference
 // evaluator (ref-eval*.c, naive double precision, sharing no code with the CPU
-// backend) for the CPU backend itself. Results are compared node by node with
-// the normalised mean squared error and the case's threshold.
+// backend) for the CPU backend itself and for the cases the CPU backend does
+// not support. Results are compared node by node (or, for fusion cases, on
+// the outputs of the whole graph) with the normalised mean squared error and
+// the case's threshold.
 //
 // Everything here is written against the public headers only, so that the tool
 // also builds against any ggml that provides them.
