@@ -34,4 +34,10 @@ cmake --build "$work/consumer" >/dev/null
 "$work/consumer/app-cmake"
 "$work/consumer/upstream-style-cmake"
 
+if [ -x "$work/prefix/bin/ggml-run" ]; then
+    echo "== installed programs"
+    "$work/prefix/bin/ggml-run" --size tiny -pp 8 -tg 4 -t 2 --no-progress
+    test -x "$work/prefix/bin/ggml-quantize"
+fi
+
 echo "install test passed"

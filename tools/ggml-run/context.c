@@ -151,6 +151,7 @@ static bool context_reserve(struct run_context * rc) {
         .all_logits = rc->params.all_logits,
     };
     const struct ggml_init_params ip = { .mem_size = rc->graph_mem_size, .mem_buffer = rc->graph_mem, .no_alloc = true };
+    ggml_backend_sched_reset(rc->sched);
     struct ggml_context * ctx = ggml_init(ip);
     if (ctx == NULL) {
         run_error("cannot create the graph context");
@@ -285,6 +286,8 @@ static bool decode_batch(struct run_context * rc, const int32_t * tokens, int64_
         .flash_attn = rc->flash_attn,
         .all_logits = rc->params.all_logits,
     };
+    // the last graph's tensors are about to be overwritten: the scheduler lets go of them first
+    ggml_backend_sched_reset(rc->sched);
     const struct ggml_init_params ip = { .mem_size = rc->graph_mem_size, .mem_buffer = rc->graph_mem, .no_alloc = true };
     struct ggml_context * ctx = ggml_init(ip);
     if (ctx == NULL) {
@@ -293,7 +296,6 @@ static bool decode_batch(struct run_context * rc, const int32_t * tokens, int64_
     }
     struct run_graph_inputs in;
     struct ggml_cgraph * gf = run_graph_build(ctx, rc->model, &rc->kv, &shape, &in);
-    ggml_backend_sched_reset(rc->sched);
     bool ok = ggml_backend_sched_alloc_graph(rc->sched, gf);
     if (!ok) {
         run_error("cannot allocate the graph of %lld tokens", (long long) n_tokens);

@@ -82,7 +82,26 @@ static void print_usage(const char * argv0) {
 // option parsing
 //
 
+static bool missing_value(const char * opt, const char * s) {
+    if (s == NULL) {
+        run_error("%s needs a value", opt);
+        return true;
+    }
+    return false;
+}
+
+static bool parse_str(const char * opt, const char * s, const char ** out) {
+    if (missing_value(opt, s)) {
+        return false;
+    }
+    *out = s;
+    return true;
+}
+
 static bool parse_int(const char * opt, const char * s, int64_t min, int64_t max, int64_t * out) {
+    if (missing_value(opt, s)) {
+        return false;
+    }
     char * end = NULL;
     const long long v = s != NULL ? strtoll(s, &end, 10) : 0;
     if (s == NULL || end == s || *end != '\0' || v < min || v > max) {
@@ -94,6 +113,9 @@ static bool parse_int(const char * opt, const char * s, int64_t min, int64_t max
 }
 
 static bool parse_float(const char * opt, const char * s, double min, double max, float * out) {
+    if (missing_value(opt, s)) {
+        return false;
+    }
     char * end = NULL;
     const double v = s != NULL ? strtod(s, &end) : 0.0;
     if (s == NULL || end == s || *end != '\0' || !(v >= min && v <= max)) {
@@ -105,14 +127,17 @@ static bool parse_float(const char * opt, const char * s, double min, double max
 }
 
 static bool parse_type(const char * opt, const char * s, enum ggml_type * out) {
-    for (int t = 0; s != NULL && t < GGML_TYPE_COUNT; t++) {
+    if (missing_value(opt, s)) {
+        return false;
+    }
+    for (int t = 0; t < GGML_TYPE_COUNT; t++) {
         const char * name = ggml_type_name((enum ggml_type) t);
         if (name != NULL && strcasecmp(name, s) == 0) {
             *out = (enum ggml_type) t;
             return true;
         }
     }
-    run_error("%s: unknown type '%s'", opt, s ? s : "");
+    run_error("%s: unknown type '%s'", opt, s);
     return false;
 }
 
@@ -124,18 +149,23 @@ static bool is_opt(const char * arg, const char * a, const char * b) {
 static bool parse_valued(const char * arg, const char * val, struct options * o, bool * known) {
     int64_t v = 0;
     *known = true;
-    if (is_opt(arg, "-m", "--model"))          { o->model_path = val; return val != NULL; }
-    if (is_opt(arg, "-p", "--prompt"))         { o->prompt = val; return val != NULL; }
+    if (is_opt(arg, "-m", "--model"))          { return parse_str(arg, val, &o->model_path); }
+    if (is_opt(arg, "-p", "--prompt"))         { return parse_str(arg, val, &o->prompt); }
     if (is_opt(arg, "-n", "--n-predict"))      { return parse_int(arg, val, 0, INT32_MAX, &o->n_predict); }
     if (is_opt(arg, "--temp", NULL))           { return parse_float(arg, val, 0.0, 1e6, &o->sampler.temp); }
     if (is_opt(arg, "--top-k", NULL))          { bool ok = parse_int(arg, val, 0, INT32_MAX, &v); o->sampler.top_k = (int32_t) v; return ok; }
     if (is_opt(arg, "--top-p", NULL))          { return parse_float(arg, val, 0.0, 1.0, &o->sampler.top_p); }
     if (is_opt(arg, "-s", "--seed"))           { bool ok = parse_int(arg, val, 0, INT64_MAX, &v); o->sampler.seed = (uint64_t) v; return ok; }
     if (is_opt(arg, "--size", NULL)) {
-        if (val == NULL || !run_synth_preset(val, &o->synth)) {
-            run_error("--size: unknown size '%s' (tiny, small, default, large)", val ? val : "");
+        if (missing_value(arg, val)) {
             return false;
         }
+        const int n_threads = o->synth.n_threads;
+        if (!run_synth_preset(val, &o->synth)) {
+            run_error("--size: unknown size '%s' (tiny, small, default, large)", val);
+            return false;
+        }
+        o->synth.n_threads = n_threads;
         return true;
     }
     if (is_opt(arg, "--type", NULL))           { return parse_type(arg, val, &o->synth.wtype); }
@@ -148,15 +178,27 @@ static bool parse_valued(const char * arg, const char * val, struct options * o,
     if (is_opt(arg, "-pp", "--n-prompt"))      { return parse_int(arg, val, 1, INT32_MAX, &o->bp.n_prompt); }
     if (is_opt(arg, "-tg", "--n-gen"))         { return parse_int(arg, val, 0, INT32_MAX, &o->bp.n_gen); }
     if (is_opt(arg, "-r", "--repetitions"))    { bool ok = parse_int(arg, val, 1, 1000000, &v); o->bp.n_reps = (int) v; return ok; }
-    if (is_opt(arg, "-dev", "--device"))       { o->model.devices = val; return val != NULL; }
+    if (is_opt(arg, "-dev", "--device"))       { return parse_str(arg, val, &o->model.devices); }
     if (is_opt(arg, "-ngl", "--n-gpu-layers")) { return parse_int(arg, val, -1, INT32_MAX, &o->model.n_gpu_layers); }
-    if (is_opt(arg, "-ts", "--tensor-split"))  { o->model.tensor_split = val; return val != NULL; }
+    if (is_opt(arg, "-ts", "--tensor-split"))  { return parse_str(arg, val, &o->model.tensor_split); }
     if (is_opt(arg, "-t", "--threads"))        { bool ok = parse_int(arg, val, 1, 4096, &v); o->ctx.n_threads = (int) v; o->synth.n_threads = (int) v; return ok; }
     if (is_opt(arg, "-c", "--ctx-size"))       { return parse_int(arg, val, 0, INT32_MAX, &o->ctx.n_ctx); }
     if (is_opt(arg, "-b", "--batch-size"))     { return parse_int(arg, val, 1, INT32_MAX, &o->ctx.n_batch); }
-    if (is_opt(arg, "-ctk", "--cache-type"))   { return parse_type(arg, val, &o->ctx.kv_type); }
+    if (is_opt(arg, "-ctk", "--cache-type")) {
+        if (!parse_type(arg, val, &o->ctx.kv_type)) {
+            return false;
+        }
+        if (o->ctx.kv_type != GGML_TYPE_F16 && o->ctx.kv_type != GGML_TYPE_F32) {
+            run_error("%s: the KV cache is f16 or f32", arg);
+            return false;
+        }
+        return true;
+    }
     if (is_opt(arg, "-fa", "--flash-attn")) {
-        if (val != NULL && (strcmp(val, "on") == 0 || strcmp(val, "off") == 0 || strcmp(val, "auto") == 0)) {
+        if (missing_value(arg, val)) {
+            return false;
+        }
+        if ((strcmp(val, "on") == 0 || strcmp(val, "off") == 0 || strcmp(val, "auto") == 0)) {
             o->ctx.flash_attn = strcmp(val, "on") == 0 ? 1 : strcmp(val, "off") == 0 ? 0 : -1;
             return true;
         }
@@ -207,10 +249,8 @@ static int parse_options(int argc, char ** argv, struct options * o) {
         }
         if (!known) {
             run_error("unknown option '%s' (see --help)", arg);
-        } else if (val == NULL) {
-            run_error("%s needs a value", arg);
         }
-        return 1;
+        return 1; // a known option has reported its bad value
     }
     return 0;
 }
@@ -252,8 +292,10 @@ static void print_layers(const struct run_model * model) {
         }
         const int64_t last = end < model->hp.n_layer ? end : model->hp.n_layer - 1;
         fprintf(stderr, " %s", ggml_backend_dev_name(run_model_layer_device(model, il)));
-        if (il <= last) {
+        if (il < last) {
             fprintf(stderr, " %lld-%lld", (long long) il, (long long) last);
+        } else if (il == last) {
+            fprintf(stderr, " %lld", (long long) il);
         }
         fprintf(stderr, "%s%s", end == model->hp.n_layer ? " +output" : "", end + 1 < n_all ? "," : "\n");
         il = end + 1;
@@ -320,6 +362,12 @@ static void print_piece(const struct run_vocab * vocab, int32_t token) {
 
 static int run_generation(struct run_context * rc, const int32_t * prompt, int64_t n_prompt, const struct options * o) {
     const struct run_model * model = rc->model;
+    if (n_prompt >= rc->kv.n_ctx) {
+        run_error("the prompt of %lld tokens does not fit the context of %lld (see -c)", (long long) n_prompt, (long long) rc->kv.n_ctx);
+        return 1;
+    }
+    // the context ends generation when it is full
+    const int64_t n_predict = o->n_predict < rc->kv.n_ctx - n_prompt ? o->n_predict : rc->kv.n_ctx - n_prompt;
     struct run_sampler * sampler = run_sampler_new(&o->sampler);
     if (sampler == NULL) {
         return 1;
@@ -330,7 +378,7 @@ static int run_generation(struct run_context * rc, const int32_t * prompt, int64
     bool ok = run_decode(rc, prompt, n_prompt);
     const int64_t t1 = ggml_time_us();
     int64_t n_gen = 0;
-    while (ok && n_gen < o->n_predict) {
+    while (ok && n_gen < n_predict) {
         const int32_t next = run_sample(sampler, run_get_logits(rc, 0), model->hp.n_vocab);
         if (next < 0 || (next == model->vocab.eos && !o->ignore_eos)) {
             ok = next >= 0;
@@ -338,7 +386,7 @@ static int run_generation(struct run_context * rc, const int32_t * prompt, int64
         }
         print_piece(&model->vocab, next);
         n_gen++;
-        if (n_gen < o->n_predict) {
+        if (n_gen < n_predict) {
             ok = run_decode(rc, &next, 1);
         }
     }

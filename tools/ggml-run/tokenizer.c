@@ -429,11 +429,13 @@ static bool spm_try_add_bigram(struct spm_state * s, int32_t left, int32_t right
 
 // the escaped text: a space in front (if the vocabulary wants one), every ' ' as U+2581
 static char * spm_escape(const struct run_vocab * vocab, const char * text, size_t len, size_t * out_len) {
-    size_t n_spaces = vocab->add_space_prefix ? 1 : 0;
+    size_t n_spaces = 0;
     for (size_t i = 0; i < len; i++) {
         n_spaces += text[i] == ' ';
     }
-    char * out = (char *) run_malloc(len + 2 * n_spaces + 1, "the text to tokenise");
+    // each space grows by two bytes, the prefix adds three
+    const size_t size = len + 2 * n_spaces + (vocab->add_space_prefix ? RUN_SPACE_ESCAPE_LEN : 0) + 1;
+    char * out = (char *) run_malloc(size, "the text to tokenise");
     if (out == NULL) {
         return NULL;
     }
