@@ -12,6 +12,7 @@
 //   its own memory (the test backend);
 // - the model quantized to Q8_0 by ggml-quantize's code: types and metadata
 //   of the output file, logits close to the reference;
+// - layers spread over devices by -ngl and --tensor-split, devices chosen by name;
 // - the sampler's choices against their definitions;
 // - the synthetic model: the same bytes whatever the thread count;
 // - failures: missing, corrupt and truncated files, another architecture, a
@@ -502,6 +503,61 @@ static void test_model_device(const char * path, const struct t_weights * w) {
     test_backend_reg_free(reg);
 }
 
+// layers spread over devices in proportion, the last ones first; the
+// output layer counts as one
+static void check_split(const struct run_devices * devs, int64_t n_layer, int64_t ngl, const char * split,
+                        const int * want) {
+    int got[8];
+    const bool ok = run_devices_assign_layers(devs, n_layer, ngl, split, got);
+    bool same = ok;
+    for (int64_t il = 0; same && il <= n_layer; il++) {
+        same = got[il] == want[il];
+    }
+    CHECK_MSG(same, "layers of %lld with -ngl %lld -ts %s", (long long) n_layer, (long long) ngl, split ? split : "(none)");
+}
+
+static void test_layer_split(void) {
+    ggml_backend_reg_t reg_a = test_backend_reg_new(&(struct test_backend_config) { .name = "SplitA", .type = GGML_BACKEND_DEVICE_TYPE_GPU });
+    ggml_backend_reg_t reg_b = test_backend_reg_new(&(struct test_backend_config) { .name = "SplitB", .type = GGML_BACKEND_DEVICE_TYPE_GPU });
+    ggml_backend_dev_t list[3] = { test_backend_device(reg_a), test_backend_device(reg_b), ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU) };
+    const struct run_devices devs = { .layer = list, .n_layer = 3, .helper = NULL, .n_helper = 0 };
+    // 5 layers at 0, 0.8, 1.6, 2.4, 3.2 of 4 shares: device A holds [0, 3)
+    check_split(&devs, 4, -1, "3,1", (const int[]) { 0, 0, 0, 0, 1 });
+    check_split(&devs, 4, -1, "1,1", (const int[]) { 0, 0, 0, 1, 1 });
+    check_split(&devs, 4, -1, "0,1", (const int[]) { 1, 1, 1, 1, 1 });
+    // the last 3 (layer 3, layer 4... the output) go to devices, the first 2 to the CPU
+    check_split(&devs, 4, 3, "1,2", (const int[]) { 2, 2, 0, 1, 1 });
+    check_split(&devs, 4, 0, "1,1", (const int[]) { 2, 2, 2, 2, 2 });
+    check_split(&devs, 4, 100, "1,0", (const int[]) { 0, 0, 0, 0, 0 });
+    // the test devices report 1 GiB each: equal shares by default
+    check_split(&devs, 3, -1, NULL, (const int[]) { 0, 0, 1, 1 });
+    int out[8];
+    CHECK(!run_devices_assign_layers(&devs, 4, -1, "1", out));
+    CHECK(!run_devices_assign_layers(&devs, 4, -1, "1,2,3", out));
+    CHECK(!run_devices_assign_layers(&devs, 4, -1, "0,0", out));
+    CHECK(!run_devices_assign_layers(&devs, 4, -1, "a,b", out));
+    CHECK(!run_devices_assign_layers(&devs, 4, -1, "-1,2", out));
+
+    // choosing devices by name from the registry
+    ggml_backend_register(reg_a);
+    struct run_devices chosen;
+    CHECK(run_devices_select("SplitA", &chosen));
+    CHECK(chosen.n_layer == 2 && chosen.layer[0] == list[0] && chosen.layer[1] == list[2]);
+    run_devices_free(&chosen);
+    CHECK(run_devices_select(NULL, &chosen)); // every GPU: SplitA
+    CHECK(chosen.n_layer == 2 && chosen.layer[0] == list[0]);
+    run_devices_free(&chosen);
+    CHECK(run_devices_select("none", &chosen));
+    CHECK(chosen.n_layer == 1 && chosen.layer[0] == list[2]);
+    run_devices_free(&chosen);
+    CHECK(!run_devices_select("SplitA,splita", &chosen)); // named twice (names are case-insensitive)
+    CHECK(!run_devices_select("SplitB", &chosen));        // not registered
+    CHECK(!run_devices_select("SplitA,,", &chosen));
+    ggml_backend_unload(reg_a);
+    test_backend_reg_free(reg_a);
+    test_backend_reg_free(reg_b);
+}
+
 //
 // the tokenizer
 //
@@ -853,6 +909,7 @@ int main(void) {
     test_model_cpu(path, &w);
     test_model_cpu(path_tied, &w_tied);
     test_model_device(path, &w);
+    test_layer_split();
     test_quantize(path, &w);
     test_sampler();
     test_synthetic();

@@ -356,7 +356,15 @@ static int run_benchmark(struct run_context * rc, const struct options * o) {
 static void print_piece(const struct run_vocab * vocab, int32_t token) {
     char buf[256];
     const size_t n = run_token_to_piece(vocab, token, buf, sizeof(buf));
-    fwrite(buf, 1, n < sizeof(buf) ? n : sizeof(buf), stdout);
+    if (n <= sizeof(buf)) {
+        fwrite(buf, 1, n, stdout);
+    } else {
+        char * big = (char *) run_malloc(n, "a token");
+        if (big != NULL) {
+            fwrite(big, 1, run_token_to_piece(vocab, token, big, n), stdout);
+            free(big);
+        }
+    }
     fflush(stdout);
 }
 

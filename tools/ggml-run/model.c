@@ -396,7 +396,9 @@ static bool place_weight(struct run_model * model, struct weight_ref * ref, int 
         return true;
     }
     if (!dev_supports_weight(model->devs.layer[cpu], ref->t, ref->use)) {
-        run_error("tensor %s has type %s, which the CPU backend cannot use", ref->t->name, ggml_type_name(ref->t->type));
+        static const char * const op_of_use[] = { "MUL_MAT", "MUL", "GET_ROWS", "ROPE" };
+        run_error("the CPU backend cannot compute %s with tensor %s of type %s", op_of_use[ref->use], ref->t->name,
+                  ggml_type_name(ref->t->type));
         return false;
     }
     if (wanted != cpu) {
