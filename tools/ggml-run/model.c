@@ -587,6 +587,13 @@ static bool model_place_weights(struct run_model * model, const struct run_model
         return false;
     }
     model->rope_freqs = rope_freqs;
+    // tied embeddings also serve the output matrix product, on the CPU
+    if (model->output == model->tok_embd &&
+        !dev_supports_weight(model->devs.layer[run_devices_cpu(&model->devs)], model->output, WEIGHT_MATMUL)) {
+        run_error("the CPU backend cannot compute MUL_MAT with tensor %s of type %s", model->output->name,
+                  ggml_type_name(model->output->type));
+        return false;
+    }
     int n_refs = 0;
     struct weight_ref * refs = model_list_weights(model, rope_freqs, &n_refs);
     bool ok = refs != NULL;
