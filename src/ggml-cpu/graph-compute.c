@@ -138,13 +138,16 @@ static void graph_compute_thread(void * arg, int ith, int nth) {
     }
 }
 
-// every node that computes something must have a kernel; checked before any runs
+// every node that computes something must be supported (types and layouts
+// included); checked before any runs, so that a graph the CPU cannot compute
+// fails cleanly instead of stopping inside a kernel
 static bool graph_check_supported(const struct ggml_cgraph * cgraph) {
     for (int i = 0; i < cgraph->n_nodes; i++) {
         const struct ggml_tensor * node = cgraph->nodes[i];
-        if (node_computes(node) && ggml_cpu_op_get(node->op)->forward == NULL) {
-            GGML_LOG_ERROR("%s: node %d (%s) has op %s, which the CPU backend does not implement\n",
-                           __func__, i, node->name, ggml_op_desc(node));
+        if (node_computes(node) && !ggml_cpu_supports_op(node)) {
+            GGML_LOG_ERROR("%s: node %d (%s): the CPU backend does not support %s with type %s%s%s\n",
+                           __func__, i, node->name, ggml_op_desc(node), ggml_type_name(node->type),
+                           node->src[0] ? " from " : "", node->src[0] ? ggml_type_name(node->src[0]->type) : "");
             return false;
         }
     }

@@ -93,6 +93,18 @@ static inline void ggml_vec_fp32_to_fp16_ref(int64_t n, const float * GGML_RESTR
     }
 }
 
+static inline void ggml_vec_bf16_to_fp32_ref(int64_t n, const ggml_bf16_t * GGML_RESTRICT x, float * GGML_RESTRICT y) {
+    for (int64_t i = 0; i < n; i++) {
+        y[i] = ggml_compute_bf16_to_fp32(x[i]);
+    }
+}
+
+static inline void ggml_vec_fp32_to_bf16_ref(int64_t n, const float * GGML_RESTRICT x, ggml_bf16_t * GGML_RESTRICT y) {
+    for (int64_t i = 0; i < n; i++) {
+        y[i] = ggml_compute_fp32_to_bf16(x[i]);
+    }
+}
+
 //
 // vector paths
 //
@@ -207,6 +219,35 @@ static inline void ggml_vec_fp32_to_fp16(int64_t n, const float * GGML_RESTRICT 
     }
     for (; i < n; i++) {
         y[i] = ggml_compute_fp32_to_fp16(x[i]);
+    }
+}
+
+// bf16 is the high half of an fp32: widen and shift
+static inline void ggml_vec_bf16_to_fp32(int64_t n, const ggml_bf16_t * GGML_RESTRICT x, float * GGML_RESTRICT y) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(x + i)));
+        _mm512_storeu_ps(y + i, _mm512_castsi512_ps(_mm512_slli_epi32(w, 16)));
+    }
+    for (; i < n; i++) {
+        y[i] = ggml_compute_bf16_to_fp32(x[i]);
+    }
+}
+
+// round to nearest even as ggml_compute_fp32_to_bf16, NaNs made quiet
+static inline void ggml_vec_fp32_to_bf16(int64_t n, const float * GGML_RESTRICT x, ggml_bf16_t * GGML_RESTRICT y) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m512    f   = _mm512_loadu_ps(x + i);
+        const __m512i   u   = _mm512_castps_si512(f);
+        const __m512i   lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+        const __m512i   rnd = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff))), 16);
+        const __m512i   nan = _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(64));
+        const __mmask16 isn = _mm512_cmp_ps_mask(f, f, _CMP_UNORD_Q);
+        _mm256_storeu_si256((__m256i *)(y + i), _mm512_cvtepi32_epi16(_mm512_mask_blend_epi32(isn, rnd, nan)));
+    }
+    for (; i < n; i++) {
+        y[i] = ggml_compute_fp32_to_bf16(x[i]);
     }
 }
 
@@ -328,6 +369,35 @@ static inline void ggml_vec_fp32_to_fp16(int64_t n, const float * GGML_RESTRICT 
     }
 }
 
+static inline void ggml_vec_bf16_to_fp32(int64_t n, const ggml_bf16_t * GGML_RESTRICT x, float * GGML_RESTRICT y) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(x + i)));
+        _mm256_storeu_ps(y + i, _mm256_castsi256_ps(_mm256_slli_epi32(w, 16)));
+    }
+    for (; i < n; i++) {
+        y[i] = ggml_compute_bf16_to_fp32(x[i]);
+    }
+}
+
+static inline void ggml_vec_fp32_to_bf16(int64_t n, const float * GGML_RESTRICT x, ggml_bf16_t * GGML_RESTRICT y) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256  f   = _mm256_loadu_ps(x + i);
+        const __m256i u   = _mm256_castps_si256(f);
+        const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+        const __m256i rnd = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))), 16);
+        const __m256i nan = _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(64));
+        const __m256i r   = _mm256_blendv_epi8(rnd, nan, _mm256_castps_si256(_mm256_cmp_ps(f, f, _CMP_UNORD_Q)));
+        // every lane holds a value below 2^16: the unsigned saturating pack keeps it
+        const __m256i p   = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08);
+        _mm_storeu_si128((__m128i *)(y + i), _mm256_castsi256_si128(p));
+    }
+    for (; i < n; i++) {
+        y[i] = ggml_compute_fp32_to_bf16(x[i]);
+    }
+}
+
 #else // portable
 
 static inline float ggml_vec_dot_f32(int64_t n, const float * GGML_RESTRICT x, const float * GGML_RESTRICT y) {
@@ -371,6 +441,14 @@ static inline void ggml_vec_fp16_to_fp32(int64_t n, const ggml_fp16_t * GGML_RES
 
 static inline void ggml_vec_fp32_to_fp16(int64_t n, const float * GGML_RESTRICT x, ggml_fp16_t * GGML_RESTRICT y) {
     ggml_vec_fp32_to_fp16_ref(n, x, y);
+}
+
+static inline void ggml_vec_bf16_to_fp32(int64_t n, const ggml_bf16_t * GGML_RESTRICT x, float * GGML_RESTRICT y) {
+    ggml_vec_bf16_to_fp32_ref(n, x, y);
+}
+
+static inline void ggml_vec_fp32_to_bf16(int64_t n, const float * GGML_RESTRICT x, ggml_bf16_t * GGML_RESTRICT y) {
+    ggml_vec_fp32_to_bf16_ref(n, x, y);
 }
 
 #endif

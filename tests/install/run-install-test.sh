@@ -34,6 +34,11 @@ cmake --build "$work/consumer" >/dev/null
 "$work/consumer/app-cmake"
 "$work/consumer/upstream-style-cmake"
 
+echo "== out-of-tree backend module"
+cmake -S "$src/tests/install/ext-backend" -B "$work/ext" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
+cmake --build "$work/ext" >/dev/null
+"$work/ext/ext-app" "$work/ext/libggml-ext.so"
+
 if [ -x "$work/prefix/bin/ggml-run" ]; then
     echo "== installed programs"
     "$work/prefix/bin/ggml-run" --size tiny -pp 8 -tg 4 -t 2 --no-progress
