@@ -468,8 +468,9 @@ static void test_model_cpu(const char * path, const struct t_weights * w) {
     run_model_free(model);
 }
 
-// Layers on a second device with its own memory: its weights are copied
-// there, its KV cache stays in host memory (the test device cannot SET_ROWS).
+// Layers on a second device with its own memory: their weights are copied
+// there, and so is their KV cache, written with ggml_cpy (the test device
+// has no SET_ROWS); with -nkvo the cache stays in host memory.
 static void test_model_device(const char * path, const struct t_weights * w) {
     const struct test_backend_config cfg = {
         .name = "TestGPU", .description = "test device", .type = GGML_BACKEND_DEVICE_TYPE_GPU, .host_memory = false,
@@ -491,9 +492,26 @@ static void test_model_device(const char * path, const struct t_weights * w) {
         CHECK_EQ_INT(model->layer_dev[0], ngl[i] == 3 ? 0 : 1);
         CHECK_EQ_INT(model->layer_dev[T_N_LAYER], ngl[i] >= 1 ? 0 : 1);
         CHECK((model->weight_bytes[0] > 0) == (ngl[i] > 0));
+        for (int offload = 0; offload <= 1; offload++) {
+            struct run_context_params cp = run_context_default_params();
+            cp.n_ctx = 16;
+            cp.kv_offload = offload;
+            struct run_context * rc = run_context_new(model, &cp);
+            CHECK(rc != NULL);
+            if (rc != NULL) {
+                const bool on_dev = offload && ngl[i] == 3; // layers 0 and 1 are on the device only with -ngl 3
+                CHECK_EQ_INT(rc->kv.dev[0], on_dev ? 0 : 1);
+                CHECK_EQ_INT(rc->kv.write[0], on_dev ? RUN_KV_WRITE_COPY : RUN_KV_WRITE_SET_ROWS);
+                CHECK((rc->kv.bytes[0] > 0) == on_dev);
+                CHECK(rc->flash_attn == !on_dev); // the test device has no fused attention
+            }
+            run_context_free(rc);
+        }
         test_backend_reset_counters(dev);
         const struct t_run run = { ngl[i] == 3 ? "device all layers" : "device output", 512, 2, GGML_TYPE_F32, -1, 1e-3 };
         check_generation(model, w, &run);
+        const struct t_run run_batch = { "device batch 3 f16", 3, 2, GGML_TYPE_F16, -1, 2e-2 };
+        check_generation(model, w, &run_batch);
         struct test_backend_counters counters;
         test_backend_get_counters(dev, &counters);
         CHECK((counters.n_nodes_computed > 0) == (ngl[i] > 0));

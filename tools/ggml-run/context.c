@@ -145,6 +145,7 @@ static bool context_check_params(const struct run_context_params * params) {
 // sizes the compute buffers for the largest graph: a full batch over the whole cache
 static bool context_reserve(struct run_context * rc) {
     const struct run_graph_shape shape = {
+        .n_past     = 0,
         .n_tokens   = rc->params.n_batch < rc->kv.n_ctx ? rc->params.n_batch : rc->kv.n_ctx,
         .n_kv       = rc->kv.n_ctx,
         .flash_attn = rc->flash_attn,
@@ -267,7 +268,9 @@ static bool set_inputs(struct run_context * rc, const struct run_graph_inputs * 
         }
         ggml_backend_tensor_set(in->tokens, tokens, 0, (size_t) n_tokens * sizeof(int32_t));
         ggml_backend_tensor_set(in->positions, pos, 0, (size_t) n_tokens * sizeof(int32_t));
-        ggml_backend_tensor_set(in->cells, cells, 0, (size_t) n_tokens * sizeof(int64_t));
+        if (in->cells->buffer != NULL) { // no layer writes its cache with set_rows: not in the graph
+            ggml_backend_tensor_set(in->cells, cells, 0, (size_t) n_tokens * sizeof(int64_t));
+        }
         ggml_backend_tensor_set(in->mask, mask, 0, (size_t) (n_tokens * n_kv) * sizeof(ggml_fp16_t));
     }
     free(pos);
@@ -281,6 +284,7 @@ static bool decode_batch(struct run_context * rc, const int32_t * tokens, int64_
     const int64_t n_kv_used = rc->n_past + n_tokens;
     const int64_t n_kv_pad  = (n_kv_used + RUN_KV_PAD - 1) / RUN_KV_PAD * RUN_KV_PAD;
     const struct run_graph_shape shape = {
+        .n_past     = rc->n_past,
         .n_tokens   = n_tokens,
         .n_kv       = n_kv_pad < rc->kv.n_ctx ? n_kv_pad : rc->kv.n_ctx,
         .flash_attn = rc->flash_attn,

@@ -36,9 +36,25 @@ static struct ggml_tensor * cache_view(struct ggml_context * ctx, const struct r
     return ggml_permute(ctx, v, 0, 2, 1, 3);
 }
 
+// Writes rows [n_embd_kv, n_tokens] into the cache; returns the tensor to read
+// the cache through. set_rows gives a result the reads depend on; a copy is
+// put in the graph now, before any read is built, and the reads use the
+// cache itself.
+static struct ggml_tensor * write_cache(struct ggml_context * ctx, struct ggml_cgraph * gf, const struct run_kv_cache * kv,
+                                        struct ggml_tensor * cache, int64_t il, struct ggml_tensor * rows,
+                                        const struct run_graph_shape * shape, const struct run_graph_inputs * in) {
+    if (kv->write[il] == RUN_KV_WRITE_SET_ROWS) {
+        return ggml_set_rows(ctx, cache, rows, in->cells);
+    }
+    struct ggml_tensor * cells = ggml_view_2d(ctx, cache, cache->ne[0], shape->n_tokens, cache->nb[1],
+                                              (size_t) shape->n_past * cache->nb[1]);
+    ggml_build_forward_expand(gf, ggml_cpy(ctx, rows, cells));
+    return cache;
+}
+
 // q: [head_dim, n_head, n_tokens]; k_cur: [head_dim, n_head_kv, n_tokens]; v_cur: [n_embd_kv, n_tokens]
 // returns [n_embd, n_tokens]
-static struct ggml_tensor * attention(struct ggml_context * ctx, const struct run_model * model,
+static struct ggml_tensor * attention(struct ggml_context * ctx, struct ggml_cgraph * gf, const struct run_model * model,
                                       const struct run_kv_cache * kv, int64_t il, const struct run_graph_shape * shape,
                                       const struct run_graph_inputs * in, struct ggml_tensor * q,
                                       struct ggml_tensor * k_cur, struct ggml_tensor * v_cur) {
@@ -47,8 +63,9 @@ static struct ggml_tensor * attention(struct ggml_context * ctx, const struct ru
     const int64_t n_embd_kv = hp->n_head_kv * hp->head_dim;
     const float   scale     = 1.0f / sqrtf((float) hp->head_dim);
 
-    struct ggml_tensor * k_all = ggml_set_rows(ctx, kv->k[il], ggml_reshape_2d(ctx, k_cur, n_embd_kv, n_tokens), in->cells);
-    struct ggml_tensor * v_all = ggml_set_rows(ctx, kv->v[il], v_cur, in->cells);
+    k_cur = ggml_reshape_2d(ctx, k_cur, n_embd_kv, n_tokens);
+    struct ggml_tensor * k_all = write_cache(ctx, gf, kv, kv->k[il], il, k_cur, shape, in);
+    struct ggml_tensor * v_all = write_cache(ctx, gf, kv, kv->v[il], il, v_cur, shape, in);
     struct ggml_tensor * k = cache_view(ctx, model, k_all, shape->n_kv);
     struct ggml_tensor * v = cache_view(ctx, model, v_all, shape->n_kv);
     q = ggml_permute(ctx, q, 0, 2, 1, 3); // [head_dim, n_tokens, n_head]
@@ -70,7 +87,7 @@ static struct ggml_tensor * last_token(struct ggml_context * ctx, struct ggml_te
     return ggml_view_2d(ctx, x, x->ne[0], 1, x->nb[1], (size_t) (x->ne[1] - 1) * x->nb[1]);
 }
 
-static struct ggml_tensor * decoder_layer(struct ggml_context * ctx, const struct run_model * model,
+static struct ggml_tensor * decoder_layer(struct ggml_context * ctx, struct ggml_cgraph * gf, const struct run_model * model,
                                           const struct run_kv_cache * kv, int64_t il,
                                           const struct run_graph_shape * shape, const struct run_graph_inputs * in,
                                           struct ggml_tensor * x) {
@@ -87,7 +104,7 @@ static struct ggml_tensor * decoder_layer(struct ggml_context * ctx, const struc
     ggml_format_name(q, "q_l%lld", (long long) il);
     ggml_format_name(k, "k_l%lld", (long long) il);
 
-    cur = attention(ctx, model, kv, il, shape, in, q, k, v);
+    cur = attention(ctx, gf, model, kv, il, shape, in, q, k, v);
     cur = ggml_mul_mat(ctx, l->wo, cur);
 
     // only the last token matters after the last layer's attention
@@ -125,18 +142,18 @@ struct ggml_cgraph * run_graph_build(struct ggml_context * ctx, const struct run
                                      const struct run_kv_cache * kv, const struct run_graph_shape * shape,
                                      struct run_graph_inputs * in) {
     graph_make_inputs(ctx, shape, in);
+    struct ggml_cgraph * gf = ggml_new_graph_custom(ctx, run_graph_max_nodes(model), false);
 
     struct ggml_tensor * x = ggml_get_rows(ctx, model->tok_embd, in->tokens);
     ggml_set_name(x, "inp_embd");
     for (int64_t il = 0; il < model->hp.n_layer; il++) {
-        x = decoder_layer(ctx, model, kv, il, shape, in, x);
+        x = decoder_layer(ctx, gf, model, kv, il, shape, in, x);
     }
     x = rms_norm_scaled(ctx, x, model->output_norm, model->hp.rms_eps);
     in->logits = ggml_mul_mat(ctx, model->output, x);
     ggml_set_name(in->logits, "logits");
     ggml_set_output(in->logits);
 
-    struct ggml_cgraph * gf = ggml_new_graph_custom(ctx, run_graph_max_nodes(model), false);
     ggml_build_forward_expand(gf, in->logits);
     return gf;
 }

@@ -12,7 +12,8 @@
 // attention is grouped-query (head h reads key/value head h / (n_head /
 // n_head_kv)), causal, over the cache cells 0 .. n_kv - 1, either fused
 // (ggml_flash_attn_ext) or as mul_mat / soft_max_ext / mul_mat. The graph
-// writes the new keys and values into the cache before reading it.
+// writes the new keys and values into the cache before reading it: reads
+// depend on the ggml_set_rows result, or follow the ggml_cpy in graph order.
 
 #include "kv-cache.h"
 #include "model.h"
@@ -30,6 +31,7 @@ struct run_graph_inputs {
 };
 
 struct run_graph_shape {
+    int64_t n_past;        // tokens already in the cache: the new ones go to cells n_past, n_past + 1, ...
     int64_t n_tokens;
     int64_t n_kv;          // cache cells the attention reads
     bool    flash_attn;

@@ -9,19 +9,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-// can dev write rows of this cache type (what the graph asks of it)?
-static bool dev_can_write_cache(ggml_backend_dev_t dev, enum ggml_type type, int64_t n_embd_kv, int64_t n_ctx) {
+// How dev can write rows of this cache type: 1 set_rows, 0 a copy, -1 neither.
+static int dev_cache_write(ggml_backend_dev_t dev, enum ggml_type type, int64_t n_embd_kv, int64_t n_ctx) {
     const struct ggml_init_params ip = { .mem_size = 8 * ggml_tensor_overhead(), .mem_buffer = NULL, .no_alloc = true };
     struct ggml_context * ctx = ggml_init(ip);
     if (ctx == NULL) {
-        return false;
+        return -1;
     }
     struct ggml_tensor * cache = ggml_new_tensor_2d(ctx, type, n_embd_kv, n_ctx);
     struct ggml_tensor * rows  = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, n_embd_kv, 1);
     struct ggml_tensor * idx   = ggml_new_tensor_1d(ctx, GGML_TYPE_I64, 1);
-    const bool ok = ggml_backend_dev_supports_op(dev, ggml_set_rows(ctx, cache, rows, idx));
+    struct ggml_tensor * cells = ggml_view_2d(ctx, cache, n_embd_kv, 1, cache->nb[1], 0);
+    int how = -1;
+    if (ggml_backend_dev_supports_op(dev, ggml_set_rows(ctx, cache, rows, idx))) {
+        how = RUN_KV_WRITE_SET_ROWS;
+    } else if (ggml_backend_dev_supports_op(dev, ggml_cpy(ctx, rows, cells))) {
+        how = RUN_KV_WRITE_COPY;
+    }
     ggml_free(ctx);
-    return ok;
+    return how;
 }
 
 static bool kv_alloc_arrays(struct run_kv_cache * kv, int n_devs) {
@@ -29,11 +35,12 @@ static bool kv_alloc_arrays(struct run_kv_cache * kv, int n_devs) {
     kv->k     = (struct ggml_tensor **)   run_calloc(n_layer, sizeof(*kv->k), "the KV cache");
     kv->v     = (struct ggml_tensor **)   run_calloc(n_layer, sizeof(*kv->v), "the KV cache");
     kv->dev   = (int *)                   run_calloc(n_layer, sizeof(*kv->dev), "the KV cache");
+    kv->write = (enum run_kv_write *)     run_calloc(n_layer, sizeof(*kv->write), "the KV cache");
     kv->bytes = (size_t *)                run_calloc((size_t) n_devs, sizeof(*kv->bytes), "the KV cache");
     kv->ctxs  = (struct ggml_context **)  run_calloc((size_t) n_devs, sizeof(*kv->ctxs), "the KV cache");
     kv->bufs  = (ggml_backend_buffer_t *) run_calloc((size_t) n_devs, sizeof(*kv->bufs), "the KV cache");
     kv->n_devs = n_devs;
-    return kv->k && kv->v && kv->dev && kv->bytes && kv->ctxs && kv->bufs;
+    return kv->k && kv->v && kv->dev && kv->write && kv->bytes && kv->ctxs && kv->bufs;
 }
 
 static struct ggml_context * kv_ctx_of(struct run_kv_cache * kv, int dev) {
@@ -82,27 +89,36 @@ bool run_kv_cache_init(struct run_kv_cache * kv, const struct run_model * model,
         run_kv_cache_free(kv);
         return false;
     }
-    // one support check per device, not per layer
-    int * writable = (int *) run_calloc((size_t) kv->n_devs, sizeof(int), "the KV cache");
-    if (writable == NULL) {
+    // one support check per device, not per layer: -2 not checked yet
+    int * how = (int *) run_calloc((size_t) kv->n_devs, sizeof(int), "the KV cache");
+    if (how == NULL) {
         run_kv_cache_free(kv);
         return false;
     }
     for (int d = 0; d < kv->n_devs; d++) {
-        writable[d] = -1;
+        how[d] = -2;
     }
     bool ok = true;
     for (int64_t il = 0; ok && il < kv->n_layer; il++) {
-        int d = model->layer_dev[il];
-        if (writable[d] < 0) {
-            writable[d] = d == cpu || (offload && dev_can_write_cache(model->devs.layer[d], type, n_embd_kv, n_ctx));
-            if (!writable[d] && offload) {
+        int d = offload ? model->layer_dev[il] : cpu;
+        if (how[d] == -2) {
+            how[d] = dev_cache_write(model->devs.layer[d], type, n_embd_kv, n_ctx);
+            if (how[d] < 0 && d != cpu) {
                 run_warn("%s cannot write a %s KV cache: its layers keep the cache in host memory",
                          ggml_backend_dev_name(model->devs.layer[d]), ggml_type_name(type));
             }
         }
-        d = writable[d] ? d : cpu;
-        kv->dev[il] = d;
+        if (how[d] < 0 && d != cpu) {
+            d = cpu;
+            how[d] = how[d] == -2 ? dev_cache_write(model->devs.layer[d], type, n_embd_kv, n_ctx) : how[d];
+        }
+        if (how[d] < 0) {
+            run_error("the CPU backend cannot write a %s KV cache", ggml_type_name(type));
+            ok = false;
+            break;
+        }
+        kv->dev[il]   = d;
+        kv->write[il] = (enum run_kv_write) how[d];
         struct ggml_context * ctx = kv_ctx_of(kv, d);
         ok = ctx != NULL;
         if (ok) {
@@ -112,7 +128,7 @@ bool run_kv_cache_init(struct run_kv_cache * kv, const struct run_model * model,
             ggml_format_name(kv->v[il], "cache_v_l%lld", (long long) il);
         }
     }
-    free(writable);
+    free(how);
     if (!ok || !kv_alloc_buffers(kv, model)) {
         run_kv_cache_free(kv);
         return false;
@@ -141,6 +157,7 @@ void run_kv_cache_free(struct run_kv_cache * kv) {
     free(kv->k);
     free(kv->v);
     free(kv->dev);
+    free(kv->write);
     free(kv->bytes);
     free(kv->ctxs);
     free(kv->bufs);
