@@ -466,6 +466,15 @@ static void test_model_cpu(const char * path, const struct t_weights * w) {
         check_generation(model, w, &runs[i]);
     }
     run_model_free(model);
+
+    // read into memory instead of mapped
+    mp.use_mmap = false;
+    model = run_model_load(path, &mp);
+    CHECK(model != NULL);
+    if (model != NULL) {
+        check_generation(model, w, &runs[0]);
+        run_model_free(model);
+    }
 }
 
 // Layers on a second device with its own memory: their weights are copied

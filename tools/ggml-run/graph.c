@@ -27,12 +27,12 @@ static struct ggml_tensor * rope(struct ggml_context * ctx, const struct run_mod
                          0.0f, 1.0f, 0.0f, 0.0f);
 }
 
-// cells 0 .. n_kv - 1 of a cache written by this graph, as [head_dim, n_kv, n_head_kv]
+// cells 0 .. n_kv - 1 of a cache (as write_cache returned it), as [head_dim, n_kv, n_head_kv]
 static struct ggml_tensor * cache_view(struct ggml_context * ctx, const struct run_model * model,
-                                       struct ggml_tensor * written, int64_t n_kv) {
+                                       struct ggml_tensor * cache, int64_t n_kv) {
     const int64_t head_dim = model->hp.head_dim;
-    struct ggml_tensor * v = ggml_view_3d(ctx, written, head_dim, model->hp.n_head_kv, n_kv,
-                                          ggml_row_size(written->type, head_dim), written->nb[1], 0);
+    struct ggml_tensor * v = ggml_view_3d(ctx, cache, head_dim, model->hp.n_head_kv, n_kv,
+                                          ggml_row_size(cache->type, head_dim), cache->nb[1], 0);
     return ggml_permute(ctx, v, 0, 2, 1, 3);
 }
 
