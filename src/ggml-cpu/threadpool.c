@@ -71,7 +71,7 @@ struct ggml_threadpool {
 void ggml_cpu_barrier(struct ggml_threadpool * tp) {
     const int n = atomic_load(&tp->job_n_threads);
     if (n <= 1) {
-        // alone: nobody to wait for, but the next node's chunks start at 0 too
+        // alone: nothing to wait for, but the chunk count restarts as promised
         atomic_store(&tp->current_chunk, 0);
         return;
     }

@@ -81,6 +81,15 @@ static inline double ggml_vec_sum_f32_ref(int64_t n, const float * x) {
     return sum;
 }
 
+// sum of squares, accumulated in double
+static inline double ggml_vec_sumsq_f32_ref(int64_t n, const float * x) {
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        sum += (double) x[i] * (double) x[i];
+    }
+    return sum;
+}
+
 static inline void ggml_vec_fp16_to_fp32_ref(int64_t n, const ggml_fp16_t * GGML_RESTRICT x, float * GGML_RESTRICT y) {
     for (int64_t i = 0; i < n; i++) {
         y[i] = ggml_compute_fp16_to_fp32(x[i]);
@@ -193,7 +202,7 @@ static inline float ggml_vec_max_f32(int64_t n, const float * x) {
     __m512 mv = _mm512_set1_ps(-INFINITY);
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) {
-        mv = _mm512_max_ps(mv, _mm512_loadu_ps(x + i));
+        mv = _mm512_max_ps(_mm512_loadu_ps(x + i), mv); // NaN in x is skipped, as in the scalar path
     }
     float m = _mm512_reduce_max_ps(mv);
     for (; i < n; i++) {
@@ -249,6 +258,38 @@ static inline void ggml_vec_fp32_to_bf16(int64_t n, const float * GGML_RESTRICT 
     for (; i < n; i++) {
         y[i] = ggml_compute_fp32_to_bf16(x[i]);
     }
+}
+
+// sums accumulated in double: rows can be long (reductions over 10^5 values)
+static inline double ggml_vec_sum_f32(int64_t n, const float * x) {
+    __m512d a0 = _mm512_setzero_pd(), a1 = _mm512_setzero_pd();
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        a0 = _mm512_add_pd(a0, _mm512_cvtps_pd(_mm256_loadu_ps(x + i)));
+        a1 = _mm512_add_pd(a1, _mm512_cvtps_pd(_mm256_loadu_ps(x + i + 8)));
+    }
+    for (; i < n; i += 8) {
+        const __mmask8 m = (__mmask8)(n - i >= 8 ? 0xFF : (1u << (n - i)) - 1);
+        a0 = _mm512_add_pd(a0, _mm512_cvtps_pd(_mm256_maskz_loadu_ps(m, x + i)));
+    }
+    return _mm512_reduce_add_pd(_mm512_add_pd(a0, a1));
+}
+
+static inline double ggml_vec_sumsq_f32(int64_t n, const float * x) {
+    __m512d a0 = _mm512_setzero_pd(), a1 = _mm512_setzero_pd();
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m512d v0 = _mm512_cvtps_pd(_mm256_loadu_ps(x + i));
+        const __m512d v1 = _mm512_cvtps_pd(_mm256_loadu_ps(x + i + 8));
+        a0 = _mm512_fmadd_pd(v0, v0, a0);
+        a1 = _mm512_fmadd_pd(v1, v1, a1);
+    }
+    for (; i < n; i += 8) {
+        const __mmask8 m = (__mmask8)(n - i >= 8 ? 0xFF : (1u << (n - i)) - 1);
+        const __m512d v = _mm512_cvtps_pd(_mm256_maskz_loadu_ps(m, x + i));
+        a0 = _mm512_fmadd_pd(v, v, a0);
+    }
+    return _mm512_reduce_add_pd(_mm512_add_pd(a0, a1));
 }
 
 #elif defined(GGML_VEC_AVX2)
@@ -337,7 +378,7 @@ static inline float ggml_vec_max_f32(int64_t n, const float * x) {
     __m256 mv = _mm256_set1_ps(-INFINITY);
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
-        mv = _mm256_max_ps(mv, _mm256_loadu_ps(x + i));
+        mv = _mm256_max_ps(_mm256_loadu_ps(x + i), mv); // NaN in x is skipped, as in the scalar path
     }
     __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(mv), _mm256_extractf128_ps(mv, 1));
     m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
@@ -398,6 +439,43 @@ static inline void ggml_vec_fp32_to_bf16(int64_t n, const float * GGML_RESTRICT 
     }
 }
 
+static inline double ggml_v256_hsum_pd(__m256d v) {
+    __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+    s = _mm_add_sd(s, _mm_unpackhi_pd(s, s));
+    return _mm_cvtsd_f64(s);
+}
+
+// sums accumulated in double: rows can be long (reductions over 10^5 values)
+static inline double ggml_vec_sum_f32(int64_t n, const float * x) {
+    __m256d a0 = _mm256_setzero_pd(), a1 = _mm256_setzero_pd();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        a0 = _mm256_add_pd(a0, _mm256_cvtps_pd(_mm_loadu_ps(x + i)));
+        a1 = _mm256_add_pd(a1, _mm256_cvtps_pd(_mm_loadu_ps(x + i + 4)));
+    }
+    double sum = ggml_v256_hsum_pd(_mm256_add_pd(a0, a1));
+    for (; i < n; i++) {
+        sum += (double) x[i];
+    }
+    return sum;
+}
+
+static inline double ggml_vec_sumsq_f32(int64_t n, const float * x) {
+    __m256d a0 = _mm256_setzero_pd(), a1 = _mm256_setzero_pd();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256d v0 = _mm256_cvtps_pd(_mm_loadu_ps(x + i));
+        const __m256d v1 = _mm256_cvtps_pd(_mm_loadu_ps(x + i + 4));
+        a0 = _mm256_fmadd_pd(v0, v0, a0);
+        a1 = _mm256_fmadd_pd(v1, v1, a1);
+    }
+    double sum = ggml_v256_hsum_pd(_mm256_add_pd(a0, a1));
+    for (; i < n; i++) {
+        sum += (double) x[i] * (double) x[i];
+    }
+    return sum;
+}
+
 #else // portable
 
 static inline float ggml_vec_dot_f32(int64_t n, const float * GGML_RESTRICT x, const float * GGML_RESTRICT y) {
@@ -449,6 +527,14 @@ static inline void ggml_vec_bf16_to_fp32(int64_t n, const ggml_bf16_t * GGML_RES
 
 static inline void ggml_vec_fp32_to_bf16(int64_t n, const float * GGML_RESTRICT x, ggml_bf16_t * GGML_RESTRICT y) {
     ggml_vec_fp32_to_bf16_ref(n, x, y);
+}
+
+static inline double ggml_vec_sum_f32(int64_t n, const float * x) {
+    return ggml_vec_sum_f32_ref(n, x);
+}
+
+static inline double ggml_vec_sumsq_f32(int64_t n, const float * x) {
+    return ggml_vec_sumsq_f32_ref(n, x);
 }
 
 #endif
