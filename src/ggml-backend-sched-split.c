@@ -756,7 +756,11 @@ void ggml_sched_print_assignments(struct ggml_backend_sched * sched, struct ggml
             if (src == NULL) {
                 continue;
             }
-            const int sid = *sched_tensor_backend_id(sched, src);
+            // input copies were made for this node's split, on its backend
+            int sid = *sched_tensor_backend_id(sched, src);
+            if (sid < 0 && strcmp(ggml_sched_get_cause(sched, src), "4.cpy") == 0) {
+                sid = id;
+            }
             GGML_LOG_DEBUG(" %20.20s (%5.5s) [%5.5s %8.8s]", src->name, fmt_size(ggml_nbytes(src), sz, sizeof(sz)),
                            sid >= 0 ? ggml_backend_name(sched->backends[sid]) : "NULL", ggml_sched_get_cause(sched, src));
         }

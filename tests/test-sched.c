@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L
 // test-sched: the multi-backend scheduler on hand-drawn graphs.
 //
 // Three test backends stand in for real devices (tests/backend-test):
@@ -741,7 +742,63 @@ static void test_reserve(void) {
     env_free(&e);
 }
 
+//
+// GGML_SCHED_DEBUG: the splits, and for each node its backend and the cause
+//
+
+static char   g_debug_text[16384];
+static size_t g_debug_len;
+
+static void capture_debug(enum ggml_log_level level, const char * text, void * user) {
+    (void) user;
+    (void) level;
+    const size_t n = strlen(text);
+    if (g_debug_len + n < sizeof(g_debug_text)) {
+        memcpy(g_debug_text + g_debug_len, text, n + 1);
+        g_debug_len += n;
+    }
+}
+
+static void test_debug_output(void) {
+    for (int level = 1; level <= 2; level++) {
+        struct env e;
+        env_init(&e, 0);
+        struct scenario_a s;
+        scenario_a_build(&s, &e);
+        char value[2] = { (char)('0' + level), 0 };
+        setenv("GGML_SCHED_DEBUG", value, 1);
+        ggml_backend_t backends[3] = { e.gpu, e.acc, e.cpu };
+        ggml_backend_buffer_type_t bufts[3] = {
+            ggml_backend_get_default_buffer_type(e.gpu), ggml_backend_cpu_buffer_type(), ggml_backend_cpu_buffer_type() };
+        ggml_backend_sched_t sched = ggml_backend_sched_new(backends, bufts, 3, 256, false, true);
+        unsetenv("GGML_SCHED_DEBUG");
+
+        g_debug_len = 0;
+        g_debug_text[0] = '\0';
+        ggml_log_set(capture_debug, NULL);
+        CHECK(ggml_backend_sched_alloc_graph(sched, s.gf));
+        ggml_log_set(NULL, NULL);
+
+        // the splits of scenario A with their inputs, and the cause of each assignment
+        CHECK(strstr(g_debug_text, "## SPLIT #0: GPU # 1 inputs: [x ") != NULL);
+        CHECK(strstr(g_debug_text, "## SPLIT #4: CPUT # 0 inputs") != NULL);
+        CHECK(strstr(g_debug_text, "h1 (") != NULL && strstr(g_debug_text, "1.wgt0]") != NULL);
+        CHECK(strstr(g_debug_text, "3.best]") != NULL);
+        CHECK(strstr(g_debug_text, "1.wgt1]") != NULL);
+        // level 2 also lists every source with its backend and cause: the
+        // weights where they are, the input copies on their split's backend
+        const bool has_sources = strstr(g_debug_text, "w1 ( 192B) [  GPU    1.dst]") != NULL &&
+                                 strstr(g_debug_text, "GPU#x#0 ( 128B) [  GPU    4.cpy]") != NULL;
+        CHECK(has_sources == (level == 2));
+
+        ggml_backend_sched_free(sched);
+        scenario_a_free(&s);
+        env_free(&e);
+    }
+}
+
 int main(void) {
+    test_debug_output();
     test_scenario_a();
     test_cpu_only_equal();
     test_offload();

@@ -13,6 +13,8 @@
 //  - nodes without GGML_TENSOR_FLAG_COMPUTE are skipped
 
 #include "ggml.h"
+#include "ggml-alloc.h"
+#include "ggml-backend.h"
 #include "ggml-cpu.h"
 #include "testing.h"
 
@@ -235,7 +237,49 @@ static void test_compute_flag(void) {
     ggml_free(ctx);
 }
 
+// the same through the backend API: ggml_backend_cpu_set_abort_callback
+static void test_backend_abort(void) {
+    ggml_backend_t cpu = ggml_backend_cpu_init();
+    ggml_backend_cpu_set_n_threads(cpu, 2);
+    struct ggml_init_params params = { 64 * ggml_tensor_overhead() + ggml_graph_overhead(), NULL, true };
+    struct ggml_context * ctx = ggml_init(params);
+    struct ggml_tensor * cur = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 8);
+    for (int k = 0; k < 20; k++) {
+        cur = ggml_map_custom1(ctx, cur, count_node, GGML_N_TASKS_MAX, NULL);
+    }
+    struct ggml_cgraph * gf = ggml_new_graph(ctx);
+    ggml_build_forward_expand(gf, cur);
+    ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors(ctx, cpu);
+
+    ggml_backend_cpu_set_abort_callback(cpu, abort_after_n, NULL);
+    atomic_store(&g_nodes_run, 0);
+    g_abort_polls = 0;
+    g_abort_after = 3;
+    CHECK(ggml_backend_graph_compute(cpu, gf) == GGML_STATUS_ABORTED);
+    CHECK_EQ_INT(atomic_load(&g_nodes_run), 3);
+
+    ggml_backend_cpu_set_abort_callback(cpu, NULL, NULL);
+    atomic_store(&g_nodes_run, 0);
+    CHECK(ggml_backend_graph_compute(cpu, gf) == GGML_STATUS_SUCCESS);
+    CHECK_EQ_INT(atomic_load(&g_nodes_run), 20);
+
+    // a user-provided pool
+    struct ggml_threadpool_params tpp = ggml_threadpool_params_default(3);
+    struct ggml_threadpool * tp = ggml_threadpool_new(&tpp);
+    ggml_backend_cpu_set_threadpool(cpu, tp);
+    atomic_store(&g_nodes_run, 0);
+    CHECK(ggml_backend_graph_compute(cpu, gf) == GGML_STATUS_SUCCESS);
+    CHECK_EQ_INT(atomic_load(&g_nodes_run), 20);
+    ggml_backend_cpu_set_threadpool(cpu, NULL);
+    ggml_threadpool_free(tp);
+
+    ggml_backend_buffer_free(buf);
+    ggml_free(ctx);
+    ggml_backend_free(cpu);
+}
+
 int main(void) {
+    test_backend_abort();
     test_task_indices();
     test_barrier_chain();
     test_pool_reuse();

@@ -1,0 +1,351 @@
+// bench-matmul: MUL_MAT on the CPU backend, per weight type.
+//
+// For generation (one activation column: k = 4096, n = 4096 and 11008) it
+// prints GFLOPS and the effective bandwidth of the weights (bytes of src0 per
+// second); for prompts (m = 64, 128, 512 columns, k = n = 4096) GFLOPS. Beside
+// them, the machine's limits measured here: the peak of a tight FMA loop and
+// the read bandwidth of a large buffer, both with the same number of threads.
+//
+// Each figure is the best of repeated runs by the wall clock. With one thread
+// (-t 1) it is given a second time by the CPU time of the process, which on
+// a machine shared with other work leaves out the time the thread waited for
+// a core (with more threads the CPU time of the others is not reliable: the
+// kernel accounts it late).
+//
+// Only the public API is used, so the same file builds against upstream ggml
+// for comparisons.
+//
+//   bench-matmul [-t threads] [-r seconds per shape] [-T type]
+
+#define _POSIX_C_SOURCE 200809L // clock_gettime
+
+#include "ggml.h"
+#include "ggml-cpu.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double cpu_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+}
+
+#if defined(__AVX512F__) || defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+//
+// machine limits
+//
+
+struct limit_job {
+    int64_t  iters;
+    size_t   bytes;
+    const char * buf;
+    double   result;
+};
+
+// 16 independent FMA chains; returns flops done
+static void * fma_loop(void * arg) {
+    struct limit_job * j = (struct limit_job *) arg;
+#if defined(__AVX512F__)
+    __m512 a[16];
+    const __m512 m = _mm512_set1_ps(0.999999f), c = _mm512_set1_ps(1e-7f);
+    for (int i = 0; i < 16; i++) {
+        a[i] = _mm512_set1_ps((float) i);
+    }
+    for (int64_t it = 0; it < j->iters; it++) {
+        for (int i = 0; i < 16; i++) {
+            a[i] = _mm512_fmadd_ps(a[i], m, c);
+        }
+    }
+    float s = 0.0f;
+    for (int i = 0; i < 16; i++) {
+        s += _mm512_reduce_add_ps(a[i]);
+    }
+    j->result = (double) s;
+    return (void *)(intptr_t)(16 * 16 * 2);
+#elif defined(__AVX2__) && defined(__FMA__)
+    __m256 a[12];
+    const __m256 m = _mm256_set1_ps(0.999999f), c = _mm256_set1_ps(1e-7f);
+    for (int i = 0; i < 12; i++) {
+        a[i] = _mm256_set1_ps((float) i);
+    }
+    for (int64_t it = 0; it < j->iters; it++) {
+        for (int i = 0; i < 12; i++) {
+            a[i] = _mm256_fmadd_ps(a[i], m, c);
+        }
+    }
+    float s = 0.0f;
+    for (int i = 0; i < 12; i++) {
+        float t[8];
+        _mm256_storeu_ps(t, a[i]);
+        for (int l = 0; l < 8; l++) {
+            s += t[l];
+        }
+    }
+    j->result = (double) s;
+    return (void *)(intptr_t)(12 * 8 * 2);
+#else
+    float a[16];
+    for (int i = 0; i < 16; i++) {
+        a[i] = (float) i;
+    }
+    for (int64_t it = 0; it < j->iters; it++) {
+        for (int i = 0; i < 16; i++) {
+            a[i] = a[i] * 0.999999f + 1e-7f;
+        }
+    }
+    float s = 0.0f;
+    for (int i = 0; i < 16; i++) {
+        s += a[i];
+    }
+    j->result = (double) s;
+    return (void *)(intptr_t)(16 * 2);
+#endif
+}
+
+static void * read_loop(void * arg) {
+    struct limit_job * j = (struct limit_job *) arg;
+    for (int64_t it = 0; it < j->iters; it++) {
+#if defined(__AVX512F__)
+        __m512i acc = _mm512_setzero_si512();
+        for (size_t i = 0; i < j->bytes; i += 256) {
+            acc = _mm512_xor_si512(acc, _mm512_load_si512(j->buf + i));
+            acc = _mm512_xor_si512(acc, _mm512_load_si512(j->buf + i + 64));
+            acc = _mm512_xor_si512(acc, _mm512_load_si512(j->buf + i + 128));
+            acc = _mm512_xor_si512(acc, _mm512_load_si512(j->buf + i + 192));
+        }
+        j->result += (double) _mm512_reduce_add_epi32(acc);
+#elif defined(__AVX2__)
+        __m256i acc = _mm256_setzero_si256();
+        for (size_t i = 0; i < j->bytes; i += 128) {
+            acc = _mm256_xor_si256(acc, _mm256_load_si256((const __m256i *)(j->buf + i)));
+            acc = _mm256_xor_si256(acc, _mm256_load_si256((const __m256i *)(j->buf + i + 32)));
+            acc = _mm256_xor_si256(acc, _mm256_load_si256((const __m256i *)(j->buf + i + 64)));
+            acc = _mm256_xor_si256(acc, _mm256_load_si256((const __m256i *)(j->buf + i + 96)));
+        }
+        j->result += (double) _mm256_extract_epi32(acc, 0);
+#else
+        uint64_t acc = 0;
+        for (size_t i = 0; i < j->bytes; i += sizeof(uint64_t)) {
+            acc ^= *(const uint64_t *)(j->buf + i);
+        }
+        j->result += (double) acc;
+#endif
+    }
+    return NULL;
+}
+
+// runs fn on n threads; returns seconds
+static double run_threads(int n, void * (*fn)(void *), struct limit_job * jobs, void ** rets) {
+    pthread_t * th = (pthread_t *) malloc((size_t) n * sizeof(pthread_t));
+    const int64_t t0 = ggml_time_us();
+    for (int i = 0; i < n; i++) {
+        pthread_create(&th[i], NULL, fn, &jobs[i]);
+    }
+    for (int i = 0; i < n; i++) {
+        pthread_join(th[i], rets ? &rets[i] : NULL);
+    }
+    const int64_t t1 = ggml_time_us();
+    free(th);
+    return (double)(t1 - t0) * 1e-6;
+}
+
+static double measure_peak_gflops(int n_threads) {
+    struct limit_job * jobs = (struct limit_job *) calloc((size_t) n_threads, sizeof(*jobs));
+    void ** rets = (void **) calloc((size_t) n_threads, sizeof(void *));
+    double best = 0.0;
+    for (int rep = 0; rep < 5; rep++) {
+        for (int i = 0; i < n_threads; i++) {
+            jobs[i].iters = 20 * 1000 * 1000;
+        }
+        const double t = run_threads(n_threads, fma_loop, jobs, rets);
+        const double flops = (double) n_threads * (double) jobs[0].iters * (double)(intptr_t) rets[0];
+        best = flops / t * 1e-9 > best ? flops / t * 1e-9 : best;
+    }
+    free(jobs);
+    free(rets);
+    return best;
+}
+
+static double measure_read_gbs(int n_threads) {
+    const size_t per = 256u << 20; // 256 MiB per thread: far beyond the caches
+    struct limit_job * jobs = (struct limit_job *) calloc((size_t) n_threads, sizeof(*jobs));
+    char ** bufs = (char **) calloc((size_t) n_threads, sizeof(char *));
+    for (int i = 0; i < n_threads; i++) {
+        bufs[i] = (char *) aligned_alloc(64, per);
+        memset(bufs[i], i + 1, per);
+        jobs[i] = (struct limit_job) { .iters = 2, .bytes = per, .buf = bufs[i], .result = 0.0 };
+    }
+    double best = 0.0;
+    for (int rep = 0; rep < 3; rep++) {
+        const double t = run_threads(n_threads, read_loop, jobs, NULL);
+        const double gbs = (double) n_threads * 2.0 * (double) per / t * 1e-9;
+        best = gbs > best ? gbs : best;
+    }
+    for (int i = 0; i < n_threads; i++) {
+        free(bufs[i]);
+    }
+    free(bufs);
+    free(jobs);
+    return best;
+}
+
+//
+// matrix products
+//
+
+struct bench_ctx {
+    struct ggml_threadpool * pool;
+    int n_threads;
+    double seconds;
+};
+
+struct bench_time {
+    double wall;   // best seconds by the wall clock
+    double cpu;    // best CPU seconds of the process / threads
+};
+
+// best times of one MUL_MAT of `type` weights [k, n] with m F32 columns
+static struct bench_time bench_mul_mat(const struct bench_ctx * bc, enum ggml_type type, int64_t k, int64_t n, int64_t m, size_t * wbytes) {
+    const size_t wsize = ggml_row_size(type, k) * (size_t) n;
+    const size_t xsize = (size_t)(k * m) * sizeof(float);
+    const size_t dsize = (size_t)(n * m) * sizeof(float);
+    struct ggml_init_params ip = { wsize + xsize + dsize + 16*ggml_tensor_overhead() + ggml_graph_overhead() + (1u << 20), NULL, false };
+    struct ggml_context * ctx = ggml_init(ip);
+    struct ggml_tensor * w = ggml_new_tensor_2d(ctx, type, k, n);
+    struct ggml_tensor * x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, k, m);
+
+    // weights: random rows converted to the type (quantized by rows of 64)
+    uint64_t s = 0x9E3779B97F4A7C15ull;
+    float * rows = (float *) malloc((size_t)(k * 64) * sizeof(float));
+    for (int64_t r0 = 0; r0 < n; r0 += 64) {
+        const int64_t nr = n - r0 < 64 ? n - r0 : 64;
+        for (int64_t i = 0; i < k * nr; i++) {
+            s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+            rows[i] = (float)((double)(s >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+        }
+        char * dst = (char *) w->data + r0 * w->nb[1];
+        if (type == GGML_TYPE_F32) {
+            memcpy(dst, rows, (size_t)(k * nr) * sizeof(float));
+        } else if (type == GGML_TYPE_F16) {
+            ggml_fp32_to_fp16_row(rows, (ggml_fp16_t *) dst, k * nr);
+        } else if (type == GGML_TYPE_BF16) {
+            ggml_fp32_to_bf16_row(rows, (ggml_bf16_t *) dst, k * nr);
+        } else {
+            ggml_quantize_chunk(type, rows, dst, 0, nr, k, NULL);
+        }
+    }
+    free(rows);
+    float * xd = (float *) x->data;
+    for (int64_t i = 0; i < k * m; i++) {
+        s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+        xd[i] = (float)((double)(s >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+    }
+
+    struct ggml_tensor * out = ggml_mul_mat(ctx, w, x);
+    struct ggml_cgraph * gf = ggml_new_graph(ctx);
+    ggml_build_forward_expand(gf, out);
+    struct ggml_cplan plan = ggml_graph_plan(gf, bc->n_threads, bc->pool);
+    void * work = plan.work_size > 0 ? malloc(plan.work_size) : NULL;
+    plan.work_data = (uint8_t *) work;
+
+    ggml_graph_compute(gf, &plan); // warm up (and fault in the pages)
+    struct bench_time best = { 1e30, 1e30 };
+    double total = 0.0;
+    for (int rep = 0; rep < 1000 && (rep < 3 || total < bc->seconds); rep++) {
+        const double  c0 = cpu_seconds();
+        const int64_t t0 = ggml_time_us();
+        ggml_graph_compute(gf, &plan);
+        const double t = (double)(ggml_time_us() - t0) * 1e-6;
+        const double c = (cpu_seconds() - c0) / bc->n_threads;
+        best.wall = t < best.wall ? t : best.wall;
+        best.cpu  = c < best.cpu  ? c : best.cpu;
+        total += t;
+    }
+    free(work);
+    ggml_free(ctx);
+    *wbytes = wsize;
+    return best;
+}
+
+static const enum ggml_type k_types[] = {
+    GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16,
+    GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_Q8_0,
+};
+
+int main(int argc, char ** argv) {
+    int n_threads = 2;
+    double seconds = 1.0;
+    const char * only = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-t") == 0 && i + 1 < argc) {
+            n_threads = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "-r") == 0 && i + 1 < argc) {
+            seconds = atof(argv[++i]);
+        } else if (strcmp(argv[i], "-T") == 0 && i + 1 < argc) {
+            only = argv[++i];
+        } else {
+            fprintf(stderr, "usage: %s [-t threads] [-r seconds per shape] [-T type]\n", argv[0]);
+            return 1;
+        }
+    }
+    ggml_time_init();
+
+    const double peak = measure_peak_gflops(n_threads);
+    const double bw   = measure_read_gbs(n_threads);
+    printf("threads %d: FMA peak %.1f GFLOPS, read bandwidth %.1f GB/s\n\n", n_threads, peak, bw);
+
+    struct ggml_threadpool_params tpp = ggml_threadpool_params_default(n_threads);
+    struct bench_ctx bc = { .pool = ggml_threadpool_new(&tpp), .n_threads = n_threads, .seconds = seconds };
+
+    const bool show_cpu = n_threads == 1;
+    printf(show_cpu ? "GFLOPS by the wall clock / by CPU time; gen: and GB/s of weights (by CPU time)\n"
+                    : "GFLOPS by the wall clock; gen: and GB/s of weights\n");
+    printf("%-5s | %-26s | %-26s | %-13s %-13s %-13s\n", "type", "gen n=4096", "gen n=11008", "pp64", "pp128", "pp512");
+    for (size_t t = 0; t < sizeof(k_types)/sizeof(k_types[0]); t++) {
+        const enum ggml_type type = k_types[t];
+        if (only && strcmp(only, ggml_type_name(type)) != 0) {
+            continue;
+        }
+        printf("%-5s |", ggml_type_name(type));
+        const int64_t gen_n[2] = { 4096, 11008 };
+        for (int g = 0; g < 2; g++) {
+            size_t wb;
+            const struct bench_time bt = bench_mul_mat(&bc, type, 4096, gen_n[g], 1, &wb);
+            const double flops = 2.0*4096*(double) gen_n[g];
+            char cell[64];
+            if (show_cpu) {
+                snprintf(cell, sizeof(cell), "%5.1f/%5.1f %5.1f GB/s", flops/bt.wall*1e-9, flops/bt.cpu*1e-9, (double) wb/bt.cpu*1e-9);
+            } else {
+                snprintf(cell, sizeof(cell), "%5.1f %5.1f GB/s", flops/bt.wall*1e-9, (double) wb/bt.wall*1e-9);
+            }
+            printf(" %-26s |", cell);
+            fflush(stdout);
+        }
+        const int64_t pp[3] = { 64, 128, 512 };
+        for (int p = 0; p < 3; p++) {
+            size_t wb;
+            const struct bench_time bt = bench_mul_mat(&bc, type, 4096, 4096, pp[p], &wb);
+            const double flops = 2.0*4096*4096*(double) pp[p];
+            char cell[64];
+            if (show_cpu) {
+                snprintf(cell, sizeof(cell), "%5.1f/%5.1f", flops/bt.wall*1e-9, flops/bt.cpu*1e-9);
+            } else {
+                snprintf(cell, sizeof(cell), "%5.1f", flops/bt.wall*1e-9);
+            }
+            printf(" %-13s", cell);
+            fflush(stdout);
+        }
+        printf("\n");
+    }
+    printf("\n(peak %.1f GFLOPS, read bandwidth %.1f GB/s, %d threads; pp: k = n = 4096, m columns)\n", peak, bw, n_threads);
+    ggml_threadpool_free(bc.pool);
+    return 0;
+}

@@ -1,0 +1,428 @@
+// gemm-q8.c: the int8 kernel of gemm.h and its q8 panels.
+//
+// Packing a weight row decodes its blocks (nibbles, fifth bits, offsets) once;
+// the kernel then reuses the decoded codes for every column of the block.
+// In the interleaved layout, integer lane l of every code register belongs
+// to block l of the superblock, so the 8 byte-product steps of a superblock
+// accumulate whole block dot products in the lanes, and one conversion, one
+// scale multiply and two fused multiply-adds per superblock and result apply
+// the block scales to all lanes at once.
+
+#include "gemm.h"
+#include "quants-simd.h"
+
+#define Q8P_LANES GGML_Q8P_LANES
+#define Q8P_SB    GGML_Q8P_SB_BYTES
+#define Q8P_CODES (Q8P_LANES * 32)  // bytes of codes in a superblock
+#define Q8P_W     (Q8P_LANES * 4)   // bytes of one group of codes
+
+// unsigned weight codes with offsets: the vector kernels with VNNI
+#if defined(QD_SIMD) && ((defined(GGML_VEC_AVX512) && defined(__AVX512VNNI__)) || (!defined(GGML_VEC_AVX512) && defined(QD_VNNI256)))
+#define Q8P_UNSIGNED 1
+#endif
+
+size_t ggml_q8p_row_size(int64_t k) {
+    const int64_t nb  = k / 32;
+    const int64_t nsb = (nb + Q8P_LANES - 1) / Q8P_LANES;
+    return (size_t) nsb * Q8P_SB;
+}
+
+//
+// packing: portable
+//
+
+static void q8p_store_codes_ref(uint8_t * sb, int l, const int8_t * v) {
+    for (int g = 0; g < 8; g++) {
+        memcpy(sb + g*Q8P_W + l*4, v + 4*g, 4);
+    }
+}
+
+static void q8p_store_scales(uint8_t * sb, const float * d, const float * c) {
+    memcpy(sb + Q8P_CODES,                         d, Q8P_LANES * sizeof(float));
+    memcpy(sb + Q8P_CODES + Q8P_LANES*sizeof(float), c, Q8P_LANES * sizeof(float));
+}
+
+// signed codes v, c = the affine minimum (0 for the symmetric types)
+static void q8p_pack_weights_ref(enum ggml_type type, const char * row, int64_t k, uint8_t * panel) {
+    const int64_t nb  = k / 32;
+    const size_t  bsz = qd_block_size(type);
+    for (int64_t s = 0; s*Q8P_LANES < nb; s++) {
+        uint8_t * sb = panel + s*Q8P_SB;
+        float d[Q8P_LANES], c[Q8P_LANES];
+        for (int l = 0; l < Q8P_LANES; l++) {
+            const int64_t b = s*Q8P_LANES + l;
+            int8_t v8[32] = { 0 };
+            d[l] = 0.0f;
+            c[l] = 0.0f;
+            if (b < nb) {
+                int v[32];
+                qd_block_codes_ref(type, row + b*bsz, v, &d[l], &c[l]);
+                for (int j = 0; j < 32; j++) {
+                    v8[j] = (int8_t) v[j];
+                }
+            }
+            q8p_store_codes_ref(sb, l, v8);
+        }
+        q8p_store_scales(sb, d, c);
+    }
+}
+
+void ggml_q8p_pack_act(enum ggml_type type, const void * row, int64_t k, void * panel) {
+    GGML_ASSERT(type == GGML_TYPE_Q8_0 || type == GGML_TYPE_Q8_1);
+    const int64_t nb = k / 32;
+    for (int64_t s = 0; s*Q8P_LANES < nb; s++) {
+        uint8_t * sb = (uint8_t *) panel + s*Q8P_SB;
+        float d[Q8P_LANES], c[Q8P_LANES];
+        for (int l = 0; l < Q8P_LANES; l++) {
+            const int64_t b = s*Q8P_LANES + l;
+            static const int8_t zero[32] = { 0 };
+            const int8_t * qs = zero;
+            d[l] = 0.0f;
+            c[l] = 0.0f;
+            if (b < nb && type == GGML_TYPE_Q8_0) {
+                const block_q8_0 * blk = (const block_q8_0 *) row + b;
+                int sum = 0;
+                for (int j = 0; j < 32; j++) {
+                    sum += blk->qs[j];
+                }
+                qs   = blk->qs;
+                d[l] = GGML_FP16_TO_FP32(blk->d);
+                c[l] = d[l] * (float) sum; // exact: 11 x 12 significant bits
+            } else if (b < nb) {
+                const block_q8_1 * blk = (const block_q8_1 *) row + b;
+                qs   = blk->qs;
+                d[l] = GGML_FP16_TO_FP32(blk->d);
+                c[l] = GGML_FP16_TO_FP32(blk->s); // what the Q8_1 format gives, as its dot products use
+            }
+            q8p_store_codes_ref(sb, l, qs);
+        }
+        q8p_store_scales(sb, d, c);
+    }
+}
+
+//
+// packing: vector
+//
+
+#if defined(QD_SIMD)
+
+// the codes of a weight block in the vector kernels' form, with d and c
+static GGML_GEMM_INLINE __m256i q8p_decode(enum ggml_type type, const char * blk, float * d, float * c) {
+    switch (type) {
+        case GGML_TYPE_Q4_0: {
+            const block_q4_0 * b = (const block_q4_0 *) blk;
+            const __m256i u = qd_unpack_nibbles(b->qs);
+            *d = qd_h2f(b->d);
+#if defined(Q8P_UNSIGNED)
+            *c = -8.0f * *d;
+            return u;
+#else
+            *c = 0.0f;
+            return _mm256_sub_epi8(u, _mm256_set1_epi8(8));
+#endif
+        }
+        case GGML_TYPE_Q4_1: {
+            const block_q4_1 * b = (const block_q4_1 *) blk;
+            *d = qd_h2f(b->d);
+            *c = qd_h2f(b->m);
+            return qd_unpack_nibbles(b->qs);
+        }
+        case GGML_TYPE_Q5_0: {
+            const block_q5_0 * b = (const block_q5_0 *) blk;
+            const __m256i u = _mm256_or_si256(qd_unpack_nibbles(b->qs), qd_unpack_fifth_bits(b->qh));
+            *d = qd_h2f(b->d);
+#if defined(Q8P_UNSIGNED)
+            *c = -16.0f * *d;
+            return u;
+#else
+            *c = 0.0f;
+            return _mm256_sub_epi8(u, _mm256_set1_epi8(16));
+#endif
+        }
+        case GGML_TYPE_Q5_1: {
+            const block_q5_1 * b = (const block_q5_1 *) blk;
+            *d = qd_h2f(b->d);
+            *c = qd_h2f(b->m);
+            return _mm256_or_si256(qd_unpack_nibbles(b->qs), qd_unpack_fifth_bits(b->qh));
+        }
+        default: { // GGML_TYPE_Q8_0
+            const block_q8_0 * b = (const block_q8_0 *) blk;
+            const __m256i x = _mm256_loadu_si256((const __m256i *) b->qs);
+            *d = qd_h2f(b->d);
+#if defined(Q8P_UNSIGNED)
+            *c = -128.0f * *d;
+            return _mm256_xor_si256(x, _mm256_set1_epi8((char) 0x80)); // x + 128
+#else
+            *c = 0.0f;
+            return x;
+#endif
+        }
+    }
+}
+
+// 8 x 8 transposes of dwords within each 256-bit half: rows r[j] -> columns
+// (in the order 0, 4, 1, 5, 2, 6, 3, 7 of u[], lanes still to be paired)
+#define Q8P_TRANSPOSE_STEPS(VT, UNPACKLO32, UNPACKHI32, UNPACKLO64, UNPACKHI64, r, u)                  \
+    do {                                                                                               \
+        const VT t0 = UNPACKLO32(r[0], r[1]), t1 = UNPACKHI32(r[0], r[1]);                             \
+        const VT t2 = UNPACKLO32(r[2], r[3]), t3 = UNPACKHI32(r[2], r[3]);                             \
+        const VT t4 = UNPACKLO32(r[4], r[5]), t5 = UNPACKHI32(r[4], r[5]);                             \
+        const VT t6 = UNPACKLO32(r[6], r[7]), t7 = UNPACKHI32(r[6], r[7]);                             \
+        u[0] = UNPACKLO64(t0, t2); u[1] = UNPACKHI64(t0, t2);                                          \
+        u[2] = UNPACKLO64(t1, t3); u[3] = UNPACKHI64(t1, t3);                                          \
+        u[4] = UNPACKLO64(t4, t6); u[5] = UNPACKHI64(t4, t6);                                          \
+        u[6] = UNPACKLO64(t5, t7); u[7] = UNPACKHI64(t5, t7);                                          \
+    } while (0)
+
+#if defined(GGML_VEC_AVX512)
+
+// blocks 0..15 (one register each, value order) -> groups of the superblock
+static GGML_GEMM_INLINE void q8p_store_codes(uint8_t * sb, const __m256i * blk) {
+    __m512i r[8], u[8];
+    for (int j = 0; j < 8; j++) {
+        r[j] = _mm512_inserti64x4(_mm512_castsi256_si512(blk[j]), blk[j + 8], 1);
+    }
+    Q8P_TRANSPOSE_STEPS(__m512i, _mm512_unpacklo_epi32, _mm512_unpackhi_epi32, _mm512_unpacklo_epi64, _mm512_unpackhi_epi64, r, u);
+    // u[j] (j = 0..3 for rows 0-3, 4..7 for rows 4-7) holds, in 128-bit lane
+    // 2h+q, the column j%4 + 4q of the rows of half h
+    const __m512i lo = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13);
+    const __m512i hi = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
+    for (int g = 0; g < 4; g++) {
+        _mm512_storeu_si512(sb + (g    )*Q8P_W, _mm512_permutex2var_epi64(u[g], lo, u[g + 4]));
+        _mm512_storeu_si512(sb + (g + 4)*Q8P_W, _mm512_permutex2var_epi64(u[g], hi, u[g + 4]));
+    }
+}
+
+#else
+
+// blocks 0..7 -> groups of the superblock
+static GGML_GEMM_INLINE void q8p_store_codes(uint8_t * sb, const __m256i * blk) {
+    __m256i u[8];
+    Q8P_TRANSPOSE_STEPS(__m256i, _mm256_unpacklo_epi32, _mm256_unpackhi_epi32, _mm256_unpacklo_epi64, _mm256_unpackhi_epi64, blk, u);
+    for (int g = 0; g < 4; g++) {
+        _mm256_storeu_si256((__m256i *)(sb + (g    )*Q8P_W), _mm256_permute2x128_si256(u[g], u[g + 4], 0x20));
+        _mm256_storeu_si256((__m256i *)(sb + (g + 4)*Q8P_W), _mm256_permute2x128_si256(u[g], u[g + 4], 0x31));
+    }
+}
+
+#endif
+
+static GGML_GEMM_INLINE void q8p_pack_weights_simd(enum ggml_type type, const char * row, int64_t k, uint8_t * panel) {
+    const int64_t nb  = k / 32;
+    const size_t  bsz = qd_block_size(type);
+    for (int64_t s = 0; s*Q8P_LANES < nb; s++) {
+        uint8_t * sb = panel + s*Q8P_SB;
+        __m256i blk[Q8P_LANES];
+        float d[Q8P_LANES], c[Q8P_LANES];
+        const int64_t n = MIN(Q8P_LANES, nb - s*Q8P_LANES);
+        for (int64_t l = 0; l < n; l++) {
+            blk[l] = q8p_decode(type, row + (s*Q8P_LANES + l)*bsz, &d[l], &c[l]);
+        }
+        for (int64_t l = n; l < Q8P_LANES; l++) {
+            blk[l] = _mm256_setzero_si256();
+            d[l] = 0.0f;
+            c[l] = 0.0f;
+        }
+        q8p_store_codes(sb, blk);
+        q8p_store_scales(sb, d, c);
+    }
+}
+
+#define Q8P_DEFINE_PACK(name, type)                                                                    \
+    static void name(const char * row, int64_t k, uint8_t * panel) {                                   \
+        q8p_pack_weights_simd(type, row, k, panel);                                                    \
+    }
+
+Q8P_DEFINE_PACK(q8p_pack_q4_0, GGML_TYPE_Q4_0)
+Q8P_DEFINE_PACK(q8p_pack_q4_1, GGML_TYPE_Q4_1)
+Q8P_DEFINE_PACK(q8p_pack_q5_0, GGML_TYPE_Q5_0)
+Q8P_DEFINE_PACK(q8p_pack_q5_1, GGML_TYPE_Q5_1)
+Q8P_DEFINE_PACK(q8p_pack_q8_0, GGML_TYPE_Q8_0)
+
+#endif // QD_SIMD
+
+void ggml_q8p_pack_weights(enum ggml_type type, const void * row, int64_t k, void * panel, bool use_ref) {
+    GGML_ASSERT(k % 32 == 0);
+    GGML_UNUSED(use_ref);
+#if defined(QD_SIMD)
+    if (!use_ref) {
+        switch (type) {
+            case GGML_TYPE_Q4_0: q8p_pack_q4_0((const char *) row, k, (uint8_t *) panel); return;
+            case GGML_TYPE_Q4_1: q8p_pack_q4_1((const char *) row, k, (uint8_t *) panel); return;
+            case GGML_TYPE_Q5_0: q8p_pack_q5_0((const char *) row, k, (uint8_t *) panel); return;
+            case GGML_TYPE_Q5_1: q8p_pack_q5_1((const char *) row, k, (uint8_t *) panel); return;
+            case GGML_TYPE_Q8_0: q8p_pack_q8_0((const char *) row, k, (uint8_t *) panel); return;
+            default: GGML_ABORT("no q8 panel for type %s", ggml_type_name(type));
+        }
+    }
+#endif
+    GGML_ASSERT(qd_block_size(type) != 0);
+    q8p_pack_weights_ref(type, (const char *) row, k, (uint8_t *) panel);
+}
+
+//
+// kernels
+//
+
+// portable: lane by lane, signed weight codes
+#define Q8P_REF_RM 2
+#define Q8P_REF_RN 2
+
+static void q8p_tile_ref(int64_t nsb, const uint8_t * const * a, const uint8_t * const * b, float out[Q8P_REF_RM][Q8P_REF_RN]) {
+    float acc[Q8P_REF_RM][Q8P_REF_RN][Q8P_LANES] = { { { 0.0f } } };
+    for (int64_t s = 0; s < nsb; s++) {
+        const size_t off = (size_t) s * Q8P_SB;
+        for (int r = 0; r < Q8P_REF_RM; r++) {
+            const int8_t * ac = (const int8_t *)(a[r] + off);
+            const float  * ad = (const float  *)(a[r] + off + Q8P_CODES);
+            const float  * aa = ad + Q8P_LANES;
+            for (int c = 0; c < Q8P_REF_RN; c++) {
+                const int8_t * bc = (const int8_t *)(b[c] + off);
+                const float  * bd = (const float  *)(b[c] + off + Q8P_CODES);
+                const float  * ba = bd + Q8P_LANES;
+                int32_t isum[Q8P_LANES] = { 0 };
+                for (int g = 0; g < 8; g++) {
+                    for (int l = 0; l < Q8P_LANES; l++) {
+                        for (int t = 0; t < 4; t++) {
+                            isum[l] += ac[g*Q8P_W + l*4 + t] * bc[g*Q8P_W + l*4 + t];
+                        }
+                    }
+                }
+                for (int l = 0; l < Q8P_LANES; l++) {
+                    acc[r][c][l] += (float) isum[l] * (ad[l] * bd[l]) + aa[l] * ba[l];
+                }
+            }
+        }
+    }
+    for (int r = 0; r < Q8P_REF_RM; r++) {
+        for (int c = 0; c < Q8P_REF_RN; c++) {
+            float sum = 0.0f;
+            for (int l = 0; l < Q8P_LANES; l++) {
+                sum += acc[r][c][l];
+            }
+            out[r][c] = sum;
+        }
+    }
+}
+
+#if defined(QD_SIMD) && defined(GGML_VEC_AVX512)
+
+#define Q8P_RM 4
+#define Q8P_RN 3
+typedef __m512i q8p_ivec;
+typedef __m512  q8p_fvec;
+
+static GGML_GEMM_INLINE q8p_ivec q8p_iload(const uint8_t * p) { return _mm512_loadu_si512(p); }
+static GGML_GEMM_INLINE q8p_ivec q8p_izero(void) { return _mm512_setzero_si512(); }
+static GGML_GEMM_INLINE q8p_fvec q8p_fload(const uint8_t * p) { return _mm512_loadu_ps(p); }
+static GGML_GEMM_INLINE q8p_fvec q8p_fzero(void) { return _mm512_setzero_ps(); }
+static GGML_GEMM_INLINE q8p_fvec q8p_fmadd(q8p_fvec a, q8p_fvec b, q8p_fvec c) { return _mm512_fmadd_ps(a, b, c); }
+static GGML_GEMM_INLINE q8p_fvec q8p_fmul(q8p_fvec a, q8p_fvec b) { return _mm512_mul_ps(a, b); }
+static GGML_GEMM_INLINE q8p_fvec q8p_cvt(q8p_ivec a) { return _mm512_cvtepi32_ps(a); }
+static GGML_GEMM_INLINE float    q8p_fsum(q8p_fvec v) { return _mm512_reduce_add_ps(v); }
+static GGML_GEMM_INLINE q8p_ivec q8p_idot(q8p_ivec acc, q8p_ivec a, q8p_ivec b) {
+#if defined(Q8P_UNSIGNED)
+    return _mm512_dpbusd_epi32(acc, a, b);
+#else
+    // signed weight codes: |a| times b with the sign of a
+    const __m512i sb = _mm512_mask_sub_epi8(b, _mm512_movepi8_mask(a), _mm512_setzero_si512(), b);
+    const __m512i p  = _mm512_maddubs_epi16(_mm512_abs_epi8(a), sb);
+    return _mm512_add_epi32(acc, _mm512_madd_epi16(p, _mm512_set1_epi16(1)));
+#endif
+}
+
+#elif defined(QD_SIMD)
+
+#define Q8P_RM 2
+#define Q8P_RN 2
+typedef __m256i q8p_ivec;
+typedef __m256  q8p_fvec;
+
+static GGML_GEMM_INLINE q8p_ivec q8p_iload(const uint8_t * p) { return _mm256_loadu_si256((const __m256i *) p); }
+static GGML_GEMM_INLINE q8p_ivec q8p_izero(void) { return _mm256_setzero_si256(); }
+static GGML_GEMM_INLINE q8p_fvec q8p_fload(const uint8_t * p) { return _mm256_loadu_ps((const float *) p); }
+static GGML_GEMM_INLINE q8p_fvec q8p_fzero(void) { return _mm256_setzero_ps(); }
+static GGML_GEMM_INLINE q8p_fvec q8p_fmadd(q8p_fvec a, q8p_fvec b, q8p_fvec c) { return _mm256_fmadd_ps(a, b, c); }
+static GGML_GEMM_INLINE q8p_fvec q8p_fmul(q8p_fvec a, q8p_fvec b) { return _mm256_mul_ps(a, b); }
+static GGML_GEMM_INLINE q8p_fvec q8p_cvt(q8p_ivec a) { return _mm256_cvtepi32_ps(a); }
+static GGML_GEMM_INLINE float    q8p_fsum(q8p_fvec v) { return qd_hsum256(v); }
+static GGML_GEMM_INLINE q8p_ivec q8p_idot(q8p_ivec acc, q8p_ivec a, q8p_ivec b) {
+#if defined(Q8P_UNSIGNED)
+    return qd_dot_u8s8(acc, a, b);
+#else
+    return qd_dot_u8s8(acc, _mm256_sign_epi8(a, a), _mm256_sign_epi8(b, a));
+#endif
+}
+
+#endif
+
+#if defined(Q8P_RM)
+
+static void q8p_tile(int64_t nsb, const uint8_t * const * a, const uint8_t * const * b, float out[Q8P_RM][Q8P_RN]) {
+    q8p_fvec facc[Q8P_RM][Q8P_RN];
+    for (int r = 0; r < Q8P_RM; r++) {
+        for (int c = 0; c < Q8P_RN; c++) {
+            facc[r][c] = q8p_fzero();
+        }
+    }
+    for (int64_t s = 0; s < nsb; s++) {
+        const size_t off = (size_t) s * Q8P_SB;
+        q8p_ivec iacc[Q8P_RM][Q8P_RN];
+        for (int r = 0; r < Q8P_RM; r++) {
+            for (int c = 0; c < Q8P_RN; c++) {
+                iacc[r][c] = q8p_izero();
+            }
+        }
+        for (int g = 0; g < 8; g++) {
+            q8p_ivec av[Q8P_RM];
+            for (int r = 0; r < Q8P_RM; r++) {
+                av[r] = q8p_iload(a[r] + off + g*Q8P_W);
+            }
+            for (int c = 0; c < Q8P_RN; c++) {
+                q8p_ivec bv = q8p_iload(b[c] + off + g*Q8P_W);
+                GGML_GEMM_KEEP_IN_REG(bv);
+                for (int r = 0; r < Q8P_RM; r++) {
+                    iacc[r][c] = q8p_idot(iacc[r][c], av[r], bv);
+                }
+            }
+        }
+        q8p_fvec ad[Q8P_RM], ac[Q8P_RM];
+        for (int r = 0; r < Q8P_RM; r++) {
+            ad[r] = q8p_fload(a[r] + off + Q8P_CODES);
+            ac[r] = q8p_fload(a[r] + off + Q8P_CODES + Q8P_LANES*sizeof(float));
+        }
+        for (int c = 0; c < Q8P_RN; c++) {
+            const q8p_fvec bd = q8p_fload(b[c] + off + Q8P_CODES);
+            const q8p_fvec bc = q8p_fload(b[c] + off + Q8P_CODES + Q8P_LANES*sizeof(float));
+            for (int r = 0; r < Q8P_RM; r++) {
+                facc[r][c] = q8p_fmadd(q8p_cvt(iacc[r][c]), q8p_fmul(ad[r], bd), facc[r][c]);
+                facc[r][c] = q8p_fmadd(ac[r], bc, facc[r][c]);
+            }
+        }
+    }
+    for (int r = 0; r < Q8P_RM; r++) {
+        for (int c = 0; c < Q8P_RN; c++) {
+            out[r][c] = q8p_fsum(facc[r][c]);
+        }
+    }
+}
+
+#endif
+
+GGML_GEMM_DEFINE_WALK(q8p_walk_ref, Q8P_REF_RM, Q8P_REF_RN, q8p_tile_ref, uint8_t)
+#if defined(Q8P_RM)
+GGML_GEMM_DEFINE_WALK(q8p_walk, Q8P_RM, Q8P_RN, q8p_tile, uint8_t)
+#endif
+
+void ggml_gemm_q8p(int64_t nrows, int64_t ncols, int64_t nsb,
+                   const void * A, size_t lda, const void * const * B, float * const * C,
+                   bool accumulate, bool use_ref) {
+    GGML_UNUSED(use_ref);
+#if defined(Q8P_RM)
+    if (!use_ref) {
+        q8p_walk(nrows, ncols, nsb, (const uint8_t *) A, lda, B, C, accumulate);
+        return;
+    }
+#endif
+    q8p_walk_ref(nrows, ncols, nsb, (const uint8_t *) A, lda, B, C, accumulate);
+}
