@@ -845,7 +845,11 @@ static void test_failures(const char * good_path, const struct t_weights * w) {
     temp_path(path, sizeof(path), "does-not-exist.gguf");
     check_load_fails(path, "missing file");
 
+    check_load_fails(g_dir, "a directory");
+
     temp_path(path, sizeof(path), "garbage.gguf");
+    write_bytes(path, "", 0);
+    check_load_fails(path, "empty file");
     write_bytes(path, "this is not a gguf file at all", 30);
     check_load_fails(path, "garbage");
 

@@ -80,8 +80,13 @@ static bool source_map_file(const char * path, bool use_mmap, struct run_weight_
         return false;
     }
     struct stat st;
-    if (fstat(fd, &st) != 0 || st.st_size <= 0) {
-        run_error("cannot read %s: %s", path, st.st_size <= 0 ? "empty file" : strerror(errno));
+    if (fstat(fd, &st) != 0) {
+        run_error("cannot read %s: %s", path, strerror(errno));
+        close(fd);
+        return false;
+    }
+    if (!S_ISREG(st.st_mode) || st.st_size <= 0) {
+        run_error("cannot read %s: %s", path, S_ISREG(st.st_mode) ? "empty file" : "not a regular file");
         close(fd);
         return false;
     }
