@@ -39,4 +39,10 @@ cmake -S "$src/tests/install/ext-backend" -B "$work/ext" -DCMAKE_PREFIX_PATH="$w
 cmake --build "$work/ext" >/dev/null
 "$work/ext/ext-app" "$work/ext/libggml-ext.so"
 
+if [ -x "$work/prefix/bin/ggml-run" ]; then
+    echo "== installed programs"
+    "$work/prefix/bin/ggml-run" --size tiny -pp 8 -tg 4 -t 2 --no-progress
+    test -x "$work/prefix/bin/ggml-quantize"
+fi
+
 echo "install test passed"
