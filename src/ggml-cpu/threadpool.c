@@ -5,14 +5,16 @@
 // 50 = about a millisecond, 100 = about two), which keeps the latency of
 // back-to-back graphs low, then sleeps on a condition variable so that an
 // idle pool costs no CPU. Inside a job, threads meet at barriers: a counter
-// that spins and then yields (barriers are short; yielding keeps an
-// oversubscribed machine moving).
+// they spin on briefly and then sleep on. Sleeping matters when the machine
+// is busy or oversubscribed: a waiter that keeps its core lets the scheduler
+// leave the thread it waits for queued behind other work.
 //
 // Lost wake-ups are excluded by ordering: a worker announces that it is
 // going to sleep (n_sleeping, under the mutex) before re-checking the job
 // counter; the caller publishes the job before reading n_sleeping, and
 // signals under the mutex only if someone may be asleep. With sequentially
-// consistent atomics one of the two always sees the other.
+// consistent atomics one of the two always sees the other. Barriers use the
+// same scheme with their own mutex, condition and sleeper count.
 
 #include "cpu-impl.h"
 #include "cpu-features.h"
@@ -61,8 +63,19 @@ struct ggml_threadpool {
     // barrier and chunk counter of the current job
     atomic_int n_barrier;
     atomic_int n_barrier_passed;
+    atomic_int n_barrier_sleeping;
+    pthread_mutex_t barrier_mutex;
+    pthread_cond_t  barrier_cond;
     atomic_int current_chunk;
 };
+
+// A barrier waiter spins a few microseconds (the common case: the others are
+// running and arrive soon), then yields a few times (hands the core to a
+// thread of ours queued on it, as when there are more threads than cores),
+// then sleeps (lets the scheduler move a thread of ours queued behind other
+// work onto the core it frees).
+#define BARRIER_SPINS  512
+#define BARRIER_YIELDS 16
 
 //
 // barrier
@@ -81,15 +94,32 @@ void ggml_cpu_barrier(struct ggml_threadpool * tp) {
         atomic_store(&tp->n_barrier, 0);
         atomic_store(&tp->current_chunk, 0);
         atomic_fetch_add(&tp->n_barrier_passed, 1);
+        if (atomic_load(&tp->n_barrier_sleeping) > 0) {
+            pthread_mutex_lock(&tp->barrier_mutex);
+            pthread_cond_broadcast(&tp->barrier_cond);
+            pthread_mutex_unlock(&tp->barrier_mutex);
+        }
         return;
     }
-    for (int spins = 0; atomic_load(&tp->n_barrier_passed) == passed; spins++) {
-        if (spins < 1024) {
-            cpu_relax();
-        } else {
-            sched_yield();
+    for (int spins = 0; spins < BARRIER_SPINS; spins++) {
+        if (atomic_load(&tp->n_barrier_passed) != passed) {
+            return;
         }
+        cpu_relax();
     }
+    for (int yields = 0; yields < BARRIER_YIELDS; yields++) {
+        if (atomic_load(&tp->n_barrier_passed) != passed) {
+            return;
+        }
+        sched_yield();
+    }
+    pthread_mutex_lock(&tp->barrier_mutex);
+    atomic_fetch_add(&tp->n_barrier_sleeping, 1);
+    while (atomic_load(&tp->n_barrier_passed) == passed) {
+        pthread_cond_wait(&tp->barrier_cond, &tp->barrier_mutex);
+    }
+    atomic_fetch_sub(&tp->n_barrier_sleeping, 1);
+    pthread_mutex_unlock(&tp->barrier_mutex);
 }
 
 int ggml_cpu_next_chunk(const struct ggml_compute_params * params) {
@@ -246,6 +276,8 @@ struct ggml_threadpool * ggml_threadpool_new(struct ggml_threadpool_params * par
 
     pthread_mutex_init(&tp->mutex, NULL);
     pthread_cond_init(&tp->cond, NULL);
+    pthread_mutex_init(&tp->barrier_mutex, NULL);
+    pthread_cond_init(&tp->barrier_cond, NULL);
     tp->workers       = workers;
     tp->n_threads_max = params->n_threads;
     tp->params        = *params;
@@ -257,6 +289,7 @@ struct ggml_threadpool * ggml_threadpool_new(struct ggml_threadpool_params * par
     atomic_init(&tp->paused, params->paused);
     atomic_init(&tp->n_barrier, 0);
     atomic_init(&tp->n_barrier_passed, 0);
+    atomic_init(&tp->n_barrier_sleeping, 0);
     atomic_init(&tp->current_chunk, 0);
 
     for (int i = 0; i < params->n_threads; i++) {
@@ -301,6 +334,8 @@ void ggml_threadpool_free(struct ggml_threadpool * tp) {
     }
     pthread_cond_destroy(&tp->cond);
     pthread_mutex_destroy(&tp->mutex);
+    pthread_cond_destroy(&tp->barrier_cond);
+    pthread_mutex_destroy(&tp->barrier_mutex);
     free(tp->workers);
     free(tp);
 }

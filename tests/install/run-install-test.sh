@@ -39,8 +39,13 @@ cmake -S "$src/tests/install/ext-backend" -B "$work/ext" -DCMAKE_PREFIX_PATH="$w
 cmake --build "$work/ext" >/dev/null
 "$work/ext/ext-app" "$work/ext/libggml-ext.so"
 
+if [ -x "$work/prefix/bin/ggml-run" ]; then
+    echo "== installed programs"
+    "$work/prefix/bin/ggml-run" --size tiny -pp 8 -tg 4 -t 2 --no-progress
+    test -x "$work/prefix/bin/ggml-quantize"
+fi
 if [ -x "$work/prefix/bin/test-backend-ops" ]; then
-    echo "== installed tools"
+    echo "== installed test-backend-ops"
     "$work/prefix/bin/test-backend-ops" test -o SCALE >/dev/null
 fi
 

@@ -1,0 +1,84 @@
+// ggml-quantize: writes a copy of a GGUF model with its weight matrices
+// converted to another type (see quantize.h for which tensors convert).
+
+#include "quantize.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+static void print_usage(const char * argv0) {
+    printf("usage: %s [options] input.gguf output.gguf TYPE\n"
+           "\n"
+           "Converts the 2-D F32/F16/BF16 weights of a GGUF model to TYPE (q8_0, q4_0, q4_1,\n"
+           "q5_0, q5_1, f16, bf16, f32); 1-D tensors (norms) and rows that are not a whole\n"
+           "number of blocks keep their type; all metadata is copied.\n"
+           "\n"
+           "options:\n"
+           "  -t, --threads N   threads (default: every core)\n"
+           "  -q, --quiet       no line per tensor\n"
+           "  -h, --help\n", argv0);
+}
+
+static bool parse_type(const char * s, enum ggml_type * out) {
+    for (int t = 0; t < GGML_TYPE_COUNT; t++) {
+        const char * name = ggml_type_name((enum ggml_type) t);
+        if (name != NULL && strcasecmp(name, s) == 0 && gq_type_supported((enum ggml_type) t)) {
+            *out = (enum ggml_type) t;
+            return true;
+        }
+    }
+    return false;
+}
+
+int main(int argc, char ** argv) {
+    const long n_cpu = sysconf(_SC_NPROCESSORS_ONLN);
+    struct gq_params params = { .type = GGML_TYPE_Q8_0, .n_threads = n_cpu > 0 ? (int) n_cpu : 1, .verbose = true };
+    const char * pos[3] = { NULL, NULL, NULL };
+    int n_pos = 0;
+    for (int i = 1; i < argc; i++) {
+        const char * arg = argv[i];
+        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+            print_usage(argv[0]);
+            return 0;
+        }
+        if (strcmp(arg, "-q") == 0 || strcmp(arg, "--quiet") == 0) {
+            params.verbose = false;
+        } else if (strcmp(arg, "-t") == 0 || strcmp(arg, "--threads") == 0) {
+            char * end = NULL;
+            const long v = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : 0;
+            if (i + 1 >= argc || *end != '\0' || v < 1 || v > 4096) {
+                fprintf(stderr, "ggml-quantize: error: %s expects a thread count from 1 to 4096\n", arg);
+                return 1;
+            }
+            params.n_threads = (int) v;
+            i++;
+        } else if (arg[0] == '-' && arg[1] != '\0') {
+            fprintf(stderr, "ggml-quantize: error: unknown option '%s' (see --help)\n", arg);
+            return 1;
+        } else if (n_pos < 3) {
+            pos[n_pos++] = arg;
+        } else {
+            fprintf(stderr, "ggml-quantize: error: too many arguments (see --help)\n");
+            return 1;
+        }
+    }
+    if (n_pos != 3) {
+        print_usage(argv[0]);
+        return 1;
+    }
+    if (!parse_type(pos[2], &params.type)) {
+        fprintf(stderr, "ggml-quantize: error: unknown type '%s' (q8_0, q4_0, q4_1, q5_0, q5_1, f16, bf16, f32)\n", pos[2]);
+        return 1;
+    }
+    struct gq_stats stats;
+    if (!gq_quantize_file(pos[0], pos[1], &params, &stats)) {
+        return 1;
+    }
+    printf("%s: %lld tensors converted to %s, %lld kept; tensor data %.2f MiB -> %.2f MiB\n", pos[1],
+           (long long) stats.n_converted, ggml_type_name(params.type), (long long) stats.n_kept,
+           (double) stats.bytes_in / (1024.0 * 1024.0), (double) stats.bytes_out / (1024.0 * 1024.0));
+    return 0;
+}

@@ -1,0 +1,367 @@
+// quantize.c: reading a GGUF model and writing it with converted weights.
+
+#include "quantize.h"
+
+#include "gguf.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+// rows are converted in pieces of about this many bytes of F32
+#define GQ_CHUNK_BYTES ((size_t) 16 << 20)
+
+static void gq_error(const char * fmt, ...) {
+    char line[1024];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(line, sizeof(line), fmt, args);
+    va_end(args);
+    fprintf(stderr, "ggml-quantize: error: %s\n", line);
+}
+
+bool gq_type_supported(enum ggml_type type) {
+    switch (type) {
+        case GGML_TYPE_F32:
+        case GGML_TYPE_F16:
+        case GGML_TYPE_BF16:
+        case GGML_TYPE_Q8_0:
+        case GGML_TYPE_Q4_0:
+        case GGML_TYPE_Q4_1:
+        case GGML_TYPE_Q5_0:
+        case GGML_TYPE_Q5_1:
+            return true;
+        default:
+            return false;
+    }
+}
+
+uint32_t gq_file_type(enum ggml_type type) {
+    switch (type) {
+        case GGML_TYPE_F32:  return 0;
+        case GGML_TYPE_F16:  return 1;
+        case GGML_TYPE_Q4_0: return 2;
+        case GGML_TYPE_Q4_1: return 3;
+        case GGML_TYPE_Q8_0: return 7;
+        case GGML_TYPE_Q5_0: return 8;
+        case GGML_TYPE_Q5_1: return 9;
+        case GGML_TYPE_BF16: return 32;
+        default:             return 0;
+    }
+}
+
+//
+// which tensors convert
+//
+
+static bool gq_converts(const struct ggml_tensor * t, enum ggml_type target) {
+    const bool float_src = t->type == GGML_TYPE_F32 || t->type == GGML_TYPE_F16 || t->type == GGML_TYPE_BF16;
+    const bool matrix    = t->ne[1] > 1 && t->ne[2] == 1 && t->ne[3] == 1;
+    return float_src && matrix && t->type != target && t->ne[0] % ggml_blck_size(target) == 0;
+}
+
+//
+// threads quantizing the rows of a chunk
+//
+
+struct gq_rows_job {
+    enum ggml_type type;
+    const float  * src;
+    void         * dst;
+    int64_t        row0;
+    int64_t        nrows;
+    int64_t        n_per_row;
+};
+
+static void * gq_rows_worker(void * arg) {
+    const struct gq_rows_job * job = (const struct gq_rows_job *) arg;
+    ggml_quantize_chunk(job->type, job->src, job->dst, job->row0 * job->n_per_row, job->nrows, job->n_per_row, NULL);
+    return NULL;
+}
+
+// rows split evenly over the threads; the caller takes the first share
+static bool gq_quantize_rows(enum ggml_type type, const float * src, void * dst, int64_t nrows, int64_t n_per_row, int n_threads) {
+    const int64_t n_want = nrows < n_threads ? nrows : n_threads;
+    const int n_jobs = n_want > 0 ? (int) n_want : 1;
+    struct gq_rows_job * jobs = (struct gq_rows_job *) calloc((size_t) n_jobs, sizeof(*jobs));
+    pthread_t * threads = (pthread_t *) calloc((size_t) n_jobs, sizeof(*threads));
+    bool * started = (bool *) calloc((size_t) n_jobs, sizeof(*started));
+    if (jobs == NULL || threads == NULL || started == NULL) {
+        gq_error("out of memory starting threads");
+        free(jobs);
+        free(threads);
+        free(started);
+        return false;
+    }
+    const int64_t per = (nrows + n_jobs - 1) / n_jobs;
+    for (int i = 0; i < n_jobs; i++) {
+        const int64_t r0 = per * i < nrows ? per * i : nrows;
+        const int64_t r1 = r0 + per < nrows ? r0 + per : nrows;
+        jobs[i] = (struct gq_rows_job) { .type = type, .src = src, .dst = dst, .row0 = r0, .nrows = r1 - r0, .n_per_row = n_per_row };
+        if (i > 0) {
+            started[i] = pthread_create(&threads[i], NULL, gq_rows_worker, &jobs[i]) == 0;
+        }
+    }
+    for (int i = 0; i < n_jobs; i++) {
+        if (!started[i]) {
+            gq_rows_worker(&jobs[i]); // the caller's share, and that of any thread that did not start
+        }
+    }
+    for (int i = 1; i < n_jobs; i++) {
+        if (started[i]) {
+            pthread_join(threads[i], NULL);
+        }
+    }
+    free(jobs);
+    free(threads);
+    free(started);
+    return true;
+}
+
+//
+// input and output
+//
+
+struct gq_io {
+    FILE * in;
+    FILE * out;
+    const char * in_path;
+    const char * out_path;
+    size_t in_data;     // input data section offset
+    uint64_t in_size;
+    void * src_buf;     // source rows of a chunk
+    float * f32_buf;    // the same rows as F32
+    void * dst_buf;     // converted rows
+};
+
+static bool gq_read_at(struct gq_io * io, uint64_t offset, void * dst, size_t size) {
+    if (fseeko(io->in, (off_t) offset, SEEK_SET) != 0 || fread(dst, 1, size, io->in) != size) {
+        gq_error("cannot read %s at offset %llu: %s", io->in_path, (unsigned long long) offset,
+                 ferror(io->in) ? strerror(errno) : "unexpected end of file");
+        return false;
+    }
+    return true;
+}
+
+static bool gq_write(struct gq_io * io, const void * data, size_t size) {
+    if (size > 0 && fwrite(data, 1, size, io->out) != size) {
+        gq_error("cannot write %s: %s", io->out_path, strerror(errno));
+        return false;
+    }
+    return true;
+}
+
+static bool gq_pad(struct gq_io * io, uint64_t written, size_t alignment) {
+    static const uint8_t zeros[64] = { 0 };
+    size_t pad = (size_t) ((alignment - written % alignment) % alignment);
+    while (pad > 0) {
+        const size_t n = pad < sizeof(zeros) ? pad : sizeof(zeros);
+        if (!gq_write(io, zeros, n)) {
+            return false;
+        }
+        pad -= n;
+    }
+    return true;
+}
+
+static void gq_to_f32(enum ggml_type type, const void * src, float * dst, int64_t n) {
+    if (type == GGML_TYPE_F32) {
+        memcpy(dst, src, (size_t) n * sizeof(float));
+    } else {
+        ggml_get_type_traits(type)->to_float(src, dst, n);
+    }
+}
+
+static bool gq_convert_tensor(struct gq_io * io, const struct ggml_tensor * t, uint64_t src_offset,
+                              enum ggml_type target, int n_threads) {
+    const int64_t ne0 = t->ne[0], nrows = ggml_nrows(t);
+    const size_t src_row = ggml_row_size(t->type, ne0), dst_row = ggml_row_size(target, ne0);
+    int64_t chunk = (int64_t) (GQ_CHUNK_BYTES / ((size_t) ne0 * sizeof(float)));
+    chunk = chunk < 1 ? 1 : (chunk > nrows ? nrows : chunk);
+    io->src_buf = malloc((size_t) chunk * src_row);
+    io->f32_buf = (float *) malloc((size_t) (chunk * ne0) * sizeof(float));
+    io->dst_buf = malloc((size_t) chunk * dst_row);
+    bool ok = io->src_buf != NULL && io->f32_buf != NULL && io->dst_buf != NULL;
+    if (!ok) {
+        gq_error("out of memory converting %s", t->name);
+    }
+    for (int64_t r = 0; ok && r < nrows; r += chunk) {
+        const int64_t n = nrows - r < chunk ? nrows - r : chunk;
+        ok = gq_read_at(io, src_offset + (uint64_t) r * src_row, io->src_buf, (size_t) n * src_row);
+        if (ok) {
+            gq_to_f32(t->type, io->src_buf, io->f32_buf, n * ne0);
+            ok = gq_quantize_rows(target, io->f32_buf, io->dst_buf, n, ne0, n_threads) &&
+                 gq_write(io, io->dst_buf, (size_t) n * dst_row);
+        }
+    }
+    free(io->src_buf);
+    free(io->f32_buf);
+    free(io->dst_buf);
+    io->src_buf = io->f32_buf = io->dst_buf = NULL;
+    return ok;
+}
+
+static bool gq_copy_tensor(struct gq_io * io, uint64_t src_offset, size_t size) {
+    const size_t step = size < GQ_CHUNK_BYTES ? size : GQ_CHUNK_BYTES;
+    void * buf = malloc(step > 0 ? step : 1);
+    bool ok = buf != NULL;
+    if (!ok) {
+        gq_error("out of memory copying a tensor");
+    }
+    for (size_t done = 0; ok && done < size; done += step) {
+        const size_t n = size - done < step ? size - done : step;
+        ok = gq_read_at(io, src_offset + done, buf, n) && gq_write(io, buf, n);
+    }
+    free(buf);
+    return ok;
+}
+
+//
+// the whole file
+//
+
+// the output's metadata: every input key, the new file type, the tensors with their new types
+static struct gguf_context * gq_plan_output(const struct gguf_context * in, struct ggml_context * meta,
+                                            struct ggml_context * out_meta, enum ggml_type target) {
+    struct gguf_context * out = gguf_init_empty();
+    if (out == NULL) {
+        return NULL;
+    }
+    gguf_set_kv(out, in);
+    gguf_set_val_u32(out, "general.file_type", gq_file_type(target));
+    gguf_set_val_u32(out, "general.quantization_version", 2);
+    for (int64_t i = 0; i < gguf_get_n_tensors(in); i++) {
+        const struct ggml_tensor * t = ggml_get_tensor(meta, gguf_get_tensor_name(in, i));
+        const enum ggml_type type = gq_converts(t, target) ? target : t->type;
+        struct ggml_tensor * o = ggml_new_tensor(out_meta, type, ggml_n_dims(t), t->ne);
+        ggml_set_name(o, t->name);
+        gguf_add_tensor(out, o);
+    }
+    return out;
+}
+
+static bool gq_check_input(const struct gguf_context * in, uint64_t in_size, size_t data_offset, const char * path) {
+    for (int64_t i = 0; i < gguf_get_n_tensors(in); i++) {
+        const uint64_t end = (uint64_t) data_offset + gguf_get_tensor_offset(in, i) + gguf_get_tensor_size(in, i);
+        if (end > in_size) {
+            gq_error("%s: the data of tensor %s lies beyond the end of the file (truncated file?)", path, gguf_get_tensor_name(in, i));
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool gq_write_tensors(struct gq_io * io, const struct gguf_context * in, struct ggml_context * meta,
+                             const struct gguf_context * out, const struct gq_params * params, struct gq_stats * stats) {
+    const size_t alignment = gguf_get_alignment(out);
+    for (int64_t i = 0; i < gguf_get_n_tensors(in); i++) {
+        const struct ggml_tensor * t = ggml_get_tensor(meta, gguf_get_tensor_name(in, i));
+        const uint64_t src_offset = io->in_data + gguf_get_tensor_offset(in, i);
+        const bool convert = gq_converts(t, params->type);
+        const bool ok = convert ? gq_convert_tensor(io, t, src_offset, params->type, params->n_threads)
+                                : gq_copy_tensor(io, src_offset, ggml_nbytes(t));
+        if (!ok || !gq_pad(io, gguf_get_tensor_size(out, i), alignment)) {
+            return false;
+        }
+        stats->bytes_in  += ggml_nbytes(t);
+        stats->bytes_out += gguf_get_tensor_size(out, i);
+        stats->n_converted += convert;
+        stats->n_kept      += !convert;
+        if (params->verbose) {
+            printf("%-40s %-6s -> %-6s [%lld, %lld, %lld, %lld]\n", t->name, ggml_type_name(t->type),
+                   ggml_type_name(convert ? params->type : t->type), (long long) t->ne[0], (long long) t->ne[1],
+                   (long long) t->ne[2], (long long) t->ne[3]);
+        }
+    }
+    return true;
+}
+
+static bool gq_same_file(const char * a, const char * b) {
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+static bool gq_run(const char * in_path, const char * out_path, const struct gq_params * params, struct gq_stats * stats,
+                   struct gguf_context * in, struct ggml_context * meta) {
+    struct gq_io io = { .in = NULL, .out = NULL, .in_path = in_path, .out_path = out_path, .in_data = gguf_get_data_offset(in) };
+    struct stat st;
+    if (stat(in_path, &st) != 0 || !gq_check_input(in, (uint64_t) st.st_size, io.in_data, in_path)) {
+        return false;
+    }
+    const struct ggml_init_params ip = {
+        .mem_size   = (size_t) (gguf_get_n_tensors(in) + 1) * ggml_tensor_overhead(),
+        .mem_buffer = NULL,
+        .no_alloc   = true,
+    };
+    struct ggml_context * out_meta = ggml_init(ip);
+    struct gguf_context * out = out_meta != NULL ? gq_plan_output(in, meta, out_meta, params->type) : NULL;
+    bool ok = out != NULL;
+    if (!ok) {
+        gq_error("out of memory planning the output");
+    }
+    // the metadata (with its padding), then the tensors in order, each padded
+    ok = ok && gguf_write_to_file(out, out_path, true);
+    if (ok) {
+        io.in  = fopen(in_path, "rb");
+        io.out = fopen(out_path, "ab");
+        ok = io.in != NULL && io.out != NULL;
+        if (!ok) {
+            gq_error("cannot open %s: %s", io.in == NULL ? in_path : out_path, strerror(errno));
+        }
+    }
+    ok = ok && gq_write_tensors(&io, in, meta, out, params, stats);
+    if (io.in != NULL) {
+        fclose(io.in);
+    }
+    if (io.out != NULL && fclose(io.out) != 0 && ok) {
+        gq_error("cannot write %s: %s", out_path, strerror(errno));
+        ok = false;
+    }
+    if (out != NULL) {
+        gguf_free(out);
+    }
+    if (out_meta != NULL) {
+        ggml_free(out_meta);
+    }
+    return ok;
+}
+
+bool gq_quantize_file(const char * in_path, const char * out_path, const struct gq_params * params,
+                      struct gq_stats * stats) {
+    struct gq_stats local = { 0, 0, 0, 0 };
+    stats = stats != NULL ? stats : &local;
+    *stats = local;
+    if (!gq_type_supported(params->type)) {
+        gq_error("cannot convert to type %s (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1)", ggml_type_name(params->type));
+        return false;
+    }
+    if (gq_same_file(in_path, out_path)) {
+        gq_error("the output %s would overwrite the input", out_path);
+        return false;
+    }
+    // opened first, so that a missing file is reported in one line
+    FILE * f = fopen(in_path, "rb");
+    if (f == NULL) {
+        gq_error("cannot open %s: %s", in_path, strerror(errno));
+        return false;
+    }
+    struct ggml_context * meta = NULL;
+    const struct gguf_init_params gp = { .no_alloc = true, .ctx = &meta };
+    struct gguf_context * in = gguf_init_from_file_ptr(f, gp);
+    fclose(f);
+    if (in == NULL) {
+        gq_error("cannot load %s: not a valid GGUF file", in_path); // the reader said why
+        return false;
+    }
+    const bool ok = gq_run(in_path, out_path, params, stats, in, meta);
+    if (!ok) {
+        remove(out_path);
+    }
+    ggml_free(meta);
+    gguf_free(in);
+    return ok;
+}

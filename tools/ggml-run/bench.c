@@ -1,0 +1,120 @@
+// bench.c: prompt and generation throughput, with a progress bar.
+
+#include "bench.h"
+#include "run-common.h"
+#include "sampling.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define BENCH_BAR_WIDTH 30
+
+static void progress_draw(const char * label, int rep, int n_reps, int64_t done, int64_t total) {
+    char bar[BENCH_BAR_WIDTH + 1];
+    const int64_t filled = total > 0 ? done * BENCH_BAR_WIDTH / total : BENCH_BAR_WIDTH;
+    for (int i = 0; i < BENCH_BAR_WIDTH; i++) {
+        bar[i] = i < filled ? '#' : '.';
+    }
+    bar[BENCH_BAR_WIDTH] = '\0';
+    printf("\r%-10s run %d/%d [%s] %lld/%lld", label, rep + 1, n_reps, bar, (long long) done, (long long) total);
+    fflush(stdout);
+}
+
+static void progress_clear(void) {
+    printf("\r\033[K");
+    fflush(stdout);
+}
+
+static void bench_make_prompt(const struct run_context * rc, uint64_t seed, int32_t * tokens, int64_t n) {
+    const struct run_vocab * vocab = &rc->model->vocab;
+    uint64_t state = seed;
+    for (int64_t i = 0; i < n; i++) {
+        tokens[i] = (int32_t) (run_rng_uniform(&state) * (double) rc->model->hp.n_vocab);
+    }
+    if (n > 0 && vocab->bos >= 0) {
+        tokens[0] = vocab->bos;
+    }
+}
+
+// the prompt in batches of n_batch, so that the bar can move between them
+static bool bench_prompt(struct run_context * rc, const struct run_bench_params * bp, const int32_t * tokens, int rep) {
+    for (int64_t done = 0; done < bp->n_prompt;) {
+        if (bp->progress) {
+            progress_draw("prompt", rep, bp->n_reps, done, bp->n_prompt);
+        }
+        const int64_t n = bp->n_prompt - done < rc->params.n_batch ? bp->n_prompt - done : rc->params.n_batch;
+        if (!run_decode(rc, tokens + done, n)) {
+            return false;
+        }
+        done += n;
+    }
+    return true;
+}
+
+static bool bench_generate(struct run_context * rc, const struct run_bench_params * bp, int rep) {
+    for (int64_t i = 0; i < bp->n_gen; i++) {
+        if (bp->progress) {
+            progress_draw("generate", rep, bp->n_reps, i, bp->n_gen);
+        }
+        const int32_t next = run_argmax(run_get_logits(rc, 0), rc->model->hp.n_vocab);
+        if (!run_decode(rc, &next, 1)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static void mean_std(const double * v, int n, double * mean, double * std) {
+    double sum = 0.0, sq = 0.0;
+    for (int i = 0; i < n; i++) {
+        sum += v[i];
+    }
+    *mean = n > 0 ? sum / n : 0.0;
+    for (int i = 0; i < n; i++) {
+        sq += (v[i] - *mean) * (v[i] - *mean);
+    }
+    *std = n > 1 ? sqrt(sq / (n - 1)) : 0.0;
+}
+
+bool run_bench(struct run_context * rc, const struct run_bench_params * bp, struct run_bench_result * result) {
+    if (bp->n_prompt <= 0 || bp->n_gen < 0 || bp->n_reps <= 0) {
+        run_error("the benchmark needs a prompt of at least one token and at least one repetition");
+        return false;
+    }
+    if (bp->n_prompt + bp->n_gen > rc->kv.n_ctx) {
+        run_error("a prompt of %lld and %lld generated tokens do not fit a context of %lld",
+                  (long long) bp->n_prompt, (long long) bp->n_gen, (long long) rc->kv.n_ctx);
+        return false;
+    }
+    int32_t * tokens = (int32_t *) run_malloc((size_t) bp->n_prompt * sizeof(int32_t), "the benchmark prompt");
+    double  * pp     = (double *)  run_calloc((size_t) bp->n_reps, sizeof(double), "the benchmark");
+    double  * tg     = (double *)  run_calloc((size_t) bp->n_reps, sizeof(double), "the benchmark");
+    bool ok = tokens != NULL && pp != NULL && tg != NULL;
+    if (ok) {
+        bench_make_prompt(rc, bp->seed, tokens, bp->n_prompt);
+        run_context_reset(rc);
+        ok = run_decode(rc, tokens, 1); // warm-up: first use of the backends and weights
+    }
+    for (int rep = 0; ok && rep < bp->n_reps; rep++) {
+        run_context_reset(rc);
+        const int64_t t0 = ggml_time_us();
+        ok = bench_prompt(rc, bp, tokens, rep);
+        const int64_t t1 = ggml_time_us();
+        ok = ok && bench_generate(rc, bp, rep);
+        const int64_t t2 = ggml_time_us();
+        pp[rep] = (double) bp->n_prompt * 1e6 / (double) (t1 > t0 ? t1 - t0 : 1);
+        tg[rep] = bp->n_gen > 0 ? (double) bp->n_gen * 1e6 / (double) (t2 > t1 ? t2 - t1 : 1) : 0.0;
+    }
+    if (bp->progress) {
+        progress_clear();
+    }
+    if (ok) {
+        mean_std(pp, bp->n_reps, &result->pp_mean, &result->pp_std);
+        mean_std(tg, bp->n_reps, &result->tg_mean, &result->tg_std);
+    }
+    free(tokens);
+    free(pp);
+    free(tg);
+    return ok;
+}

@@ -1,0 +1,69 @@
+#pragma once
+
+// context.h: running a model: one backend per device, the scheduler over
+// them (the CPU last), the KV cache, and decoding batches of tokens.
+//
+// A run_context reads a run_model (which must outlive it) and owns its
+// backends, scheduler, cache and logits. Tokens are appended to one
+// sequence: run_decode() evaluates them at positions n_past, n_past + 1,
+// ... in batches of at most n_batch tokens and leaves their logits in the
+// context; run_context_reset() starts a new sequence.
+
+#include "graph.h"
+#include "kv-cache.h"
+#include "model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct run_context_params {
+    int64_t        n_ctx;       // cache cells, the most tokens a sequence can have (0: the model's training context)
+    int64_t        n_batch;     // most tokens per graph
+    int            n_threads;   // threads of the CPU (and other backends that take a count)
+    enum ggml_type kv_type;     // F16 or F32
+    int            flash_attn;  // 1: fused attention, 0: mul_mat + soft_max, -1: fused where supported
+    bool           kv_offload;  // cache on the layers' devices (else in host memory)
+    bool           all_logits;  // logits of every token (else of the last token of each run_decode)
+};
+
+struct run_context_params run_context_default_params(void);
+
+struct run_context {
+    const struct run_model  * model;
+    struct run_context_params params;
+    ggml_backend_t          * backends;     // the scheduler's order: layer devices, helpers, CPU
+    int                       n_backends;
+    ggml_backend_sched_t      sched;
+    struct run_kv_cache       kv;
+    bool                      flash_attn;   // what the graphs use
+    void                    * graph_mem;    // metadata of the graph being built
+    size_t                    graph_mem_size;
+    float                   * logits;       // [n_outputs][n_vocab]
+    int64_t                   n_outputs;
+    int64_t                   logits_cap;   // rows logits can hold
+    int64_t                   n_past;       // tokens in the cache
+    int                       n_splits;     // of the last graph
+};
+
+// NULL (reported) when a backend cannot be started or memory runs out
+struct run_context * run_context_new(const struct run_model * model, const struct run_context_params * params);
+
+void run_context_free(struct run_context * rc);
+
+// Evaluates n_tokens tokens after the ones in the cache. False (reported)
+// on invalid tokens, a full context or a failed computation.
+bool run_decode(struct run_context * rc, const int32_t * tokens, int64_t n_tokens);
+
+// logits of output i of the last run_decode (0 .. n_outputs - 1)
+const float * run_get_logits(const struct run_context * rc, int64_t i);
+
+// forget the sequence
+void run_context_reset(struct run_context * rc);
+
+// the backend the scheduler uses for a device, or NULL
+ggml_backend_t run_context_backend_of(const struct run_context * rc, ggml_backend_dev_t dev);
+
+#ifdef __cplusplus
+}
+#endif

@@ -1,0 +1,159 @@
+// graph.c: building the llama decoder graph of one batch.
+
+#include "graph.h"
+
+#include <math.h>
+
+size_t run_graph_max_nodes(const struct run_model * model) {
+    // about 40 tensors per layer with views; generous so that no count limits a model
+    return (size_t) (64 * model->hp.n_layer + 128);
+}
+
+size_t run_graph_ctx_size(const struct run_model * model) {
+    const size_t n = run_graph_max_nodes(model);
+    return n * ggml_tensor_overhead() + ggml_graph_overhead_custom(n, false);
+}
+
+static struct ggml_tensor * rms_norm_scaled(struct ggml_context * ctx, struct ggml_tensor * x,
+                                            struct ggml_tensor * weight, float eps) {
+    return ggml_mul(ctx, ggml_rms_norm(ctx, x, eps), weight);
+}
+
+static struct ggml_tensor * rope(struct ggml_context * ctx, const struct run_model * model, struct ggml_tensor * x,
+                                 struct ggml_tensor * positions) {
+    const struct run_hparams * hp = &model->hp;
+    return ggml_rope_ext(ctx, x, positions, model->rope_freqs, (int) hp->n_rot, GGML_ROPE_TYPE_NORMAL,
+                         (int) hp->n_ctx_train, hp->rope_freq_base, hp->rope_freq_scale,
+                         0.0f, 1.0f, 0.0f, 0.0f);
+}
+
+// cells 0 .. n_kv - 1 of a cache (as write_cache returned it), as [head_dim, n_kv, n_head_kv]
+static struct ggml_tensor * cache_view(struct ggml_context * ctx, const struct run_model * model,
+                                       struct ggml_tensor * cache, int64_t n_kv) {
+    const int64_t head_dim = model->hp.head_dim;
+    struct ggml_tensor * v = ggml_view_3d(ctx, cache, head_dim, model->hp.n_head_kv, n_kv,
+                                          ggml_row_size(cache->type, head_dim), cache->nb[1], 0);
+    return ggml_permute(ctx, v, 0, 2, 1, 3);
+}
+
+// Writes rows [n_embd_kv, n_tokens] into the cache; returns the tensor to read
+// the cache through. set_rows gives a result the reads depend on; a copy is
+// put in the graph now, before any read is built, and the reads use the
+// cache itself.
+static struct ggml_tensor * write_cache(struct ggml_context * ctx, struct ggml_cgraph * gf, const struct run_kv_cache * kv,
+                                        struct ggml_tensor * cache, int64_t il, struct ggml_tensor * rows,
+                                        const struct run_graph_shape * shape, const struct run_graph_inputs * in) {
+    if (kv->write[il] == RUN_KV_WRITE_SET_ROWS) {
+        return ggml_set_rows(ctx, cache, rows, in->cells);
+    }
+    struct ggml_tensor * cells = ggml_view_2d(ctx, cache, cache->ne[0], shape->n_tokens, cache->nb[1],
+                                              (size_t) shape->n_past * cache->nb[1]);
+    ggml_build_forward_expand(gf, ggml_cpy(ctx, rows, cells));
+    return cache;
+}
+
+// q: [head_dim, n_head, n_tokens]; k_cur: [head_dim, n_head_kv, n_tokens]; v_cur: [n_embd_kv, n_tokens]
+// returns [n_embd, n_tokens]
+static struct ggml_tensor * attention(struct ggml_context * ctx, struct ggml_cgraph * gf, const struct run_model * model,
+                                      const struct run_kv_cache * kv, int64_t il, const struct run_graph_shape * shape,
+                                      const struct run_graph_inputs * in, struct ggml_tensor * q,
+                                      struct ggml_tensor * k_cur, struct ggml_tensor * v_cur) {
+    const struct run_hparams * hp = &model->hp;
+    const int64_t n_tokens  = shape->n_tokens;
+    const int64_t n_embd_kv = hp->n_head_kv * hp->head_dim;
+    const float   scale     = 1.0f / sqrtf((float) hp->head_dim);
+
+    k_cur = ggml_reshape_2d(ctx, k_cur, n_embd_kv, n_tokens);
+    struct ggml_tensor * k_all = write_cache(ctx, gf, kv, kv->k[il], il, k_cur, shape, in);
+    struct ggml_tensor * v_all = write_cache(ctx, gf, kv, kv->v[il], il, v_cur, shape, in);
+    struct ggml_tensor * k = cache_view(ctx, model, k_all, shape->n_kv);
+    struct ggml_tensor * v = cache_view(ctx, model, v_all, shape->n_kv);
+    q = ggml_permute(ctx, q, 0, 2, 1, 3); // [head_dim, n_tokens, n_head]
+
+    if (shape->flash_attn) {
+        struct ggml_tensor * out = ggml_flash_attn_ext(ctx, q, k, v, in->mask, scale, 0.0f, 0.0f);
+        ggml_flash_attn_ext_set_prec(out, GGML_PREC_F32);
+        return ggml_reshape_2d(ctx, out, hp->n_embd, n_tokens); // [head_dim, n_head, n_tokens] is contiguous
+    }
+    struct ggml_tensor * kq = ggml_mul_mat(ctx, k, q);           // [n_kv, n_tokens, n_head]
+    kq = ggml_soft_max_ext(ctx, kq, in->mask, scale, 0.0f);
+    struct ggml_tensor * vt = ggml_cont(ctx, ggml_transpose(ctx, v)); // [n_kv, head_dim, n_head_kv]
+    struct ggml_tensor * kqv = ggml_mul_mat(ctx, vt, kq);        // [head_dim, n_tokens, n_head]
+    return ggml_cont_2d(ctx, ggml_permute(ctx, kqv, 0, 2, 1, 3), hp->n_embd, n_tokens);
+}
+
+// the last column of x: [n_embd, 1]
+static struct ggml_tensor * last_token(struct ggml_context * ctx, struct ggml_tensor * x) {
+    return ggml_view_2d(ctx, x, x->ne[0], 1, x->nb[1], (size_t) (x->ne[1] - 1) * x->nb[1]);
+}
+
+static struct ggml_tensor * decoder_layer(struct ggml_context * ctx, struct ggml_cgraph * gf, const struct run_model * model,
+                                          const struct run_kv_cache * kv, int64_t il,
+                                          const struct run_graph_shape * shape, const struct run_graph_inputs * in,
+                                          struct ggml_tensor * x) {
+    const struct run_hparams * hp = &model->hp;
+    const struct run_layer   * l  = &model->layers[il];
+    const int64_t n_tokens = shape->n_tokens;
+
+    struct ggml_tensor * cur = rms_norm_scaled(ctx, x, l->attn_norm, hp->rms_eps);
+    struct ggml_tensor * q = ggml_reshape_3d(ctx, ggml_mul_mat(ctx, l->wq, cur), hp->head_dim, hp->n_head, n_tokens);
+    struct ggml_tensor * k = ggml_reshape_3d(ctx, ggml_mul_mat(ctx, l->wk, cur), hp->head_dim, hp->n_head_kv, n_tokens);
+    struct ggml_tensor * v = ggml_mul_mat(ctx, l->wv, cur);
+    q = rope(ctx, model, q, in->positions);
+    k = rope(ctx, model, k, in->positions);
+    ggml_format_name(q, "q_l%lld", (long long) il);
+    ggml_format_name(k, "k_l%lld", (long long) il);
+
+    cur = attention(ctx, gf, model, kv, il, shape, in, q, k, v);
+    cur = ggml_mul_mat(ctx, l->wo, cur);
+
+    // only the last token matters after the last layer's attention
+    if (il == hp->n_layer - 1 && !shape->all_logits && n_tokens > 1) {
+        cur = last_token(ctx, cur);
+        x   = last_token(ctx, x);
+    }
+    struct ggml_tensor * h = ggml_add(ctx, cur, x);
+
+    cur = rms_norm_scaled(ctx, h, l->ffn_norm, hp->rms_eps);
+    struct ggml_tensor * gate = ggml_mul_mat(ctx, l->ffn_gate, cur);
+    struct ggml_tensor * up   = ggml_mul_mat(ctx, l->ffn_up, cur);
+    cur = ggml_mul_mat(ctx, l->ffn_down, ggml_swiglu_split(ctx, gate, up));
+    cur = ggml_add(ctx, cur, h);
+    ggml_format_name(cur, "l_out_%lld", (long long) il);
+    return cur;
+}
+
+static void graph_make_inputs(struct ggml_context * ctx, const struct run_graph_shape * shape, struct run_graph_inputs * in) {
+    in->tokens    = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, shape->n_tokens);
+    in->positions = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, shape->n_tokens);
+    in->cells     = ggml_new_tensor_1d(ctx, GGML_TYPE_I64, shape->n_tokens);
+    in->mask      = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, shape->n_kv, shape->n_tokens);
+    ggml_set_name(in->tokens, "inp_tokens");
+    ggml_set_name(in->positions, "inp_pos");
+    ggml_set_name(in->cells, "inp_cells");
+    ggml_set_name(in->mask, "inp_mask");
+    ggml_set_input(in->tokens);
+    ggml_set_input(in->positions);
+    ggml_set_input(in->cells);
+    ggml_set_input(in->mask);
+}
+
+struct ggml_cgraph * run_graph_build(struct ggml_context * ctx, const struct run_model * model,
+                                     const struct run_kv_cache * kv, const struct run_graph_shape * shape,
+                                     struct run_graph_inputs * in) {
+    graph_make_inputs(ctx, shape, in);
+    struct ggml_cgraph * gf = ggml_new_graph_custom(ctx, run_graph_max_nodes(model), false);
+
+    struct ggml_tensor * x = ggml_get_rows(ctx, model->tok_embd, in->tokens);
+    ggml_set_name(x, "inp_embd");
+    for (int64_t il = 0; il < model->hp.n_layer; il++) {
+        x = decoder_layer(ctx, gf, model, kv, il, shape, in, x);
+    }
+    x = rms_norm_scaled(ctx, x, model->output_norm, model->hp.rms_eps);
+    in->logits = ggml_mul_mat(ctx, model->output, x);
+    ggml_set_name(in->logits, "logits");
+    ggml_set_output(in->logits);
+
+    ggml_build_forward_expand(gf, in->logits);
+    return gf;
+}

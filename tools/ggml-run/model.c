@@ -1,0 +1,676 @@
+// model.c: loading a llama-family model from a GGUF file (or any weight
+// source): hyperparameters, tensors and their shapes, placement of the
+// weights on devices, the mapped CPU buffer and copies to device memory.
+
+#include "model.h"
+#include "run-common.h"
+
+#include "ggml-alloc.h"
+#include "gguf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define RUN_ARCH "llama"
+
+struct run_model_params run_model_default_params(void) {
+    return (struct run_model_params) {
+        .devices      = NULL,
+        .n_gpu_layers = -1,
+        .tensor_split = NULL,
+        .use_mmap     = true,
+    };
+}
+
+//
+// weight sources: a file, mapped or read
+//
+
+static void source_release_mapping(void * base, size_t size) {
+    munmap(base, size);
+}
+
+static void source_release_heap(void * base, size_t size) {
+    (void) size;
+    free(base);
+}
+
+void run_weight_source_free(struct run_weight_source * src) {
+    if (src->release != NULL && src->base != NULL) {
+        src->release(src->base, src->size);
+    }
+    if (src->meta != NULL) {
+        ggml_free(src->meta);
+    }
+    if (src->gguf != NULL) {
+        gguf_free(src->gguf);
+    }
+    memset(src, 0, sizeof(*src));
+}
+
+static bool source_read_file(int fd, size_t size, const char * path, void ** out) {
+    void * mem = NULL;
+    if (posix_memalign(&mem, (size_t) sysconf(_SC_PAGESIZE), size > 0 ? size : 1) != 0) {
+        run_error("out of memory reading %s (%zu bytes)", path, size);
+        return false;
+    }
+    for (size_t done = 0; done < size;) {
+        const ssize_t n = pread(fd, (char *) mem + done, size - done, (off_t) done);
+        if (n <= 0) {
+            run_error("cannot read %s: %s", path, n < 0 ? strerror(errno) : "unexpected end of file");
+            free(mem);
+            return false;
+        }
+        done += (size_t) n;
+    }
+    *out = mem;
+    return true;
+}
+
+static bool source_map_file(const char * path, bool use_mmap, struct run_weight_source * src) {
+    const int fd = open(path, O_RDONLY);
+    if (fd < 0) {
+        run_error("cannot open %s: %s", path, strerror(errno));
+        return false;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        run_error("cannot read %s: %s", path, strerror(errno));
+        close(fd);
+        return false;
+    }
+    if (!S_ISREG(st.st_mode) || st.st_size <= 0) {
+        run_error("cannot read %s: %s", path, S_ISREG(st.st_mode) ? "empty file" : "not a regular file");
+        close(fd);
+        return false;
+    }
+    src->size = (size_t) st.st_size;
+    bool ok = true;
+    if (use_mmap) {
+        int flags = MAP_PRIVATE;
+#ifdef MAP_POPULATE
+        flags |= MAP_POPULATE; // fault the pages in now rather than during the first tokens
+#endif
+        src->base = mmap(NULL, src->size, PROT_READ, flags, fd, 0);
+        if (src->base == MAP_FAILED) {
+            run_error("cannot map %s: %s", path, strerror(errno));
+            src->base = NULL;
+            ok = false;
+        } else {
+            src->release = source_release_mapping;
+        }
+    } else {
+        ok = source_read_file(fd, src->size, path, &src->base);
+        src->release = ok ? source_release_heap : NULL;
+    }
+    close(fd);
+    return ok;
+}
+
+// every tensor's bytes must lie inside the file
+static bool source_check_bounds(const struct run_weight_source * src) {
+    for (int64_t i = 0; i < gguf_get_n_tensors(src->gguf); i++) {
+        const size_t offs = gguf_get_tensor_offset(src->gguf, i);
+        const size_t size = gguf_get_tensor_size(src->gguf, i);
+        if (src->data_offset > src->size || offs > src->size - src->data_offset ||
+            size > src->size - src->data_offset - offs) {
+            run_error("%s: the data of tensor %s lies beyond the end of the file (truncated file?)",
+                      src->name, gguf_get_tensor_name(src->gguf, i));
+            return false;
+        }
+    }
+    return true;
+}
+
+// the file is opened first, so that a missing one is reported in one line
+static bool source_open_file(const char * path, bool use_mmap, struct run_weight_source * src) {
+    memset(src, 0, sizeof(*src));
+    src->name = path;
+    if (!source_map_file(path, use_mmap, src)) {
+        run_weight_source_free(src);
+        return false;
+    }
+    const struct gguf_init_params gp = { .no_alloc = true, .ctx = &src->meta };
+    src->gguf = gguf_init_from_buffer(src->base, src->size, gp);
+    if (src->gguf == NULL) {
+        // the GGUF reader has said what is wrong, but not in which file
+        run_error("cannot load %s: not a valid GGUF file", path);
+        run_weight_source_free(src);
+        return false;
+    }
+    src->data_offset = gguf_get_data_offset(src->gguf);
+    if (!source_check_bounds(src)) {
+        run_weight_source_free(src);
+        return false;
+    }
+    return true;
+}
+
+//
+// hyperparameters
+//
+
+// an unsigned integer key (any integer type), or def when absent and not required
+static bool hp_get_int(const struct gguf_context * gguf, const char * key, bool required, int64_t def, int64_t * out) {
+    *out = def;
+    const int64_t id = gguf_find_key(gguf, key);
+    if (id < 0) {
+        if (required) {
+            run_error("key %s is missing", key);
+        }
+        return !required;
+    }
+    int64_t v;
+    switch (gguf_get_kv_type(gguf, id)) {
+        case GGUF_TYPE_UINT8:  v = gguf_get_val_u8(gguf, id);  break;
+        case GGUF_TYPE_INT8:   v = gguf_get_val_i8(gguf, id);  break;
+        case GGUF_TYPE_UINT16: v = gguf_get_val_u16(gguf, id); break;
+        case GGUF_TYPE_INT16:  v = gguf_get_val_i16(gguf, id); break;
+        case GGUF_TYPE_UINT32: v = gguf_get_val_u32(gguf, id); break;
+        case GGUF_TYPE_INT32:  v = gguf_get_val_i32(gguf, id); break;
+        case GGUF_TYPE_INT64:  v = gguf_get_val_i64(gguf, id); break;
+        case GGUF_TYPE_UINT64: {
+            const uint64_t u = gguf_get_val_u64(gguf, id);
+            v = u > (uint64_t) INT32_MAX ? -1 : (int64_t) u;
+            break;
+        }
+        case GGUF_TYPE_ARRAY:
+            run_error("key %s holds an array (per-layer values are not supported)", key);
+            return false;
+        default:
+            run_error("key %s must be an integer, not %s", key, gguf_type_name(gguf_get_kv_type(gguf, id)));
+            return false;
+    }
+    if (v < 0 || v > INT32_MAX) {
+        run_error("key %s has the invalid value %lld", key, (long long) v);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+static bool hp_get_float(const struct gguf_context * gguf, const char * key, bool required, float def, float * out) {
+    *out = def;
+    const int64_t id = gguf_find_key(gguf, key);
+    if (id < 0) {
+        if (required) {
+            run_error("key %s is missing", key);
+        }
+        return !required;
+    }
+    switch (gguf_get_kv_type(gguf, id)) {
+        case GGUF_TYPE_FLOAT32: *out = gguf_get_val_f32(gguf, id); break;
+        case GGUF_TYPE_FLOAT64: *out = (float) gguf_get_val_f64(gguf, id); break;
+        default:
+            run_error("key %s must be a float, not %s", key, gguf_type_name(gguf_get_kv_type(gguf, id)));
+            return false;
+    }
+    return true;
+}
+
+static bool hp_check_arch(const struct gguf_context * gguf) {
+    const int64_t id = gguf_find_key(gguf, "general.architecture");
+    if (id < 0) {
+        run_error("key general.architecture is missing");
+        return false;
+    }
+    if (gguf_get_kv_type(gguf, id) != GGUF_TYPE_STRING) {
+        run_error("key general.architecture must be a string");
+        return false;
+    }
+    const char * arch = gguf_get_val_str(gguf, id);
+    if (strcmp(arch, RUN_ARCH) != 0) {
+        run_error("architecture '%s' is not supported (ggml-run runs '" RUN_ARCH "' models)", arch);
+        return false;
+    }
+    return true;
+}
+
+static bool hp_check(const struct run_hparams * hp) {
+    if (hp->n_embd <= 0 || hp->n_layer <= 0 || hp->n_ff <= 0 || hp->n_head <= 0 || hp->n_ctx_train <= 0) {
+        run_error("the model's sizes are invalid (embedding %lld, layers %lld, feed-forward %lld, heads %lld, context %lld)",
+                  (long long) hp->n_embd, (long long) hp->n_layer, (long long) hp->n_ff, (long long) hp->n_head,
+                  (long long) hp->n_ctx_train);
+        return false;
+    }
+    if (hp->n_embd % hp->n_head != 0) {
+        run_error("the embedding length %lld is not a multiple of the %lld heads", (long long) hp->n_embd, (long long) hp->n_head);
+        return false;
+    }
+    if (hp->n_head_kv <= 0 || hp->n_head % hp->n_head_kv != 0) {
+        run_error("%lld heads cannot share %lld key/value heads", (long long) hp->n_head, (long long) hp->n_head_kv);
+        return false;
+    }
+    if (hp->n_rot <= 0 || hp->n_rot > hp->head_dim || hp->n_rot % 2 != 0) {
+        run_error("RoPE dimension count %lld does not fit heads of %lld", (long long) hp->n_rot, (long long) hp->head_dim);
+        return false;
+    }
+    if (!(hp->rms_eps > 0.0f) || !(hp->rope_freq_base > 0.0f) || !(hp->rope_freq_scale > 0.0f)) {
+        run_error("the model's RMS epsilon or RoPE frequency parameters are invalid");
+        return false;
+    }
+    return true;
+}
+
+static bool hp_load(struct run_hparams * hp, const struct gguf_context * gguf) {
+    memset(hp, 0, sizeof(*hp));
+    float rope_scale = 0.0f;
+    bool ok = hp_check_arch(gguf) &&
+        hp_get_int(gguf, RUN_ARCH ".context_length",     true, 0, &hp->n_ctx_train) &&
+        hp_get_int(gguf, RUN_ARCH ".embedding_length",   true, 0, &hp->n_embd) &&
+        hp_get_int(gguf, RUN_ARCH ".block_count",        true, 0, &hp->n_layer) &&
+        hp_get_int(gguf, RUN_ARCH ".feed_forward_length", true, 0, &hp->n_ff) &&
+        hp_get_int(gguf, RUN_ARCH ".attention.head_count", true, 0, &hp->n_head) &&
+        hp_get_int(gguf, RUN_ARCH ".attention.head_count_kv", false, hp->n_head, &hp->n_head_kv) &&
+        hp_get_float(gguf, RUN_ARCH ".attention.layer_norm_rms_epsilon", true, 0.0f, &hp->rms_eps) &&
+        hp_get_float(gguf, RUN_ARCH ".rope.freq_base", false, 10000.0f, &hp->rope_freq_base) &&
+        hp_get_float(gguf, RUN_ARCH ".rope.scale_linear", false, 1.0f, &rope_scale);
+    if (!ok) {
+        return false;
+    }
+    hp->head_dim = hp->n_head > 0 ? hp->n_embd / hp->n_head : 0;
+    if (!hp_get_int(gguf, RUN_ARCH ".rope.dimension_count", false, hp->head_dim, &hp->n_rot)) {
+        return false;
+    }
+    hp->rope_freq_scale = rope_scale > 0.0f ? 1.0f / rope_scale : 0.0f;
+    return hp_check(hp);
+}
+
+//
+// tensors
+//
+
+// how a weight is used: decides which op a device must support to hold it
+enum weight_use {
+    WEIGHT_MATMUL,   // ggml_mul_mat(w, x)
+    WEIGHT_SCALE,    // ggml_mul(x, w): norm weights
+    WEIGHT_ROWS,     // ggml_get_rows(w, ids): token embeddings
+    WEIGHT_ROPE,     // frequency factors of ggml_rope_ext
+};
+
+static struct ggml_tensor * model_tensor(struct run_model * model, const char * name, int64_t ne0, int64_t ne1, bool required) {
+    struct ggml_tensor * t = ggml_get_tensor(model->src.meta, name);
+    if (t == NULL) {
+        if (required) {
+            run_error("tensor %s is missing", name);
+        }
+        return NULL;
+    }
+    if (t->ne[0] != ne0 || t->ne[1] != ne1 || t->ne[2] != 1 || t->ne[3] != 1) {
+        run_error("tensor %s has shape [%lld, %lld, %lld, %lld], expected [%lld, %lld]", name,
+                  (long long) t->ne[0], (long long) t->ne[1], (long long) t->ne[2], (long long) t->ne[3],
+                  (long long) ne0, (long long) ne1);
+        return NULL;
+    }
+    return t;
+}
+
+static bool model_layer_tensors(struct run_model * model, int64_t il) {
+    const struct run_hparams * hp = &model->hp;
+    const int64_t n_embd_kv = hp->n_head_kv * hp->head_dim;
+    struct run_layer * l = &model->layers[il];
+    char name[GGML_MAX_NAME + 32];
+#define LAYER_TENSOR(field, suffix, ne0, ne1) \
+    snprintf(name, sizeof(name), "blk.%lld." suffix ".weight", (long long) il); \
+    if ((l->field = model_tensor(model, name, (ne0), (ne1), true)) == NULL) { return false; }
+    LAYER_TENSOR(attn_norm, "attn_norm",   hp->n_embd, 1);
+    LAYER_TENSOR(wq,        "attn_q",      hp->n_embd, hp->n_embd);
+    LAYER_TENSOR(wk,        "attn_k",      hp->n_embd, n_embd_kv);
+    LAYER_TENSOR(wv,        "attn_v",      hp->n_embd, n_embd_kv);
+    LAYER_TENSOR(wo,        "attn_output", hp->n_embd, hp->n_embd);
+    LAYER_TENSOR(ffn_norm,  "ffn_norm",    hp->n_embd, 1);
+    LAYER_TENSOR(ffn_gate,  "ffn_gate",    hp->n_embd, hp->n_ff);
+    LAYER_TENSOR(ffn_up,    "ffn_up",      hp->n_embd, hp->n_ff);
+    LAYER_TENSOR(ffn_down,  "ffn_down",    hp->n_ff,   hp->n_embd);
+#undef LAYER_TENSOR
+    return true;
+}
+
+static bool model_find_tensors(struct run_model * model) {
+    const struct run_hparams * hp = &model->hp;
+    model->tok_embd    = model_tensor(model, "token_embd.weight", hp->n_embd, hp->n_vocab, true);
+    model->output_norm = model->tok_embd ? model_tensor(model, "output_norm.weight", hp->n_embd, 1, true) : NULL;
+    if (model->output_norm == NULL) {
+        return false;
+    }
+    model->output = ggml_get_tensor(model->src.meta, "output.weight") != NULL
+        ? model_tensor(model, "output.weight", hp->n_embd, hp->n_vocab, true)
+        : model->tok_embd; // tied embeddings
+    if (model->output == NULL) {
+        return false;
+    }
+    model->layers = (struct run_layer *) run_calloc((size_t) hp->n_layer, sizeof(struct run_layer), "the layers");
+    if (model->layers == NULL) {
+        return false;
+    }
+    for (int64_t il = 0; il < hp->n_layer; il++) {
+        if (!model_layer_tensors(model, il)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+//
+// placement
+//
+
+struct weight_ref {
+    struct ggml_tensor * t;
+    enum weight_use      use;
+    int                  dev;   // index into model->devs.layer
+};
+
+// a throw-away node that uses w as the model does
+static struct ggml_tensor * weight_use_op(struct ggml_context * ctx, struct ggml_tensor * w, enum weight_use use) {
+    switch (use) {
+        case WEIGHT_MATMUL: return ggml_mul_mat(ctx, w, ggml_new_tensor_2d(ctx, GGML_TYPE_F32, w->ne[0], 1));
+        case WEIGHT_SCALE:  return ggml_mul(ctx, ggml_new_tensor_2d(ctx, GGML_TYPE_F32, w->ne[0], 1), w);
+        case WEIGHT_ROWS:   return ggml_get_rows(ctx, w, ggml_new_tensor_1d(ctx, GGML_TYPE_I32, 1));
+        case WEIGHT_ROPE: {
+            struct ggml_tensor * x = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 2 * w->ne[0], 1, 1);
+            return ggml_rope_ext(ctx, x, ggml_new_tensor_1d(ctx, GGML_TYPE_I32, 1), w, (int) (2 * w->ne[0]),
+                                 GGML_ROPE_TYPE_NORMAL, 0, 10000.0f, 1.0f, 0.0f, 1.0f, 0.0f, 0.0f);
+        }
+    }
+    return NULL;
+}
+
+static bool dev_supports_weight(ggml_backend_dev_t dev, struct ggml_tensor * w, enum weight_use use) {
+    const struct ggml_init_params ip = { .mem_size = 8 * ggml_tensor_overhead(), .mem_buffer = NULL, .no_alloc = true };
+    struct ggml_context * ctx = ggml_init(ip);
+    if (ctx == NULL) {
+        return false;
+    }
+    const bool ok = ggml_backend_dev_supports_op(dev, weight_use_op(ctx, w, use));
+    ggml_free(ctx);
+    return ok;
+}
+
+// the wanted device if it can use the weight, else the CPU (if it can)
+static bool place_weight(struct run_model * model, struct weight_ref * ref, int wanted) {
+    const int cpu = run_devices_cpu(&model->devs);
+    if (wanted != cpu && dev_supports_weight(model->devs.layer[wanted], ref->t, ref->use)) {
+        ref->dev = wanted;
+        return true;
+    }
+    if (!dev_supports_weight(model->devs.layer[cpu], ref->t, ref->use)) {
+        static const char * const op_of_use[] = { "MUL_MAT", "MUL", "GET_ROWS", "ROPE" };
+        run_error("the CPU backend cannot compute %s with tensor %s of type %s", op_of_use[ref->use], ref->t->name,
+                  ggml_type_name(ref->t->type));
+        return false;
+    }
+    if (wanted != cpu) {
+        run_warn("%s cannot use %s (%s): it stays on the CPU", ggml_backend_dev_name(model->devs.layer[wanted]),
+                 ref->t->name, ggml_type_name(ref->t->type));
+    }
+    ref->dev = cpu;
+    return true;
+}
+
+static void weight_list_add(struct weight_ref * refs, int * n, struct ggml_tensor * t, enum weight_use use) {
+    if (t != NULL) {
+        refs[(*n)++] = (struct weight_ref) { .t = t, .use = use, .dev = -1 };
+    }
+}
+
+// The weights in placement order, each with the device of its layer.
+static struct weight_ref * model_list_weights(struct run_model * model, struct ggml_tensor * rope_freqs, int * n_refs) {
+    const int64_t n_layer = model->hp.n_layer;
+    struct weight_ref * refs = (struct weight_ref *) run_calloc((size_t) (9 * n_layer + 4), sizeof(*refs), "the weight list");
+    if (refs == NULL) {
+        return NULL;
+    }
+    int n = 0;
+    for (int64_t il = 0; il < n_layer; il++) {
+        const struct run_layer * l = &model->layers[il];
+        const int first = n;
+        weight_list_add(refs, &n, l->attn_norm, WEIGHT_SCALE);
+        weight_list_add(refs, &n, l->wq,        WEIGHT_MATMUL);
+        weight_list_add(refs, &n, l->wk,        WEIGHT_MATMUL);
+        weight_list_add(refs, &n, l->wv,        WEIGHT_MATMUL);
+        weight_list_add(refs, &n, l->wo,        WEIGHT_MATMUL);
+        weight_list_add(refs, &n, l->ffn_norm,  WEIGHT_SCALE);
+        weight_list_add(refs, &n, l->ffn_gate,  WEIGHT_MATMUL);
+        weight_list_add(refs, &n, l->ffn_up,    WEIGHT_MATMUL);
+        weight_list_add(refs, &n, l->ffn_down,  WEIGHT_MATMUL);
+        for (int i = first; i < n; i++) {
+            refs[i].dev = model->layer_dev[il];
+        }
+    }
+    const int out_first = n;
+    weight_list_add(refs, &n, model->output_norm, WEIGHT_SCALE);
+    if (model->output != model->tok_embd) {
+        weight_list_add(refs, &n, model->output, WEIGHT_MATMUL);
+    }
+    for (int i = out_first; i < n; i++) {
+        refs[i].dev = model->layer_dev[n_layer];
+    }
+    // the input layer runs on the CPU, as upstream keeps it; so do the
+    // small frequency factors, which the scheduler copies where needed
+    const int cpu = run_devices_cpu(&model->devs);
+    weight_list_add(refs, &n, model->tok_embd, WEIGHT_ROWS);
+    refs[n - 1].dev = cpu;
+    if (rope_freqs != NULL) {
+        weight_list_add(refs, &n, rope_freqs, WEIGHT_ROPE);
+        refs[n - 1].dev = cpu;
+    }
+    *n_refs = n;
+    return refs;
+}
+
+static bool model_push_buffer(struct run_model * model, ggml_backend_buffer_t buf) {
+    ggml_backend_buffer_t * grown = (ggml_backend_buffer_t *) realloc(model->buffers, (size_t) (model->n_buffers + 1) * sizeof(*grown));
+    if (grown == NULL) {
+        run_error("out of memory");
+        ggml_backend_buffer_free(buf);
+        return false;
+    }
+    ggml_backend_buffer_set_usage(buf, GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
+    grown[model->n_buffers++] = buf;
+    model->buffers = grown;
+    return true;
+}
+
+static const void * source_tensor_data(const struct run_weight_source * src, const struct ggml_tensor * t) {
+    const int64_t id = gguf_find_tensor(src->gguf, t->name);
+    return (const char *) src->base + src->data_offset + gguf_get_tensor_offset(src->gguf, id);
+}
+
+// CPU weights stay where the source holds them
+static bool model_map_cpu_weights(struct run_model * model, struct weight_ref * refs, int n_refs) {
+    ggml_backend_dev_t cpu_dev = model->devs.layer[run_devices_cpu(&model->devs)];
+    size_t max_tensor = 0;
+    for (int i = 0; i < n_refs; i++) {
+        max_tensor = ggml_nbytes(refs[i].t) > max_tensor ? ggml_nbytes(refs[i].t) : max_tensor;
+    }
+    ggml_backend_buffer_t buf = ggml_backend_dev_buffer_from_host_ptr(cpu_dev, model->src.base, model->src.size, max_tensor);
+    if (buf == NULL) {
+        run_error("the CPU device cannot use the model's memory as a buffer");
+        return false;
+    }
+    if (!model_push_buffer(model, buf)) {
+        return false;
+    }
+    for (int i = 0; i < n_refs; i++) {
+        if (refs[i].dev != run_devices_cpu(&model->devs)) {
+            continue;
+        }
+        if (ggml_backend_tensor_alloc(buf, refs[i].t, (void *) source_tensor_data(&model->src, refs[i].t)) != GGML_STATUS_SUCCESS) {
+            run_error("cannot place tensor %s in the mapped buffer", refs[i].t->name);
+            return false;
+        }
+        model->weight_bytes[refs[i].dev] += ggml_nbytes(refs[i].t);
+    }
+    return true;
+}
+
+static size_t pad_to(size_t x, size_t align) {
+    return (x + align - 1) / align * align;
+}
+
+// One device's weights: as few buffers as its maximum buffer size allows,
+// filled in order, then the bytes copied from the source.
+static bool model_upload_device_weights(struct run_model * model, struct weight_ref * refs, int n_refs, int dev) {
+    ggml_backend_buffer_type_t buft = ggml_backend_dev_buffer_type(model->devs.layer[dev]);
+    const size_t align   = ggml_backend_buft_get_alignment(buft);
+    const size_t max_buf = ggml_backend_buft_get_max_size(buft);
+    int i = 0;
+    while (i < n_refs) {
+        size_t size = 0;
+        int end = i;
+        for (; end < n_refs; end++) {
+            if (refs[end].dev != dev) {
+                continue;
+            }
+            const size_t need = pad_to(ggml_backend_buft_get_alloc_size(buft, refs[end].t), align);
+            if (size > 0 && size + need > max_buf) {
+                break;
+            }
+            size += need;
+        }
+        if (size == 0) {
+            return true;
+        }
+        char sz[32];
+        ggml_backend_buffer_t buf = ggml_backend_buft_alloc_buffer(buft, size);
+        if (buf == NULL) {
+            run_error("cannot allocate %s of weights on %s", run_fmt_size(size, sz, sizeof(sz)),
+                      ggml_backend_dev_name(model->devs.layer[dev]));
+            return false;
+        }
+        if (!model_push_buffer(model, buf)) {
+            return false;
+        }
+        struct ggml_tallocr talloc = ggml_tallocr_new(buf);
+        for (; i < end; i++) {
+            if (refs[i].dev != dev) {
+                continue;
+            }
+            if (ggml_tallocr_alloc(&talloc, refs[i].t) != GGML_STATUS_SUCCESS) {
+                run_error("cannot place tensor %s on %s", refs[i].t->name, ggml_backend_dev_name(model->devs.layer[dev]));
+                return false;
+            }
+            ggml_backend_tensor_set(refs[i].t, source_tensor_data(&model->src, refs[i].t), 0, ggml_nbytes(refs[i].t));
+            model->weight_bytes[dev] += ggml_nbytes(refs[i].t);
+        }
+    }
+    return true;
+}
+
+static enum ggml_type model_main_type(const struct weight_ref * refs, int n_refs) {
+    int64_t count[GGML_TYPE_COUNT] = { 0 };
+    enum ggml_type best = GGML_TYPE_F32;
+    for (int i = 0; i < n_refs; i++) {
+        if (refs[i].use == WEIGHT_MATMUL) {
+            count[refs[i].t->type] += ggml_nelements(refs[i].t);
+            best = count[refs[i].t->type] > count[best] ? refs[i].t->type : best;
+        }
+    }
+    return best;
+}
+
+static bool model_place_weights(struct run_model * model, const struct run_model_params * params) {
+    model->layer_dev    = (int *)    run_calloc((size_t) (model->hp.n_layer + 1), sizeof(int), "the layer map");
+    model->weight_bytes = (size_t *) run_calloc((size_t) model->devs.n_layer, sizeof(size_t), "the layer map");
+    if (model->layer_dev == NULL || model->weight_bytes == NULL ||
+        !run_devices_assign_layers(&model->devs, model->hp.n_layer, params->n_gpu_layers, params->tensor_split, model->layer_dev)) {
+        return false;
+    }
+    struct ggml_tensor * rope_freqs = ggml_get_tensor(model->src.meta, "rope_freqs.weight");
+    if (rope_freqs != NULL && model_tensor(model, "rope_freqs.weight", model->hp.n_rot / 2, 1, true) == NULL) {
+        return false;
+    }
+    if (rope_freqs != NULL && rope_freqs->type != GGML_TYPE_F32) {
+        run_error("tensor rope_freqs.weight must be F32, not %s", ggml_type_name(rope_freqs->type));
+        return false;
+    }
+    model->rope_freqs = rope_freqs;
+    // tied embeddings also serve the output matrix product, on the CPU
+    if (model->output == model->tok_embd &&
+        !dev_supports_weight(model->devs.layer[run_devices_cpu(&model->devs)], model->output, WEIGHT_MATMUL)) {
+        run_error("the CPU backend cannot compute MUL_MAT with tensor %s of type %s", model->output->name,
+                  ggml_type_name(model->output->type));
+        return false;
+    }
+    int n_refs = 0;
+    struct weight_ref * refs = model_list_weights(model, rope_freqs, &n_refs);
+    bool ok = refs != NULL;
+    for (int i = 0; ok && i < n_refs; i++) {
+        ok = place_weight(model, &refs[i], refs[i].dev);
+    }
+    ok = ok && model_map_cpu_weights(model, refs, n_refs);
+    for (int dev = 0; ok && dev < run_devices_cpu(&model->devs); dev++) {
+        ok = model_upload_device_weights(model, refs, n_refs, dev);
+    }
+    if (ok) {
+        model->ftype = model_main_type(refs, n_refs);
+    }
+    free(refs);
+    return ok;
+}
+
+//
+// the model
+//
+
+struct run_model * run_model_from_source(struct run_weight_source * src, const struct run_model_params * params) {
+    struct run_model * model = (struct run_model *) run_calloc(1, sizeof(struct run_model), "the model");
+    if (model == NULL) {
+        run_weight_source_free(src);
+        return NULL;
+    }
+    model->src = *src;
+    memset(src, 0, sizeof(*src));
+    bool ok = hp_load(&model->hp, model->src.gguf) && run_vocab_load(&model->vocab, model->src.gguf);
+    if (ok) {
+        model->hp.n_vocab = model->vocab.n_tokens;
+        ok = model_find_tensors(model) &&
+             run_devices_select(params->devices, &model->devs) &&
+             model_place_weights(model, params);
+    }
+    if (!ok) {
+        run_model_free(model);
+        return NULL;
+    }
+    return model;
+}
+
+struct run_model * run_model_load(const char * path, const struct run_model_params * params) {
+    struct run_weight_source src;
+    if (!source_open_file(path, params->use_mmap, &src)) {
+        return NULL;
+    }
+    return run_model_from_source(&src, params);
+}
+
+void run_model_free(struct run_model * model) {
+    if (model == NULL) {
+        return;
+    }
+    for (int i = 0; i < model->n_buffers; i++) {
+        ggml_backend_buffer_free(model->buffers[i]);
+    }
+    free(model->buffers);
+    run_weight_source_free(&model->src);
+    run_vocab_free(&model->vocab);
+    run_devices_free(&model->devs);
+    free(model->layers);
+    free(model->layer_dev);
+    free(model->weight_bytes);
+    free(model);
+}
+
+size_t run_model_weight_bytes(const struct run_model * model) {
+    size_t total = 0;
+    for (int i = 0; i < model->devs.n_layer; i++) {
+        total += model->weight_bytes[i];
+    }
+    return total;
+}

@@ -1,0 +1,121 @@
+#pragma once
+
+// model.h: a llama-family decoder: its hyperparameters, vocabulary and
+// weights, and where the weights live.
+//
+// The weights come from a "weight source": a GGUF context describing the
+// tensors plus the memory holding their bytes (the memory-mapped file, or a
+// synthetic model built in memory). The CPU uses that memory in place,
+// through a buffer made with ggml_backend_dev_buffer_from_host_ptr; layers
+// given to devices with their own memory get a buffer there and a copy.
+// A run_model owns its source, buffers and devices; run_model_free releases
+// everything.
+
+#include "devices.h"
+#include "tokenizer.h"
+
+#include "ggml.h"
+#include "ggml-backend.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct gguf_context;
+
+struct run_hparams {
+    int64_t n_vocab;
+    int64_t n_ctx_train;     // context length the model was trained for
+    int64_t n_embd;
+    int64_t n_layer;
+    int64_t n_ff;
+    int64_t n_head;
+    int64_t n_head_kv;
+    int64_t head_dim;        // n_embd / n_head
+    int64_t n_rot;           // dimensions of a head that RoPE rotates
+    float   rms_eps;
+    float   rope_freq_base;
+    float   rope_freq_scale;
+};
+
+struct run_layer {
+    struct ggml_tensor * attn_norm;
+    struct ggml_tensor * wq;
+    struct ggml_tensor * wk;
+    struct ggml_tensor * wv;
+    struct ggml_tensor * wo;
+    struct ggml_tensor * ffn_norm;
+    struct ggml_tensor * ffn_gate;
+    struct ggml_tensor * ffn_up;
+    struct ggml_tensor * ffn_down;
+};
+
+// What a model is made from. base[0, size) holds the bytes of every tensor,
+// tensor i at base + data_offset + gguf_get_tensor_offset(gguf, i); base is
+// page-aligned. release(base, size) gives the memory back.
+struct run_weight_source {
+    struct gguf_context * gguf;
+    struct ggml_context * meta;        // one tensor per GGUF tensor, no data
+    void   * base;
+    size_t   size;
+    size_t   data_offset;
+    void  (* release)(void * base, size_t size);
+    const char * name;                 // for messages: the file name or "synthetic"
+};
+
+struct run_model_params {
+    const char * devices;       // see run_devices_select (NULL: default devices)
+    int64_t      n_gpu_layers;  // layers on devices other than the CPU (< 0: all)
+    const char * tensor_split;  // see run_devices_assign_layers (NULL: by free memory)
+    bool         use_mmap;      // map the file (else read it into memory)
+};
+
+struct run_model_params run_model_default_params(void);
+
+struct run_model {
+    struct run_hparams   hp;
+    struct run_vocab     vocab;
+    struct ggml_tensor * tok_embd;
+    struct ggml_tensor * output_norm;
+    struct ggml_tensor * output;       // tok_embd when the model ties them
+    struct ggml_tensor * rope_freqs;   // RoPE frequency factors, or NULL
+    struct run_layer   * layers;
+
+    struct run_devices   devs;
+    int                * layer_dev;    // device of each layer, n_layer + 1 entries (output last)
+    size_t             * weight_bytes; // per layer device: bytes of the weights placed there
+    enum ggml_type       ftype;        // the type of most matrix weights (for display)
+
+    struct run_weight_source src;
+    ggml_backend_buffer_t * buffers;
+    int                     n_buffers;
+};
+
+// Loads a GGUF model file. Returns NULL after reporting why: the file is
+// missing or not GGUF, the architecture is not "llama", a key or tensor is
+// missing or has the wrong shape, memory runs out.
+struct run_model * run_model_load(const char * path, const struct run_model_params * params);
+
+// Builds a model from a source (taking it over, also on failure).
+struct run_model * run_model_from_source(struct run_weight_source * src, const struct run_model_params * params);
+
+void run_model_free(struct run_model * model);
+
+// the device of layer il (il == n_layer: the output layer)
+static inline ggml_backend_dev_t run_model_layer_device(const struct run_model * model, int64_t il) {
+    return model->devs.layer[model->layer_dev[il]];
+}
+
+// total bytes of the weights
+size_t run_model_weight_bytes(const struct run_model * model);
+
+// frees a source that was not handed to run_model_from_source
+void run_weight_source_free(struct run_weight_source * src);
+
+#ifdef __cplusplus
+}
+#endif

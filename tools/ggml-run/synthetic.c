@@ -1,0 +1,386 @@
+// synthetic.c: a llama-shaped model with deterministic weights, built in memory.
+
+#include "synthetic.h"
+#include "run-common.h"
+
+#include "gguf.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct run_synth_params run_synth_default_params(void) {
+    struct run_synth_params p;
+    run_synth_preset("default", &p);
+    return p;
+}
+
+bool run_synth_preset(const char * name, struct run_synth_params * p) {
+    static const struct {
+        const char * name;
+        int64_t n_embd, n_layer, n_head, n_head_kv, n_ff, n_vocab;
+    } presets[] = {
+        { "tiny",     256,  4,  4, 2,   704,  4096 },
+        { "small",   1024,  8, 16, 4,  2816, 32000 },
+        { "default", 2048,  8, 16, 4,  5632, 32000 },
+        { "large",   4096,  8, 32, 8, 11008, 32000 },
+    };
+    for (size_t i = 0; i < sizeof(presets) / sizeof(presets[0]); i++) {
+        if (strcmp(name, presets[i].name) == 0) {
+            *p = (struct run_synth_params) {
+                .n_embd    = presets[i].n_embd,
+                .n_layer   = presets[i].n_layer,
+                .n_head    = presets[i].n_head,
+                .n_head_kv = presets[i].n_head_kv,
+                .n_ff      = presets[i].n_ff,
+                .n_vocab   = presets[i].n_vocab,
+                .n_ctx     = 4096,
+                .wtype     = GGML_TYPE_Q8_0,
+                .seed      = 1234,
+                .n_threads = 1,
+            };
+            return true;
+        }
+    }
+    return false;
+}
+
+//
+// deterministic values
+//
+
+// one generator per (tensor, row): the bytes do not depend on the threads
+static uint64_t mix64(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static float next_uniform(uint64_t * state) { // [-1, 1)
+    *state += 0x9e3779b97f4a7c15ull;
+    return (float) ((double) (mix64(*state) >> 40) * (2.0 / 16777216.0) - 1.0);
+}
+
+//
+// vocabulary: specials, bytes, letters, syllables, words of syllables
+//
+
+static const char * const synth_consonants = "bdfghjklmnprstvz";
+static const char * const synth_vowels     = "aeiou";
+#define SYNTH_N_SYLLABLES 80 // 16 consonants x 5 vowels
+#define SYNTH_SPACE "\xe2\x96\x81"
+
+static void synth_syllable(int i, char * out) {
+    out[0] = synth_consonants[i / 5];
+    out[1] = synth_vowels[i % 5];
+    out[2] = '\0';
+}
+
+// piece number k after the specials and bytes
+static void synth_word_piece(int64_t k, char * out, size_t size) {
+    char s1[3], s2[3], s3[3];
+    if (k == 0) {
+        snprintf(out, size, SYNTH_SPACE);
+        return;
+    }
+    k -= 1;
+    if (k < 26) {
+        snprintf(out, size, "%c", (char) ('a' + k));
+        return;
+    }
+    k -= 26;
+    if (k < SYNTH_N_SYLLABLES) {
+        synth_syllable((int) k, s1);
+        snprintf(out, size, "%s", s1);
+        return;
+    }
+    k -= SYNTH_N_SYLLABLES;
+    if (k < SYNTH_N_SYLLABLES) {
+        synth_syllable((int) k, s1);
+        snprintf(out, size, SYNTH_SPACE "%s", s1);
+        return;
+    }
+    k -= SYNTH_N_SYLLABLES;
+    if (k < SYNTH_N_SYLLABLES * SYNTH_N_SYLLABLES) {
+        synth_syllable((int) (k / SYNTH_N_SYLLABLES), s1);
+        synth_syllable((int) (k % SYNTH_N_SYLLABLES), s2);
+        snprintf(out, size, SYNTH_SPACE "%s%s", s1, s2);
+        return;
+    }
+    k -= SYNTH_N_SYLLABLES * SYNTH_N_SYLLABLES;
+    synth_syllable((int) (k / (SYNTH_N_SYLLABLES * SYNTH_N_SYLLABLES) % SYNTH_N_SYLLABLES), s1);
+    synth_syllable((int) (k / SYNTH_N_SYLLABLES % SYNTH_N_SYLLABLES), s2);
+    synth_syllable((int) (k % SYNTH_N_SYLLABLES), s3);
+    snprintf(out, size, SYNTH_SPACE "%s%s%s", s1, s2, s3);
+}
+
+#define SYNTH_N_FIXED 259 // <unk> <s> </s> and 256 bytes
+#define SYNTH_N_WORDS_MAX (1 + 26 + 2 * SYNTH_N_SYLLABLES + SYNTH_N_SYLLABLES * SYNTH_N_SYLLABLES + \
+                           SYNTH_N_SYLLABLES * SYNTH_N_SYLLABLES * SYNTH_N_SYLLABLES)
+
+static bool synth_set_vocab(struct gguf_context * gguf, int64_t n_vocab) {
+    char  ** text  = (char **)  run_calloc((size_t) n_vocab, sizeof(char *), "the vocabulary");
+    float  * score = (float *)  run_calloc((size_t) n_vocab, sizeof(float), "the vocabulary");
+    int32_t * type = (int32_t *) run_calloc((size_t) n_vocab, sizeof(int32_t), "the vocabulary");
+    bool ok = text != NULL && score != NULL && type != NULL;
+    for (int64_t i = 0; ok && i < n_vocab; i++) {
+        char piece[32];
+        if (i == 0) {
+            snprintf(piece, sizeof(piece), "<unk>");
+            type[i] = RUN_TOKEN_TYPE_UNKNOWN;
+        } else if (i < 3) {
+            snprintf(piece, sizeof(piece), i == 1 ? "<s>" : "</s>");
+            type[i] = RUN_TOKEN_TYPE_CONTROL;
+        } else if (i < SYNTH_N_FIXED) {
+            snprintf(piece, sizeof(piece), "<0x%02X>", (unsigned) (i - 3));
+            type[i] = RUN_TOKEN_TYPE_BYTE;
+        } else {
+            synth_word_piece(i - SYNTH_N_FIXED, piece, sizeof(piece));
+            type[i] = RUN_TOKEN_TYPE_NORMAL;
+        }
+        score[i] = -(float) i; // shorter pieces come first and merge first
+        text[i] = run_strdup(piece);
+        ok = text[i] != NULL;
+    }
+    if (ok) {
+        gguf_set_val_str(gguf, "tokenizer.ggml.model", "llama");
+        gguf_set_arr_str(gguf, "tokenizer.ggml.tokens", (const char **) text, (size_t) n_vocab);
+        gguf_set_arr_data(gguf, "tokenizer.ggml.scores", GGUF_TYPE_FLOAT32, score, (size_t) n_vocab);
+        gguf_set_arr_data(gguf, "tokenizer.ggml.token_type", GGUF_TYPE_INT32, type, (size_t) n_vocab);
+        gguf_set_val_u32(gguf, "tokenizer.ggml.unknown_token_id", 0);
+        gguf_set_val_u32(gguf, "tokenizer.ggml.bos_token_id", 1);
+        gguf_set_val_u32(gguf, "tokenizer.ggml.eos_token_id", 2);
+        gguf_set_val_bool(gguf, "tokenizer.ggml.add_bos_token", true);
+    }
+    for (int64_t i = 0; text != NULL && i < n_vocab; i++) {
+        free(text[i]);
+    }
+    free(text);
+    free(score);
+    free(type);
+    return ok;
+}
+
+static void synth_set_hparams(struct gguf_context * gguf, const struct run_synth_params * p) {
+    gguf_set_val_str(gguf, "general.architecture", "llama");
+    gguf_set_val_str(gguf, "general.name", "synthetic");
+    gguf_set_val_u32(gguf, "llama.context_length", (uint32_t) p->n_ctx);
+    gguf_set_val_u32(gguf, "llama.embedding_length", (uint32_t) p->n_embd);
+    gguf_set_val_u32(gguf, "llama.block_count", (uint32_t) p->n_layer);
+    gguf_set_val_u32(gguf, "llama.feed_forward_length", (uint32_t) p->n_ff);
+    gguf_set_val_u32(gguf, "llama.attention.head_count", (uint32_t) p->n_head);
+    gguf_set_val_u32(gguf, "llama.attention.head_count_kv", (uint32_t) p->n_head_kv);
+    gguf_set_val_u32(gguf, "llama.rope.dimension_count", (uint32_t) (p->n_embd / p->n_head));
+    gguf_set_val_f32(gguf, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
+    gguf_set_val_f32(gguf, "llama.rope.freq_base", 10000.0f);
+}
+
+//
+// tensors
+//
+
+static bool synth_check(const struct run_synth_params * p) {
+    const int64_t blck = ggml_blck_size(p->wtype);
+    const bool sizes_ok = p->n_embd > 0 && p->n_layer > 0 && p->n_head > 0 && p->n_head_kv > 0 && p->n_ff > 0 &&
+                          p->n_ctx > 0 && p->n_embd <= INT32_MAX && p->n_ff <= INT32_MAX && p->n_ctx <= INT32_MAX &&
+                          p->n_layer <= 100000 && p->n_embd % p->n_head == 0 && p->n_head % p->n_head_kv == 0 &&
+                          (p->n_embd / p->n_head) % 2 == 0;
+    if (!sizes_ok) {
+        run_error("invalid synthetic model: embedding %lld, layers %lld, heads %lld/%lld, feed-forward %lld "
+                  "(heads must divide the embedding into even head sizes, key/value heads the heads)",
+                  (long long) p->n_embd, (long long) p->n_layer, (long long) p->n_head, (long long) p->n_head_kv,
+                  (long long) p->n_ff);
+        return false;
+    }
+    if (p->n_vocab < SYNTH_N_FIXED + 1 || p->n_vocab > SYNTH_N_FIXED + SYNTH_N_WORDS_MAX) {
+        run_error("a synthetic vocabulary has %d to %d tokens, not %lld", SYNTH_N_FIXED + 1,
+                  SYNTH_N_FIXED + SYNTH_N_WORDS_MAX, (long long) p->n_vocab);
+        return false;
+    }
+    if (p->wtype != GGML_TYPE_F32 && p->wtype != GGML_TYPE_F16 && p->wtype != GGML_TYPE_BF16 &&
+        p->wtype != GGML_TYPE_Q8_0 && p->wtype != GGML_TYPE_Q4_0 && p->wtype != GGML_TYPE_Q4_1 &&
+        p->wtype != GGML_TYPE_Q5_0 && p->wtype != GGML_TYPE_Q5_1) {
+        run_error("synthetic weights of type %s are not supported", ggml_type_name(p->wtype));
+        return false;
+    }
+    if (p->n_embd % blck != 0 || p->n_ff % blck != 0) {
+        run_error("type %s needs the embedding (%lld) and feed-forward (%lld) lengths to be multiples of %lld",
+                  ggml_type_name(p->wtype), (long long) p->n_embd, (long long) p->n_ff, (long long) blck);
+        return false;
+    }
+    return true;
+}
+
+static struct ggml_tensor * synth_new(struct ggml_context * ctx, enum ggml_type type, int64_t ne0, int64_t ne1, const char * name) {
+    struct ggml_tensor * t = ne1 > 1 ? ggml_new_tensor_2d(ctx, type, ne0, ne1) : ggml_new_tensor_1d(ctx, type, ne0);
+    ggml_set_name(t, name);
+    return t;
+}
+
+static void synth_add_tensors(struct ggml_context * ctx, struct gguf_context * gguf, const struct run_synth_params * p) {
+    const int64_t n_embd_kv = p->n_embd / p->n_head * p->n_head_kv;
+    gguf_add_tensor(gguf, synth_new(ctx, p->wtype, p->n_embd, p->n_vocab, "token_embd.weight"));
+    gguf_add_tensor(gguf, synth_new(ctx, GGML_TYPE_F32, p->n_embd, 1, "output_norm.weight"));
+    gguf_add_tensor(gguf, synth_new(ctx, p->wtype, p->n_embd, p->n_vocab, "output.weight"));
+    for (int64_t il = 0; il < p->n_layer; il++) {
+        const struct { const char * name; bool matrix; int64_t ne0, ne1; } layer[] = {
+            { "attn_norm",   false, p->n_embd, 1 },
+            { "attn_q",      true,  p->n_embd, p->n_embd },
+            { "attn_k",      true,  p->n_embd, n_embd_kv },
+            { "attn_v",      true,  p->n_embd, n_embd_kv },
+            { "attn_output", true,  p->n_embd, p->n_embd },
+            { "ffn_norm",    false, p->n_embd, 1 },
+            { "ffn_gate",    true,  p->n_embd, p->n_ff },
+            { "ffn_up",      true,  p->n_embd, p->n_ff },
+            { "ffn_down",    true,  p->n_ff,   p->n_embd },
+        };
+        for (size_t i = 0; i < sizeof(layer) / sizeof(layer[0]); i++) {
+            char name[GGML_MAX_NAME];
+            snprintf(name, sizeof(name), "blk.%lld.%s.weight", (long long) il, layer[i].name);
+            gguf_add_tensor(gguf, synth_new(ctx, layer[i].matrix ? p->wtype : GGML_TYPE_F32, layer[i].ne0, layer[i].ne1, name));
+        }
+    }
+}
+
+//
+// filling the data, rows split over threads
+//
+
+struct synth_fill_job {
+    const struct run_synth_params * p;
+    struct gguf_context * gguf;
+    struct ggml_context * meta;
+    uint8_t * data;
+    int ith;
+    int nth;
+    bool ok;
+};
+
+static void synth_fill_row(float * row, int64_t n, uint64_t state, const char * name) {
+    const bool is_norm  = strstr(name, "norm") != NULL;
+    const bool is_embd  = strcmp(name, "token_embd.weight") == 0;
+    const float a = is_norm || is_embd ? 1.0f : sqrtf(3.0f / (float) n);
+    for (int64_t i = 0; i < n; i++) {
+        const float u = next_uniform(&state);
+        row[i] = is_norm ? 1.0f + 0.1f * u : a * u;
+    }
+}
+
+static void * synth_fill_worker(void * arg) {
+    struct synth_fill_job * job = (struct synth_fill_job *) arg;
+    float * row = NULL;
+    int64_t row_cap = 0;
+    for (int64_t id = 0; id < gguf_get_n_tensors(job->gguf); id++) {
+        const char * name = gguf_get_tensor_name(job->gguf, id);
+        const struct ggml_tensor * t = ggml_get_tensor(job->meta, name);
+        const int64_t ne0 = t->ne[0], nrows = ggml_nrows(t);
+        if (ne0 > row_cap) {
+            free(row);
+            row = (float *) malloc((size_t) ne0 * sizeof(float));
+            row_cap = ne0;
+            if (row == NULL) {
+                job->ok = false;
+                return NULL;
+            }
+        }
+        uint8_t * dst = job->data + gguf_get_tensor_offset(job->gguf, id);
+        const size_t row_size = ggml_row_size(t->type, ne0);
+        for (int64_t r = job->ith; r < nrows; r += job->nth) {
+            const uint64_t state = mix64(job->p->seed ^ mix64(((uint64_t) id << 32) + (uint64_t) r));
+            synth_fill_row(row, ne0, state, name);
+            ggml_quantize_chunk(t->type, row, dst + (size_t) r * row_size, 0, 1, ne0, NULL);
+        }
+    }
+    free(row);
+    return NULL;
+}
+
+static bool synth_fill(const struct run_synth_params * p, struct gguf_context * gguf, struct ggml_context * meta, uint8_t * data) {
+    const int nth = p->n_threads > 0 ? p->n_threads : 1;
+    struct synth_fill_job * jobs = (struct synth_fill_job *) run_calloc((size_t) nth, sizeof(*jobs), "the weight generator");
+    pthread_t * threads = (pthread_t *) run_calloc((size_t) nth, sizeof(pthread_t), "the weight generator");
+    bool * started = (bool *) run_calloc((size_t) nth, sizeof(bool), "the weight generator");
+    bool ok = jobs != NULL && threads != NULL && started != NULL;
+    for (int i = 0; ok && i < nth; i++) {
+        jobs[i] = (struct synth_fill_job) { .p = p, .gguf = gguf, .meta = meta, .data = data, .ith = i, .nth = nth, .ok = true };
+    }
+    for (int i = 1; ok && i < nth; i++) {
+        started[i] = pthread_create(&threads[i], NULL, synth_fill_worker, &jobs[i]) == 0;
+    }
+    // jobs are independent (rows ith, ith + nth, ...): those without a thread run here
+    for (int i = 0; ok && i < nth; i++) {
+        if (!started[i]) {
+            synth_fill_worker(&jobs[i]);
+        }
+    }
+    for (int i = 0; started != NULL && i < nth; i++) {
+        if (started[i]) {
+            pthread_join(threads[i], NULL);
+        }
+    }
+    for (int i = 0; ok && i < nth; i++) {
+        ok = jobs[i].ok;
+    }
+    if (!ok) {
+        run_error("out of memory generating the synthetic weights");
+    }
+    free(jobs);
+    free(threads);
+    free(started);
+    return ok;
+}
+
+size_t run_synth_weight_bytes(const struct run_synth_params * p) {
+    const int64_t n_embd_kv = p->n_embd / p->n_head * p->n_head_kv;
+    const int64_t per_layer = 2 * p->n_embd * p->n_embd + 2 * p->n_embd * n_embd_kv + 3 * p->n_embd * p->n_ff;
+    return ggml_row_size(p->wtype, p->n_embd) * (size_t) (2 * p->n_vocab) +
+           ggml_row_size(p->wtype, per_layer) * (size_t) p->n_layer +
+           sizeof(float) * (size_t) (p->n_embd * (2 * p->n_layer + 1));
+}
+
+static void synth_release(void * base, size_t size) {
+    (void) size;
+    free(base);
+}
+
+bool run_synth_source(const struct run_synth_params * p, struct run_weight_source * src) {
+    memset(src, 0, sizeof(*src));
+    src->name = "synthetic";
+    if (!synth_check(p)) {
+        return false;
+    }
+    const size_t n_tensors = (size_t) (3 + 9 * p->n_layer);
+    const struct ggml_init_params ip = { .mem_size = n_tensors * ggml_tensor_overhead(), .mem_buffer = NULL, .no_alloc = true };
+    src->meta = ggml_init(ip);
+    src->gguf = gguf_init_empty();
+    if (src->meta == NULL || src->gguf == NULL) {
+        run_error("out of memory creating the synthetic model");
+        run_weight_source_free(src);
+        return false;
+    }
+    synth_set_hparams(src->gguf, p);
+    bool ok = synth_set_vocab(src->gguf, p->n_vocab);
+    if (ok) {
+        synth_add_tensors(src->meta, src->gguf, p);
+        const int64_t last = gguf_get_n_tensors(src->gguf) - 1;
+        const size_t align = gguf_get_alignment(src->gguf);
+        src->size = (gguf_get_tensor_offset(src->gguf, last) + gguf_get_tensor_size(src->gguf, last) + align - 1) / align * align;
+        void * mem = NULL;
+        if (posix_memalign(&mem, (size_t) sysconf(_SC_PAGESIZE), src->size) != 0) {
+            char sz[32];
+            run_error("cannot allocate %s for the synthetic weights", run_fmt_size(src->size, sz, sizeof(sz)));
+            ok = false;
+        } else {
+            src->base    = mem;
+            src->release = synth_release;
+            ok = synth_fill(p, src->gguf, src->meta, (uint8_t *) mem);
+        }
+    }
+    if (!ok) {
+        run_weight_source_free(src);
+    }
+    return ok;
+}
