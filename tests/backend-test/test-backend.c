@@ -289,8 +289,8 @@ static size_t tb_offset(const struct ggml_tensor * t, int64_t i0, int64_t i1, in
     return (size_t) i0*t->nb[0] + (size_t) i1*t->nb[1] + (size_t) i2*t->nb[2] + (size_t) i3*t->nb[3];
 }
 
-// dst = src0 op src1, src1 repeated to src0's shape
-static void tb_binary(struct ggml_tensor * dst, bool mul) {
+// dst = src0 op src1, src1 repeated to src0's shape; sums off by add_error (relative)
+static void tb_binary(struct ggml_tensor * dst, bool mul, float add_error) {
     const struct ggml_tensor * a = dst->src[0];
     const struct ggml_tensor * b = dst->src[1];
     const uint8_t * pa = tb_tensor_bytes(a);
@@ -302,7 +302,7 @@ static void tb_binary(struct ggml_tensor * dst, bool mul) {
     for (int64_t i0 = 0; i0 < dst->ne[0]; i0++) {
         const float x = tb_load(a, pa + tb_offset(a, i0, i1, i2, i3));
         const float y = tb_load(b, pb + tb_offset(b, i0 % b->ne[0], i1 % b->ne[1], i2 % b->ne[2], i3 % b->ne[3]));
-        tb_store(dst, pd + tb_offset(dst, i0, i1, i2, i3), mul ? x*y : x + y);
+        tb_store(dst, pd + tb_offset(dst, i0, i1, i2, i3), mul ? x*y : (x + y) * (1.0f + add_error));
     }
 }
 
@@ -417,10 +417,10 @@ static bool tb_can_compute(const struct ggml_tensor * op) {
     }
 }
 
-static void tb_compute_node(struct ggml_tensor * node) {
+static void tb_compute_node(const struct test_backend_config * config, struct ggml_tensor * node) {
     switch (node->op) {
-        case GGML_OP_ADD:      tb_binary(node, false); break;
-        case GGML_OP_MUL:      tb_binary(node, true); break;
+        case GGML_OP_ADD:      tb_binary(node, false, config->add_error); break;
+        case GGML_OP_MUL:      tb_binary(node, true, 0.0f); break;
         case GGML_OP_SCALE:    tb_scale(node); break;
         case GGML_OP_DUP:
         case GGML_OP_CONT:
@@ -522,7 +522,10 @@ static enum ggml_status tb_backend_graph_compute(ggml_backend_t backend, struct 
             fprintf(stderr, "test backend %s: cannot compute node %s (%s)\n", ctx->name, node->name, ggml_op_desc(node));
             return GGML_STATUS_FAILED;
         }
-        tb_compute_node(node);
+        if (ctx->config.fail_op != GGML_OP_NONE && node->op == ctx->config.fail_op) {
+            return GGML_STATUS_FAILED; // a fault asked for by the configuration
+        }
+        tb_compute_node(&ctx->config, node);
         tb_count(ctx, TB_N_NODES_COMPUTED, 1);
     }
     return GGML_STATUS_SUCCESS;

@@ -57,6 +57,9 @@ struct test_backend_config {
     int64_t  offload_min_batch;      // offload_op is true for ops with ne[1] >= this (0: offload_op left NULL)
     bool     skip_compute;           // accept every op (within types, ops and the extra condition) and
                                      // compute nothing: for measuring the machinery around the backend
+    // faults, for tests that conformance checks find them (tools/test-backend-ops)
+    float    add_error;              // ADD results are off by this much, relative (0: exact)
+    enum ggml_op fail_op;            // graph_compute fails on nodes of this op (GGML_OP_NONE: never)
 };
 
 // what the backend was asked to do

@@ -44,5 +44,9 @@ if [ -x "$work/prefix/bin/ggml-run" ]; then
     "$work/prefix/bin/ggml-run" --size tiny -pp 8 -tg 4 -t 2 --no-progress
     test -x "$work/prefix/bin/ggml-quantize"
 fi
+if [ -x "$work/prefix/bin/test-backend-ops" ]; then
+    echo "== installed test-backend-ops"
+    "$work/prefix/bin/test-backend-ops" test -o SCALE >/dev/null
+fi
 
 echo "install test passed"
