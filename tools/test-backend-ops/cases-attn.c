@@ -6,10 +6,6 @@
 #include <math.h>
 #include <string.h>
 
-static void copy4(int64_t dst[4], const int64_t src[4]) {
-    memcpy(dst, src, 4 * sizeof(int64_t));
-}
-
 static bool always(const struct tbo_case * c) {
     (void) c;
     return true;
@@ -94,7 +90,7 @@ void tbo_add_soft_max(struct tbo_case_list * l, enum ggml_type type, const int64
                       enum ggml_type m_prec, const int64_t nr23[2], float scale, float max_bias, bool inplace) {
     struct soft_max_params p = { .type = type, .mask = mask, .sinks = sinks, .m_prec = m_prec,
                                  .nr23 = { nr23[0], nr23[1] }, .scale = scale, .max_bias = max_bias, .inplace = inplace };
-    copy4(p.ne, ne);
+    tbo_copy4(p.ne, ne);
     struct tbo_str s = { 0 };
     soft_max_vars(&s, &p);
     tbo_case_add(l, &soft_max_class, &p, sizeof(p), &s);
@@ -104,7 +100,7 @@ void tbo_add_soft_max(struct tbo_case_list * l, enum ggml_type type, const int64
 void tbo_add_soft_max_inf_mask(struct tbo_case_list * l, const int64_t ne[4], float scale, float max_bias) {
     struct soft_max_params p = { .type = GGML_TYPE_F32, .mask = true, .sinks = false, .m_prec = GGML_TYPE_F16,
                                  .nr23 = { 1, 1 }, .scale = scale, .max_bias = max_bias, .inplace = false, .mask_inf = true };
-    copy4(p.ne, ne);
+    tbo_copy4(p.ne, ne);
     struct tbo_str s = { 0 };
     soft_max_vars(&s, &p);
     tbo_var_i64(&s, "mask_inf", 1);
@@ -240,7 +236,7 @@ void tbo_add_rope(struct tbo_case_list * l, enum ggml_type type, const int64_t n
                   float fs, float ef, float af, bool ff, int v, bool inplace, int n_offs) {
     struct rope_params p = { .type = type, .n_dims = n_dims, .mode = mode, .n_ctx = n_ctx, .fs = fs, .ef = ef, .af = af,
                              .ff = ff, .v = v, .inplace = inplace, .n_offs = n_offs };
-    copy4(p.ne_a, ne_a);
+    tbo_copy4(p.ne_a, ne_a);
     struct tbo_str s = { 0 };
     tbo_var_type(&s, "type", type);
     tbo_var_arr(&s, "ne_a", ne_a, 4);
@@ -306,7 +302,7 @@ void tbo_add_rope_set_rows(struct tbo_case_list * l, enum ggml_type type, enum g
     // the parameters of upstream's case: n_dims 128 (sections of the multi modes), n_ctx 512
     struct rope_params p = { .type = type, .type_idx = type_idx, .n_dims = 128, .mode = mode, .n_ctx = 512,
                              .fs = 1.4245f, .ef = 0.7465f, .af = 1.4245f };
-    copy4(p.ne_a, ne_a);
+    tbo_copy4(p.ne_a, ne_a);
     struct tbo_str s = { 0 };
     tbo_var_type(&s, "type", type);
     tbo_var_type(&s, "type_idx", type_idx);
@@ -380,7 +376,7 @@ void tbo_add_rms_norm_mul_rope(struct tbo_case_list * l, const int64_t ne[4], fl
                                bool broadcast, int mode) {
     struct rope_params p = { .type = GGML_TYPE_F32, .mode = mode, .eps = eps, .multi_add = multi_add, .set_rows = set_rows,
                              .broadcast = broadcast };
-    copy4(p.ne_a, ne);
+    tbo_copy4(p.ne_a, ne);
     struct tbo_str s = { 0 };
     tbo_var_arr(&s, "ne", ne, 4);
     tbo_var_f32(&s, "eps", eps);
@@ -515,7 +511,7 @@ void tbo_add_flash_attn_ext(struct tbo_case_list * l, int64_t hsk, int64_t hsv, 
         .max_bias = max_bias, .logit_softcap = logit_softcap, .prec = prec, .type_k = type_k, .type_v = type_v,
         .kv_view = kv_view, .v_is_view_of_k = v_is_view_of_k,
     };
-    copy4(p.permute, permute);
+    tbo_copy4(p.permute, permute);
     struct tbo_str s = { 0 };
     tbo_var_i64(&s, "hsk", hsk);
     tbo_var_i64(&s, "hsv", hsv);

@@ -6,10 +6,6 @@
 #include <math.h>
 #include <string.h>
 
-static void copy4(int64_t dst[4], const int64_t src[4]) {
-    memcpy(dst, src, 4 * sizeof(int64_t));
-}
-
 //
 // UNARY
 //
@@ -57,7 +53,7 @@ static const struct tbo_case_class unary_class = {
 
 void tbo_add_unary(struct tbo_case_list * l, enum ggml_unary_op op, enum ggml_type type, const int64_t ne[4], int v) {
     struct unary_params p = { .op = op, .type = type, .v = v };
-    copy4(p.ne_a, ne);
+    tbo_copy4(p.ne_a, ne);
     struct tbo_str s = { 0 };
     tbo_var_type(&s, "type", type);
     tbo_var_arr(&s, "ne_a", ne, 4);
@@ -105,7 +101,7 @@ static const struct tbo_case_class relu_sqr_class = {
 static void add_type_ne(struct tbo_case_list * l, const struct tbo_case_class * cls, enum ggml_type type, const int64_t ne[4],
                         const char * ne_name) {
     struct type_ne_params p = { .type = type };
-    copy4(p.ne, ne);
+    tbo_copy4(p.ne, ne);
     struct tbo_str s = { 0 };
     tbo_var_type(&s, "type", type);
     tbo_var_arr(&s, ne_name, ne, 4);
@@ -219,7 +215,7 @@ static const struct tbo_case_class unary_mul_class = {
 void tbo_add_unary_mul(struct tbo_case_list * l, enum ggml_unary_op op, enum ggml_type type, const int64_t ne[4], bool swap,
                        const char * layout, const char * tail) {
     struct unary_mul_params p = { .op = op, .type = type, .swap = swap };
-    copy4(p.ne, ne);
+    tbo_copy4(p.ne, ne);
     snprintf(p.layout, sizeof(p.layout), "%s", layout);
     snprintf(p.tail, sizeof(p.tail), "%s", tail);
     snprintf(p.desc, sizeof(p.desc), "%s_MUL", ggml_unary_op_name(op));
@@ -356,7 +352,7 @@ static const struct tbo_case_class glu_split_class = {
 
 void tbo_add_glu(struct tbo_case_list * l, enum ggml_glu_op op, enum ggml_type type, const int64_t ne[4], int v, bool swapped) {
     struct glu_params p = { .op = op, .type = type, .v = v, .swapped = swapped };
-    copy4(p.ne_a, ne);
+    tbo_copy4(p.ne_a, ne);
     struct tbo_str s = { 0 };
     tbo_var_type(&s, "type", type);
     tbo_var_arr(&s, "ne_a", ne, 4);
@@ -367,7 +363,7 @@ void tbo_add_glu(struct tbo_case_list * l, enum ggml_glu_op op, enum ggml_type t
 
 void tbo_add_glu_split(struct tbo_case_list * l, enum ggml_glu_op op, enum ggml_type type, const int64_t ne[4], int v) {
     struct glu_params p = { .op = op, .type = type, .v = v };
-    copy4(p.ne_a, ne);
+    tbo_copy4(p.ne_a, ne);
     struct tbo_str s = { 0 };
     tbo_var_type(&s, "type", type);
     tbo_var_arr(&s, "ne_a", ne, 4);
@@ -458,8 +454,8 @@ static const struct tbo_case_class bin_bcast_class = {
 void tbo_add_bin_bcast(struct tbo_case_list * l, tbo_binary_fn op, enum ggml_type type, const int64_t ne[4], const int64_t nr[4],
                        int nf, bool perm1, bool src_overlap) {
     struct bin_bcast_params p = { .op = op, .type = type, .nf = nf, .perm1 = perm1, .src_overlap = src_overlap };
-    copy4(p.ne, ne);
-    copy4(p.nr, nr);
+    tbo_copy4(p.ne, ne);
+    tbo_copy4(p.nr, nr);
     struct tbo_str s = { 0 };
     tbo_var_type(&s, "type", type);
     tbo_var_arr(&s, "ne", ne, 4);
@@ -499,7 +495,7 @@ static const struct tbo_case_class scale_class = {
 
 void tbo_add_scale(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4], float scale, float bias, bool inplace) {
     struct scale_params p = { .type = type, .scale = scale, .bias = bias, .inplace = inplace };
-    copy4(p.ne, ne);
+    tbo_copy4(p.ne, ne);
     struct tbo_str s = { 0 };
     tbo_var_type(&s, "type", type);
     tbo_var_arr(&s, "ne", ne, 4);
@@ -532,7 +528,7 @@ static const struct tbo_case_class softcap_class = {
 
 void tbo_add_softcap(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4], float softcap) {
     struct scale_params p = { .type = type, .scale = softcap };
-    copy4(p.ne, ne);
+    tbo_copy4(p.ne, ne);
     struct tbo_str s = { 0 };
     tbo_var_type(&s, "type", type);
     tbo_var_arr(&s, "ne", ne, 4);
@@ -593,7 +589,7 @@ static const struct tbo_case_class simple_class = {
 
 void tbo_add_simple(struct tbo_case_list * l, enum tbo_simple_op op, enum ggml_type type, const int64_t ne[4]) {
     struct simple_params p = { .op = op, .type = type };
-    copy4(p.ne, ne);
+    tbo_copy4(p.ne, ne);
     struct tbo_str s = { 0 };
     tbo_var_type(&s, "type", type);
     tbo_var_arr(&s, "ne", ne, 4);
@@ -627,7 +623,7 @@ static const struct tbo_case_class clamp_class = {
 
 void tbo_add_clamp(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4], float min, float max) {
     struct clamp_params p = { .type = type, .min = min, .max = max };
-    copy4(p.ne, ne);
+    tbo_copy4(p.ne, ne);
     struct tbo_str s = { 0 };
     tbo_var_type(&s, "type", type);
     tbo_var_arr(&s, "ne", ne, 4);
@@ -652,7 +648,7 @@ static const struct tbo_case_class leaky_relu_class = {
 
 void tbo_add_leaky_relu(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4], float negative_slope) {
     struct clamp_params p = { .type = type, .min = negative_slope };
-    copy4(p.ne, ne);
+    tbo_copy4(p.ne, ne);
     struct tbo_str s = { 0 };
     tbo_var_type(&s, "type", type);
     tbo_var_arr(&s, "ne_a", ne, 4);

@@ -5,14 +5,6 @@
 
 #include <string.h>
 
-static void copy4(int64_t dst[4], const int64_t src[4]) {
-    memcpy(dst, src, 4 * sizeof(int64_t));
-}
-
-static bool any_nonzero4(const int64_t v[4]) {
-    return v[0] + v[1] + v[2] + v[3] > 0;
-}
-
 //
 // GET_ROWS
 //
@@ -159,7 +151,7 @@ static const struct tbo_case_class set_rows_class = {
 void tbo_add_set_rows(struct tbo_case_list * l, enum ggml_type type_src, enum ggml_type type_dst, enum ggml_type type_idx,
                       const int64_t ne[4], const int64_t nr23[2], int r, bool v) {
     struct set_rows_params p = { .type_src = type_src, .type_dst = type_dst, .type_idx = type_idx, .r = r, .v = v };
-    copy4(p.ne, ne);
+    tbo_copy4(p.ne, ne);
     p.nr23[0] = nr23[0];
     p.nr23[1] = nr23[1];
     struct tbo_str s = { 0 };
@@ -208,8 +200,8 @@ static const struct tbo_case_class repeat_class = {
 
 void tbo_add_repeat(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4], const int64_t nr[4]) {
     struct repeat_params p = { .type = type };
-    copy4(p.ne, ne);
-    copy4(p.nr, nr);
+    tbo_copy4(p.ne, ne);
+    tbo_copy4(p.nr, nr);
     struct tbo_str s = { 0 };
     tbo_var_type(&s, "type", type);
     tbo_var_arr(&s, "ne", ne, 4);
@@ -231,10 +223,7 @@ static struct ggml_tensor * dup_build(const struct tbo_case * c, struct tbo_buil
     const struct dup_params * p = c->p;
     struct ggml_tensor * src = tbo_new_tensor(b, p->type, 4, p->ne);
     ggml_set_name(src, "src");
-    if (any_nonzero4(p->permute)) {
-        src = ggml_permute(b->ctx, src, (int) p->permute[0], (int) p->permute[1], (int) p->permute[2], (int) p->permute[3]);
-        ggml_set_name(src, "src_permuted");
-    }
+    src = tbo_permute_if(b, src, p->permute, "src_permuted");
     struct ggml_tensor * out = ggml_dup(b->ctx, src);
     ggml_set_name(out, "out");
     return out;
@@ -247,12 +236,12 @@ static const struct tbo_case_class dup_class = {
 
 void tbo_add_dup(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4], const int64_t permute[4]) {
     struct dup_params p = { .type = type };
-    copy4(p.ne, ne);
-    copy4(p.permute, permute);
+    tbo_copy4(p.ne, ne);
+    tbo_copy4(p.permute, permute);
     struct tbo_str s = { 0 };
     tbo_var_type(&s, "type", type);
     tbo_var_arr(&s, "ne", ne, 4);
-    if (any_nonzero4(permute)) {
+    if (tbo_any_nonzero4(permute)) {
         tbo_var_arr(&s, "permute", permute, 4);
     }
     tbo_case_add(l, &dup_class, &p, sizeof(p), &s);
@@ -276,7 +265,7 @@ static struct ggml_tensor * set_build(const struct tbo_case * c, struct tbo_buil
     ggml_set_name(src, "src");
 
     int64_t ne_dst[4];
-    copy4(ne_dst, p->ne);
+    tbo_copy4(ne_dst, p->ne);
     for (int i = 0; i < p->dim; ++i) {
         ne_dst[i] *= 2;
     }
@@ -307,7 +296,7 @@ static const struct tbo_case_class set_class = {
 
 void tbo_add_set(struct tbo_case_list * l, enum ggml_type type_src, enum ggml_type type_dst, const int64_t ne[4], int dim, bool inplace) {
     struct set_params p = { .type_src = type_src, .type_dst = type_dst, .dim = dim, .inplace = inplace };
-    copy4(p.ne, ne);
+    tbo_copy4(p.ne, ne);
     struct tbo_str s = { 0 };
     tbo_var_type(&s, "type_src", type_src);
     tbo_var_type(&s, "type_dst", type_dst);
@@ -341,7 +330,7 @@ static struct ggml_tensor * cpy_build(const struct tbo_case * c, struct tbo_buil
     struct ggml_context * ctx = b->ctx;
     struct ggml_tensor * src = tbo_new_tensor(b, p->type_src, 4, p->ne_src);
     ggml_set_name(src, "src");
-    if (any_nonzero4(p->permute_src)) {
+    if (tbo_any_nonzero4(p->permute_src)) {
         src = ggml_permute(ctx, src, (int) p->permute_src[0], (int) p->permute_src[1], (int) p->permute_src[2], (int) p->permute_src[3]);
         ggml_set_name(src, "src_permuted");
     }
@@ -352,9 +341,9 @@ static struct ggml_tensor * cpy_build(const struct tbo_case * c, struct tbo_buil
 
     int64_t dst_ne[4];
     if (cpy_use_dst_shape(p)) {
-        copy4(dst_ne, p->ne_dst);
+        tbo_copy4(dst_ne, p->ne_dst);
     } else {
-        copy4(dst_ne, src->ne);
+        tbo_copy4(dst_ne, src->ne);
     }
 
     struct ggml_tensor * dst;
@@ -366,7 +355,7 @@ static struct ggml_tensor * cpy_build(const struct tbo_case * c, struct tbo_buil
     } else {
         dst = tbo_new_tensor(b, p->type_dst, 4, dst_ne);
         ggml_set_name(dst, "dst");
-        if (any_nonzero4(p->permute_dst)) {
+        if (tbo_any_nonzero4(p->permute_dst)) {
             dst = ggml_permute(ctx, dst, (int) p->permute_dst[0], (int) p->permute_dst[1], (int) p->permute_dst[2], (int) p->permute_dst[3]);
             ggml_set_name(dst, "dst_permuted");
         }
@@ -423,11 +412,11 @@ void tbo_add_cpy(struct tbo_case_list * l, enum ggml_type type_src, enum ggml_ty
                  const int64_t ne_dst[4], const int64_t permute_src[4], const int64_t permute_dst[4], bool transpose_src,
                  const int64_t dst_alloc[4]) {
     struct cpy_params p = { .type_src = type_src, .type_dst = type_dst, .src_transpose = transpose_src };
-    copy4(p.ne_src, ne_src);
-    copy4(p.ne_dst, ne_dst);
-    copy4(p.permute_src, permute_src);
-    copy4(p.permute_dst, permute_dst);
-    copy4(p.dst_alloc, dst_alloc);
+    tbo_copy4(p.ne_src, ne_src);
+    tbo_copy4(p.ne_dst, ne_dst);
+    tbo_copy4(p.permute_src, permute_src);
+    tbo_copy4(p.permute_dst, permute_dst);
+    tbo_copy4(p.dst_alloc, dst_alloc);
 
     struct tbo_str s = { 0 };
     tbo_var_type(&s, "type_src", type_src);
@@ -487,8 +476,8 @@ static const struct tbo_case_class cont_class = {
 
 void tbo_add_cont(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4], bool use_view_slice, const int64_t permute[4]) {
     struct cont_params p = { .type = type, .use_view_slice = use_view_slice };
-    copy4(p.ne, ne);
-    copy4(p.permute, permute);
+    tbo_copy4(p.ne, ne);
+    tbo_copy4(p.permute, permute);
     struct tbo_str s = { 0 };
     tbo_var_type(&s, "type", type);
     tbo_var_arr(&s, "ne", ne, 4);
@@ -513,7 +502,7 @@ static struct ggml_tensor * concat_build(const struct tbo_case * c, struct tbo_b
     const struct concat_params * p = c->p;
     struct ggml_context * ctx = b->ctx;
     int64_t ne_b[4];
-    copy4(ne_b, p->ne_a);
+    tbo_copy4(ne_b, p->ne_a);
     ne_b[p->dim] = p->ne_b_d;
 
     struct ggml_tensor * a;
@@ -564,7 +553,7 @@ static const struct tbo_case_class concat_class = {
 
 void tbo_add_concat(struct tbo_case_list * l, enum ggml_type type, const int64_t ne_a[4], int64_t ne_b_d, int dim, int v) {
     struct concat_params p = { .type = type, .ne_b_d = ne_b_d, .dim = dim, .v = v };
-    copy4(p.ne_a, ne_a);
+    tbo_copy4(p.ne_a, ne_a);
     struct tbo_str s = { 0 };
     tbo_var_type(&s, "type", type);
     tbo_var_arr(&s, "ne_a", ne_a, 4);
@@ -593,7 +582,7 @@ static struct ggml_tensor * acc_build(const struct tbo_case * c, struct tbo_buil
     struct ggml_tensor * bt;
     if (p->stride_dim == 1 || p->stride_dim == 2 || p->stride_dim == 3) {
         int64_t ne_pad[4];
-        copy4(ne_pad, p->ne_b);
+        tbo_copy4(ne_pad, p->ne_b);
         ne_pad[p->stride_dim] += 1;
         struct ggml_tensor * b_pad = tbo_new_tensor(b, p->type, 4, ne_pad);
         ggml_set_name(b_pad, "b_pad");
@@ -616,8 +605,8 @@ static const struct tbo_case_class acc_class = {
 
 void tbo_add_acc(struct tbo_case_list * l, enum ggml_type type, const int64_t ne_a[4], const int64_t ne_b[4], int64_t stride_dim) {
     struct acc_params p = { .type = type, .stride_dim = stride_dim };
-    copy4(p.ne_a, ne_a);
-    copy4(p.ne_b, ne_b);
+    tbo_copy4(p.ne_a, ne_a);
+    tbo_copy4(p.ne_b, ne_b);
     struct tbo_str s = { 0 };
     tbo_var_type(&s, "type", type);
     tbo_var_arr(&s, "ne_a", ne_a, 4);
@@ -653,7 +642,7 @@ static const struct tbo_case_class pad_class = {
 
 void tbo_add_pad(struct tbo_case_list * l, enum ggml_type type, const int64_t ne_a[4], int pad_0, int pad_1) {
     struct pad_params p = { .type = type, .lp_rp = { 0, pad_0, 0, pad_1, 0, 0, 0, 0 } };
-    copy4(p.ne_a, ne_a);
+    tbo_copy4(p.ne_a, ne_a);
     struct tbo_str s = { 0 };
     tbo_var_type(&s, "type", type);
     tbo_var_arr(&s, "ne_a", ne_a, 4);
@@ -688,7 +677,7 @@ static const struct tbo_case_class pad_ext_class = {
 
 void tbo_add_pad_ext(struct tbo_case_list * l, enum ggml_type type, const int64_t ne_a[4], const int lp_rp[8], int tfrm) {
     struct pad_params p = { .type = type, .tfrm = tfrm };
-    copy4(p.ne_a, ne_a);
+    tbo_copy4(p.ne_a, ne_a);
     memcpy(p.lp_rp, lp_rp, sizeof(p.lp_rp));
     struct tbo_str s = { 0 };
     static const char * const names[8] = { "lp0", "rp0", "lp1", "rp1", "lp2", "rp2", "lp3", "rp3" };
@@ -761,7 +750,7 @@ static const struct tbo_case_class diag_mask_class = {
 
 void tbo_add_diag_mask_inf(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4], int n_past) {
     struct diag_mask_params p = { .type = type, .n_past = n_past };
-    copy4(p.ne, ne);
+    tbo_copy4(p.ne, ne);
     struct tbo_str s = { 0 };
     tbo_var_type(&s, "type", type);
     tbo_var_arr(&s, "ne", ne, 4);

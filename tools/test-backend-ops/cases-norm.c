@@ -5,10 +5,6 @@
 
 #include <string.h>
 
-static void copy4(int64_t dst[4], const int64_t src[4]) {
-    memcpy(dst, src, 4 * sizeof(int64_t));
-}
-
 static bool always(const struct tbo_case * c) {
     (void) c;
     return true;
@@ -33,7 +29,7 @@ struct norm_params {
 // the input of the plain norms: optionally permuted, then optionally viewed
 static struct ggml_tensor * norm_input(struct tbo_build * b, const struct norm_params * p) {
     int64_t ne_a[4];
-    copy4(ne_a, p->ne);
+    tbo_copy4(ne_a, p->ne);
     if (p->noncontig_rows) {
         ne_a[0] = p->ne[1];
         ne_a[1] = p->ne[0];
@@ -69,7 +65,7 @@ static const struct tbo_case_class norm_class = {
 
 void tbo_add_norm(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4], bool v, float eps, bool noncontig_rows) {
     struct norm_params p = { .type = type, .eps = eps, .v = v, .noncontig_rows = noncontig_rows };
-    copy4(p.ne, ne);
+    tbo_copy4(p.ne, ne);
     struct tbo_str s = { 0 };
     tbo_var_type(&s, "type", type);
     tbo_var_arr(&s, "ne", ne, 4);
@@ -99,7 +95,7 @@ static const struct tbo_case_class rms_norm_class = {
 
 void tbo_add_rms_norm(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4], bool v, float eps, bool inplace) {
     struct norm_params p = { .type = type, .eps = eps, .v = v, .inplace = inplace };
-    copy4(p.ne, ne);
+    tbo_copy4(p.ne, ne);
     struct tbo_str s = { 0 };
     tbo_var_type(&s, "type", type);
     tbo_var_arr(&s, "ne", ne, 4);
@@ -127,7 +123,7 @@ static const struct tbo_case_class l2_norm_class = {
 
 void tbo_add_l2_norm(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4], float eps, bool v, bool noncontig_rows) {
     struct norm_params p = { .type = type, .eps = eps, .v = v, .noncontig_rows = noncontig_rows };
-    copy4(p.ne, ne);
+    tbo_copy4(p.ne, ne);
     struct tbo_str s = { 0 };
     tbo_var_type(&s, "type", type);
     tbo_var_arr(&s, "ne", ne, 4);
@@ -175,7 +171,7 @@ static const struct tbo_case_class norm_mul_add_class = {
 
 void tbo_add_norm_mul_add(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4], float eps, bool broadcast) {
     struct norm_params p = { .type = type, .eps = eps, .broadcast = broadcast };
-    copy4(p.ne, ne);
+    tbo_copy4(p.ne, ne);
     struct tbo_str s = { 0 };
     tbo_var_type(&s, "type", type);
     tbo_var_arr(&s, "ne", ne, 4);
@@ -224,7 +220,7 @@ static const struct tbo_case_class rms_norm_mul_add_class = {
 void tbo_add_rms_norm_mul_add(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4], float eps, bool broadcast,
                               bool multi_add) {
     struct norm_params p = { .type = type, .eps = eps, .broadcast = broadcast, .multi_add = multi_add };
-    copy4(p.ne, ne);
+    tbo_copy4(p.ne, ne);
     struct tbo_str s = { 0 };
     tbo_var_type(&s, "type", type);
     tbo_var_arr(&s, "ne", ne, 4);
@@ -267,7 +263,7 @@ static const struct tbo_case_class add_rms_norm_class = {
 
 void tbo_add_add_rms_norm(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4], float eps, bool broadcast) {
     struct norm_params p = { .type = type, .eps = eps, .broadcast = broadcast };
-    copy4(p.ne, ne);
+    tbo_copy4(p.ne, ne);
     struct tbo_str s = { 0 };
     tbo_var_type(&s, "type", type);
     tbo_var_arr(&s, "ne", ne, 4);

@@ -7,10 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void copy4(int64_t dst[4], const int64_t src[4]) {
-    memcpy(dst, src, 4 * sizeof(int64_t));
-}
-
 static bool always(const struct tbo_case * c) {
     (void) c;
     return true;
@@ -28,7 +24,7 @@ struct type_ne_params {
 
 static void add_type_ne(struct tbo_case_list * l, const struct tbo_case_class * cls, enum ggml_type type, const int64_t ne[4]) {
     struct type_ne_params p = { .type = type };
-    copy4(p.ne, ne);
+    tbo_copy4(p.ne, ne);
     struct tbo_str s = { 0 };
     tbo_var_type(&s, "type", type);
     tbo_var_arr(&s, "ne", ne, 4);
@@ -116,18 +112,11 @@ struct sum_params {
     int64_t        permute[4];
 };
 
-static bool any_nonzero4(const int64_t v[4]) {
-    return v[0] + v[1] + v[2] + v[3] > 0;
-}
-
 static struct ggml_tensor * sum_build(const struct tbo_case * c, struct tbo_build * b) {
     const struct sum_params * p = c->p;
     struct ggml_tensor * a = tbo_new_tensor(b, p->type, 4, p->ne);
     ggml_set_name(a, "a");
-    if (any_nonzero4(p->permute)) {
-        a = ggml_permute(b->ctx, a, (int) p->permute[0], (int) p->permute[1], (int) p->permute[2], (int) p->permute[3]);
-        ggml_set_name(a, "a_permuted");
-    }
+    a = tbo_permute_if(b, a, p->permute, "a_permuted");
     struct ggml_tensor * out = ggml_sum(b->ctx, a);
     ggml_set_name(out, "out");
     return out;
@@ -141,12 +130,12 @@ static const struct tbo_case_class sum_class = {
 
 void tbo_add_sum(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4], const int64_t permute[4]) {
     struct sum_params p = { .type = type };
-    copy4(p.ne, ne);
-    copy4(p.permute, permute);
+    tbo_copy4(p.ne, ne);
+    tbo_copy4(p.permute, permute);
     struct tbo_str s = { 0 };
     tbo_var_type(&s, "type", type);
     tbo_var_arr(&s, "ne", ne, 4);
-    if (any_nonzero4(permute)) {
+    if (tbo_any_nonzero4(permute)) {
         tbo_var_arr(&s, "permute", permute, 4);
     }
     tbo_case_add(l, &sum_class, &p, sizeof(p), &s);
@@ -181,7 +170,7 @@ static const struct tbo_case_class sum_rows_class = {
 
 void tbo_add_sum_rows(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4], bool permute, bool slice) {
     struct sum_rows_params p = { .type = type, .permute = permute, .slice = slice };
-    copy4(p.ne, ne);
+    tbo_copy4(p.ne, ne);
     struct tbo_str s = { 0 };
     tbo_var_type(&s, "type", type);
     tbo_var_arr(&s, "ne", ne, 4);
@@ -236,7 +225,7 @@ static const struct tbo_case_class argsort_class = {
 
 void tbo_add_argsort(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4], enum ggml_sort_order order) {
     struct argsort_params p = { .type = type, .order = order };
-    copy4(p.ne, ne);
+    tbo_copy4(p.ne, ne);
     struct tbo_str s = { 0 };
     tbo_var_type(&s, "type", type);
     tbo_var_arr(&s, "ne", ne, 4);
@@ -363,7 +352,7 @@ static const struct tbo_case_class top_k_class = {
 
 void tbo_add_top_k(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4], int k, bool ties) {
     struct top_k_params p = { .type = type, .k = k, .ties = ties };
-    copy4(p.ne, ne);
+    tbo_copy4(p.ne, ne);
     struct tbo_str s = { 0 };
     tbo_var_type(&s, "type", type);
     tbo_var_arr(&s, "ne", ne, 4);
@@ -474,7 +463,7 @@ void tbo_add_topk_moe(struct tbo_case_list * l, const int64_t ne[4], int n_exper
     GGML_ASSERT(n_expert_used <= ne[0]);
     struct topk_moe_params p = { .n_expert_used = n_expert_used, .with_norm = with_norm, .bias_probs = bias_probs,
                                  .gating = gating, .scale_w = scale_w };
-    copy4(p.ne, ne);
+    tbo_copy4(p.ne, ne);
     struct tbo_str s = { 0 };
     tbo_var_arr(&s, "ne", ne, 4);
     tbo_var_i64(&s, "n_expert_used", n_expert_used);

@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -113,6 +114,26 @@ struct ggml_tensor * tbo_new_tensor   (struct tbo_build * b, enum ggml_type type
 struct ggml_tensor * tbo_new_tensor_1d(struct tbo_build * b, enum ggml_type type, int64_t ne0);
 struct ggml_tensor * tbo_new_tensor_2d(struct tbo_build * b, enum ggml_type type, int64_t ne0, int64_t ne1);
 struct ggml_tensor * tbo_new_tensor_3d(struct tbo_build * b, enum ggml_type type, int64_t ne0, int64_t ne1, int64_t ne2);
+
+// small helpers of the case files
+static inline void tbo_copy4(int64_t dst[4], const int64_t src[4]) {
+    memcpy(dst, src, 4 * sizeof(int64_t));
+}
+
+// upstream's cases write an all-zero permutation for "not permuted"
+static inline bool tbo_any_nonzero4(const int64_t v[4]) {
+    return v[0] + v[1] + v[2] + v[3] > 0;
+}
+
+// t permuted by perm and named name, or t itself when perm is all zeros
+static inline struct ggml_tensor * tbo_permute_if(struct tbo_build * b, struct ggml_tensor * t, const int64_t perm[4], const char * name) {
+    if (!tbo_any_nonzero4(perm)) {
+        return t;
+    }
+    t = ggml_permute(b->ctx, t, (int) perm[0], (int) perm[1], (int) perm[2], (int) perm[3]);
+    ggml_set_name(t, name);
+    return t;
+}
 struct ggml_tensor * tbo_new_tensor_4d(struct tbo_build * b, enum ggml_type type, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3);
 
 bool tbo_is_view_op(enum ggml_op op);
