@@ -360,12 +360,7 @@ static void rotate_split(int64_t n_pairs, int64_t gap, const float * x, float * 
         _mm512_storeu_ps(y + i,       _mm512_fmsub_ps(x0, c, _mm512_mul_ps(x1, s)));
         _mm512_storeu_ps(y + i + gap, _mm512_fmadd_ps(x0, s, _mm512_mul_ps(x1, c)));
     }
-    for (; i < n_pairs; i++) {
-        const float x0 = x[i];
-        const float x1 = x[i + gap];
-        y[i]       = x0*cs[i] - x1*sn[i];
-        y[i + gap] = x0*sn[i] + x1*cs[i];
-    }
+    rotate_split_ref(n_pairs - i, gap, x + i, y + i, cs + i, sn + i);
 }
 
 #elif defined(GGML_VEC_AVX2)
@@ -391,12 +386,7 @@ static void rotate_split(int64_t n_pairs, int64_t gap, const float * x, float * 
         _mm256_storeu_ps(y + i,       _mm256_fmsub_ps(x0, c, _mm256_mul_ps(x1, s)));
         _mm256_storeu_ps(y + i + gap, _mm256_fmadd_ps(x0, s, _mm256_mul_ps(x1, c)));
     }
-    for (; i < n_pairs; i++) {
-        const float x0 = x[i];
-        const float x1 = x[i + gap];
-        y[i]       = x0*cs[i] - x1*sn[i];
-        y[i + gap] = x0*sn[i] + x1*cs[i];
-    }
+    rotate_split_ref(n_pairs - i, gap, x + i, y + i, cs + i, sn + i);
 }
 
 #else
