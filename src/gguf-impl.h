@@ -37,16 +37,28 @@ struct gguf_tensor_info {
     uint64_t           offset; // from the start of the data section, a multiple of the alignment
 };
 
+// An open-addressing hash index (linear probing) of the names of the
+// context's keys or tensor infos: it holds indices into those arrays, not
+// pointers, because the arrays move as they grow. Capacity is a power of two
+// at least twice the count, so that every probe sequence ends at an empty slot.
+struct gguf_name_index {
+    size_t * slots;    // entry index + 1, or 0 for an empty slot
+    size_t   capacity; // 0 or a power of two
+    size_t   count;
+};
+
 struct gguf_context {
     uint32_t version;
 
     struct gguf_kv * kv;
     size_t           n_kv;
     size_t           kv_capacity;
+    struct gguf_name_index kv_index;   // by key
 
     struct gguf_tensor_info * info;
     size_t                    n_info;
     size_t                    info_capacity;
+    struct gguf_name_index    info_index; // by tensor name
 
     size_t alignment; // a power of two, follows general.alignment
     size_t offset;    // of the data section from the start of the file (0 until read)
@@ -96,7 +108,9 @@ bool gguf_tensor_nbytes(enum ggml_type type, const int64_t * ne, size_t * nbytes
 // Sets type, ne and the contiguous strides nb of t (checked by gguf_tensor_nbytes first).
 void gguf_tensor_set_shape(struct ggml_tensor * t, enum ggml_type type, const int64_t * ne);
 
-// Appends entries; false if memory runs out (the context is unchanged).
+// Appends entries and indexes their names; false if memory runs out (the
+// context is unchanged). The name must not be in the context yet
+// (gguf_find_key / gguf_find_tensor), as names are unique.
 bool gguf_push_kv  (struct gguf_context * ctx, struct gguf_kv kv);
 bool gguf_push_info(struct gguf_context * ctx, const struct gguf_tensor_info * info);
 

@@ -212,86 +212,10 @@ static bool gguf_read_str(struct gguf_reader * r, struct gguf_str * s, const cha
     return true;
 }
 
-//
-// uniqueness of keys and tensor names
-//
-
-// An open-addressing hash set of indices into the context's keys or tensor
-// infos (indices, not pointers, because those arrays move as they grow).
-struct gguf_name_set {
-    size_t * slots; // index + 1, or 0 for an empty slot
-    size_t   capacity;
-    size_t   count;
-    const char * (*name_of)(const struct gguf_context * ctx, size_t i);
-};
-
-static const char * gguf_key_of(const struct gguf_context * ctx, size_t i) {
-    return ctx->kv[i].key;
-}
-
-static const char * gguf_tensor_name_of(const struct gguf_context * ctx, size_t i) {
-    return ctx->info[i].t.name;
-}
-
-static uint64_t gguf_hash_name(const char * s) {
-    uint64_t h = 14695981039346656037u; // FNV-1a
-    for (; *s != '\0'; s++) {
-        h = (h ^ (uint8_t) *s) * 1099511628211u;
-    }
-    return h;
-}
-
-static void gguf_name_set_place(size_t * slots, size_t capacity, uint64_t hash, size_t value) {
-    size_t j = (size_t) hash & (capacity - 1);
-    while (slots[j] != 0) {
-        j = (j + 1) & (capacity - 1);
-    }
-    slots[j] = value;
-}
-
-static bool gguf_name_set_grow(struct gguf_name_set * set, const struct gguf_context * ctx) {
-    const size_t capacity = set->capacity == 0 ? 16 : set->capacity * 2;
-    size_t * slots = (size_t *) calloc(capacity, sizeof(size_t));
-    if (slots == NULL) {
-        return false;
-    }
-    for (size_t j = 0; j < set->capacity; j++) {
-        if (set->slots[j] != 0) {
-            gguf_name_set_place(slots, capacity, gguf_hash_name(set->name_of(ctx, set->slots[j] - 1)), set->slots[j]);
-        }
-    }
-    free(set->slots);
-    set->slots    = slots;
-    set->capacity = capacity;
-    return true;
-}
-
-// Adds entry i; returns the index of an earlier entry with the same name, or
-// -1 when there is none, or -2 when memory runs out.
-static int64_t gguf_name_set_add(struct gguf_name_set * set, const struct gguf_context * ctx, size_t i) {
-    if ((set->count + 1) * 2 > set->capacity && !gguf_name_set_grow(set, ctx)) {
-        return -2;
-    }
-    const char *   name = set->name_of(ctx, i);
-    const uint64_t hash = gguf_hash_name(name);
-    for (size_t j = (size_t) hash & (set->capacity - 1); set->slots[j] != 0; j = (j + 1) & (set->capacity - 1)) {
-        if (strcmp(set->name_of(ctx, set->slots[j] - 1), name) == 0) {
-            return (int64_t)(set->slots[j] - 1);
-        }
-    }
-    gguf_name_set_place(set->slots, set->capacity, hash, i + 1);
-    set->count++;
-    return -1;
-}
-
-static bool gguf_check_unique(struct gguf_reader * r, struct gguf_name_set * set, const struct gguf_context * ctx,
-                              size_t i, const char * what) {
-    const int64_t other = gguf_name_set_add(set, ctx, i);
-    if (other == -2) {
-        return gguf_fail(r, "out of memory");
-    }
+// names are unique: a duplicate is reported with the index of the first
+static bool gguf_check_unique(struct gguf_reader * r, int64_t other, const char * name, const char * what) {
     if (other >= 0) {
-        return gguf_fail(r, "duplicate %s '%s' (also %s %" PRId64 ")", what, set->name_of(ctx, i), what, other);
+        return gguf_fail(r, "duplicate %s '%s' (also %s %" PRId64 ")", what, name, what, other);
     }
     return true;
 }
@@ -419,7 +343,6 @@ static bool gguf_read_kv_value(struct gguf_reader * r, struct gguf_kv * kv) {
 }
 
 static bool gguf_read_kvs(struct gguf_reader * r, struct gguf_context * ctx, int64_t n_kv) {
-    struct gguf_name_set keys = { .slots = NULL, .capacity = 0, .count = 0, .name_of = gguf_key_of };
     bool ok = true;
     for (int64_t i = 0; ok && i < n_kv; i++) {
         gguf_set_where(r, "key/value pair %" PRId64, i);
@@ -437,6 +360,7 @@ static bool gguf_read_kvs(struct gguf_reader * r, struct gguf_context * ctx, int
             r->where_at = kv_at;
             ok = gguf_read_kv_value(r, &kv);
         }
+        ok = ok && gguf_check_unique(r, gguf_find_key(ctx, kv.key), kv.key, "key");
         if (ok && !gguf_push_kv(ctx, kv)) {
             ok = gguf_fail(r, "out of memory");
         }
@@ -444,9 +368,7 @@ static bool gguf_read_kvs(struct gguf_reader * r, struct gguf_context * ctx, int
             gguf_kv_release(&kv);
             break;
         }
-        ok = gguf_check_unique(r, &keys, ctx, ctx->n_kv - 1, "key");
     }
-    free(keys.slots);
     return ok;
 }
 
@@ -530,7 +452,6 @@ static bool gguf_read_tensor_infos(struct gguf_reader * r, struct gguf_context *
         return gguf_fail(r, "%" PRId64 " tensors claimed, but the %" PRIu64 " bytes left hold at most %" PRIu64,
                          n_tensors, gguf_bytes_left(r), gguf_bytes_left(r) / GGUF_MIN_TENSOR_BYTES);
     }
-    struct gguf_name_set names = { .slots = NULL, .capacity = 0, .count = 0, .name_of = gguf_tensor_name_of };
     bool ok = true;
     for (int64_t i = 0; ok && i < n_tensors; i++) {
         gguf_set_where(r, "tensor info %" PRId64, i);
@@ -549,11 +470,10 @@ static bool gguf_read_tensor_infos(struct gguf_reader * r, struct gguf_context *
         ok = gguf_read_tensor_shape(r, ne, &type) && gguf_read_u64(r, &info.offset);
         if (ok) {
             gguf_tensor_set_shape(&info.t, type, ne);
-            ok = gguf_push_info(ctx, &info) ? true : gguf_fail(r, "out of memory");
+            ok = gguf_check_unique(r, gguf_find_tensor(ctx, info.t.name), info.t.name, "tensor name") &&
+                 (gguf_push_info(ctx, &info) ? true : gguf_fail(r, "out of memory"));
         }
-        ok = ok && gguf_check_unique(r, &names, ctx, ctx->n_info - 1, "tensor name");
     }
-    free(names.slots);
     return ok;
 }
 

@@ -130,13 +130,94 @@ static bool gguf_grow(void ** items, size_t * capacity, size_t count, size_t ite
     return true;
 }
 
+//
+// the name indices
+//
+
+static uint64_t gguf_hash_name(const char * s) {
+    uint64_t h = 14695981039346656037u; // FNV-1a
+    for (; *s != '\0'; s++) {
+        h = (h ^ (uint8_t) *s) * 1099511628211u;
+    }
+    return h;
+}
+
+static const char * gguf_name_at(const struct gguf_context * ctx, const struct gguf_name_index * index, size_t i) {
+    return index == &ctx->kv_index ? ctx->kv[i].key : ctx->info[i].t.name;
+}
+
+static void gguf_index_place(size_t * slots, size_t capacity, uint64_t hash, size_t entry) {
+    size_t j = (size_t) hash & (capacity - 1);
+    while (slots[j] != 0) {
+        j = (j + 1) & (capacity - 1);
+    }
+    slots[j] = entry + 1;
+}
+
+// the entry named name, or -1
+static int64_t gguf_index_find(const struct gguf_context * ctx, const struct gguf_name_index * index, const char * name) {
+    if (index->capacity == 0) {
+        return -1;
+    }
+    const size_t mask = index->capacity - 1;
+    for (size_t j = (size_t) gguf_hash_name(name) & mask; index->slots[j] != 0; j = (j + 1) & mask) {
+        if (strcmp(gguf_name_at(ctx, index, index->slots[j] - 1), name) == 0) {
+            return (int64_t) (index->slots[j] - 1);
+        }
+    }
+    return -1;
+}
+
+// room for one more entry: false if memory runs out (the index is unchanged)
+static bool gguf_index_reserve(const struct gguf_context * ctx, struct gguf_name_index * index) {
+    if ((index->count + 1) * 2 <= index->capacity) {
+        return true;
+    }
+    const size_t capacity = index->capacity == 0 ? 16 : index->capacity * 2;
+    if (capacity < index->capacity || capacity > SIZE_MAX / sizeof(size_t)) {
+        return false;
+    }
+    size_t * slots = (size_t *) calloc(capacity, sizeof(size_t));
+    if (slots == NULL) {
+        return false;
+    }
+    for (size_t j = 0; j < index->capacity; j++) {
+        if (index->slots[j] != 0) {
+            const size_t entry = index->slots[j] - 1;
+            gguf_index_place(slots, capacity, gguf_hash_name(gguf_name_at(ctx, index, entry)), entry);
+        }
+    }
+    free(index->slots);
+    index->slots    = slots;
+    index->capacity = capacity;
+    return true;
+}
+
+// indexes entries [0, n) again, after entries moved (no allocation: the count only shrinks)
+static void gguf_index_rebuild(const struct gguf_context * ctx, struct gguf_name_index * index, size_t n) {
+    if (index->capacity > 0) {
+        memset(index->slots, 0, index->capacity * sizeof(size_t));
+    }
+    GGML_ASSERT(n * 2 <= index->capacity);
+    for (size_t i = 0; i < n; i++) {
+        gguf_index_place(index->slots, index->capacity, gguf_hash_name(gguf_name_at(ctx, index, i)), i);
+    }
+    index->count = n;
+}
+
 bool gguf_push_kv(struct gguf_context * ctx, struct gguf_kv kv) {
     void * items = ctx->kv;
     if (!gguf_grow(&items, &ctx->kv_capacity, ctx->n_kv, sizeof(struct gguf_kv))) {
         return false;
     }
     ctx->kv = (struct gguf_kv *) items;
-    ctx->kv[ctx->n_kv++] = kv;
+    if (!gguf_index_reserve(ctx, &ctx->kv_index)) {
+        return false;
+    }
+    ctx->kv[ctx->n_kv] = kv;
+    gguf_index_place(ctx->kv_index.slots, ctx->kv_index.capacity, gguf_hash_name(kv.key), ctx->n_kv);
+    ctx->kv_index.count++;
+    ctx->n_kv++;
     return true;
 }
 
@@ -146,7 +227,13 @@ bool gguf_push_info(struct gguf_context * ctx, const struct gguf_tensor_info * i
         return false;
     }
     ctx->info = (struct gguf_tensor_info *) items;
-    ctx->info[ctx->n_info++] = *info;
+    if (!gguf_index_reserve(ctx, &ctx->info_index)) {
+        return false;
+    }
+    ctx->info[ctx->n_info] = *info;
+    gguf_index_place(ctx->info_index.slots, ctx->info_index.capacity, gguf_hash_name(info->t.name), ctx->n_info);
+    ctx->info_index.count++;
+    ctx->n_info++;
     return true;
 }
 
@@ -203,6 +290,8 @@ void gguf_free(struct gguf_context * ctx) {
     }
     free(ctx->kv);
     free(ctx->info);
+    free(ctx->kv_index.slots);
+    free(ctx->info_index.slots);
     free(ctx);
 }
 
@@ -228,12 +317,7 @@ int64_t gguf_get_n_kv(const struct gguf_context * ctx) {
 
 int64_t gguf_find_key(const struct gguf_context * ctx, const char * key) {
     GGML_ASSERT(key != NULL);
-    for (size_t i = 0; i < ctx->n_kv; i++) {
-        if (strcmp(ctx->kv[i].key, key) == 0) {
-            return (int64_t) i;
-        }
-    }
-    return -1;
+    return gguf_index_find(ctx, &ctx->kv_index, key);
 }
 
 static const struct gguf_kv * gguf_kv_at(const struct gguf_context * ctx, int64_t key_id) {
@@ -339,12 +423,7 @@ int64_t gguf_get_n_tensors(const struct gguf_context * ctx) {
 
 int64_t gguf_find_tensor(const struct gguf_context * ctx, const char * name) {
     GGML_ASSERT(name != NULL);
-    for (size_t i = 0; i < ctx->n_info; i++) {
-        if (strcmp(ctx->info[i].t.name, name) == 0) {
-            return (int64_t) i;
-        }
-    }
-    return -1;
+    return gguf_index_find(ctx, &ctx->info_index, name);
 }
 
 static const struct gguf_tensor_info * gguf_info_at(const struct gguf_context * ctx, int64_t tensor_id) {
@@ -428,6 +507,7 @@ int64_t gguf_remove_key(struct gguf_context * ctx, const char * key) {
     gguf_kv_release(&ctx->kv[key_id]);
     memmove(&ctx->kv[key_id], &ctx->kv[key_id + 1], (ctx->n_kv - (size_t) key_id - 1) * sizeof(struct gguf_kv));
     ctx->n_kv--;
+    gguf_index_rebuild(ctx, &ctx->kv_index, ctx->n_kv); // the keys after it moved down
     if (was_alignment) {
         gguf_sync_alignment(ctx);
     }

@@ -13,12 +13,16 @@ static void print_usage(const char * argv0) {
     printf("usage: %s [options] input.gguf output.gguf TYPE\n"
            "\n"
            "Converts the 2-D F32/F16/BF16 weights of a GGUF model to TYPE (q8_0, q4_0, q4_1,\n"
-           "q5_0, q5_1, f16, bf16, f32); 1-D tensors (norms) and rows that are not a whole\n"
-           "number of blocks keep their type; all metadata is copied.\n"
+           "q5_0, q5_1, f16, bf16, f32); 1-D tensors (norms), empty tensors and rows that are\n"
+           "not a whole number of blocks keep their type; all metadata is copied, and\n"
+           "general.file_type set to the type of most weights. The output is written to a\n"
+           "temporary file beside it, which replaces it only when complete.\n"
            "\n"
            "options:\n"
-           "  -t, --threads N   threads (default: every core)\n"
-           "  -q, --quiet       no line per tensor\n"
+           "  -t, --threads N       threads (default: every core)\n"
+           "  -q, --quiet           no line per tensor\n"
+           "  --allow-requantize    convert weights that are already quantized (refused\n"
+           "                        otherwise): dequantized, then converted to TYPE\n"
            "  -h, --help\n", argv0);
 }
 
@@ -35,7 +39,8 @@ static bool parse_type(const char * s, enum ggml_type * out) {
 
 int main(int argc, char ** argv) {
     const long n_cpu = sysconf(_SC_NPROCESSORS_ONLN);
-    struct gq_params params = { .type = GGML_TYPE_Q8_0, .n_threads = n_cpu > 0 ? (int) n_cpu : 1, .verbose = true };
+    struct gq_params params = { .type = GGML_TYPE_Q8_0, .n_threads = n_cpu > 0 ? (int) n_cpu : 1, .verbose = true,
+                               .allow_requantize = false };
     const char * pos[3] = { NULL, NULL, NULL };
     int n_pos = 0;
     for (int i = 1; i < argc; i++) {
@@ -46,6 +51,8 @@ int main(int argc, char ** argv) {
         }
         if (strcmp(arg, "-q") == 0 || strcmp(arg, "--quiet") == 0) {
             params.verbose = false;
+        } else if (strcmp(arg, "--allow-requantize") == 0) {
+            params.allow_requantize = true;
         } else if (strcmp(arg, "-t") == 0 || strcmp(arg, "--threads") == 0) {
             char * end = NULL;
             const long v = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : 0;

@@ -1,5 +1,8 @@
-// quantize.c: reading a GGUF model and writing it with converted weights.
+// quantize.c: reading a GGUF model and writing it with converted weights:
+// which tensors convert, the conversion in threads, and the file in order
+// (metadata, then each tensor padded to the alignment).
 
+#include "output-file.h"
 #include "quantize.h"
 
 #include "gguf.h"
@@ -15,7 +18,7 @@
 // rows are converted in pieces of about this many bytes of F32
 #define GQ_CHUNK_BYTES ((size_t) 16 << 20)
 
-static void gq_error(const char * fmt, ...) {
+void gq_error(const char * fmt, ...) {
     char line[1024];
     va_list args;
     va_start(args, fmt);
@@ -40,17 +43,17 @@ bool gq_type_supported(enum ggml_type type) {
     }
 }
 
-uint32_t gq_file_type(enum ggml_type type) {
+bool gq_file_type(enum ggml_type type, uint32_t * file_type) {
     switch (type) {
-        case GGML_TYPE_F32:  return 0;
-        case GGML_TYPE_F16:  return 1;
-        case GGML_TYPE_Q4_0: return 2;
-        case GGML_TYPE_Q4_1: return 3;
-        case GGML_TYPE_Q8_0: return 7;
-        case GGML_TYPE_Q5_0: return 8;
-        case GGML_TYPE_Q5_1: return 9;
-        case GGML_TYPE_BF16: return 32;
-        default:             return 0;
+        case GGML_TYPE_F32:  *file_type = 0;  return true;
+        case GGML_TYPE_F16:  *file_type = 1;  return true;
+        case GGML_TYPE_Q4_0: *file_type = 2;  return true;
+        case GGML_TYPE_Q4_1: *file_type = 3;  return true;
+        case GGML_TYPE_Q8_0: *file_type = 7;  return true;
+        case GGML_TYPE_Q5_0: *file_type = 8;  return true;
+        case GGML_TYPE_Q5_1: *file_type = 9;  return true;
+        case GGML_TYPE_BF16: *file_type = 32; return true;
+        default:             return false;
     }
 }
 
@@ -58,10 +61,34 @@ uint32_t gq_file_type(enum ggml_type type) {
 // which tensors convert
 //
 
-static bool gq_converts(const struct ggml_tensor * t, enum ggml_type target) {
+// a weight matrix with data: empty tensors are copied through as they are
+static bool gq_is_matrix(const struct ggml_tensor * t) {
+    return t->ne[0] > 0 && t->ne[1] > 1 && t->ne[2] == 1 && t->ne[3] == 1;
+}
+
+// Decides whether t converts to params->type; false after reporting why a
+// quantized matrix cannot be converted.
+static bool gq_choose(const struct ggml_tensor * t, const struct gq_params * params, bool * convert) {
+    const enum ggml_type target = params->type;
+    *convert = false;
+    if (!gq_is_matrix(t) || t->type == target) {
+        return true;
+    }
     const bool float_src = t->type == GGML_TYPE_F32 || t->type == GGML_TYPE_F16 || t->type == GGML_TYPE_BF16;
-    const bool matrix    = t->ne[1] > 1 && t->ne[2] == 1 && t->ne[3] == 1;
-    return float_src && matrix && t->type != target && t->ne[0] % ggml_blck_size(target) == 0;
+    if (!float_src && !ggml_is_quantized(t->type)) {
+        return true; // integer data is no weight to convert
+    }
+    if (!float_src && !params->allow_requantize) {
+        gq_error("tensor %s is already quantized (%s): converting it to %s would lose precision twice; "
+                 "--allow-requantize dequantizes and converts it", t->name, ggml_type_name(t->type), ggml_type_name(target));
+        return false;
+    }
+    if (!float_src && ggml_get_type_traits(t->type)->to_float == NULL) {
+        gq_error("tensor %s is of type %s, which this tool cannot dequantize", t->name, ggml_type_name(t->type));
+        return false;
+    }
+    *convert = t->ne[0] % ggml_blck_size(target) == 0;
+    return true;
 }
 
 //
@@ -180,6 +207,9 @@ static bool gq_convert_tensor(struct gq_io * io, const struct ggml_tensor * t, u
                               enum ggml_type target, int n_threads) {
     const int64_t ne0 = t->ne[0], nrows = ggml_nrows(t);
     const size_t src_row = ggml_row_size(t->type, ne0), dst_row = ggml_row_size(target, ne0);
+    if (ne0 == 0 || nrows == 0) {
+        return true; // no data (gq_is_matrix keeps these from converting)
+    }
     int64_t chunk = (int64_t) (GQ_CHUNK_BYTES / ((size_t) ne0 * sizeof(float)));
     chunk = chunk < 1 ? 1 : (chunk > nrows ? nrows : chunk);
     io->src_buf = malloc((size_t) chunk * src_row);
@@ -224,20 +254,80 @@ static bool gq_copy_tensor(struct gq_io * io, uint64_t src_offset, size_t size) 
 // the whole file
 //
 
-// the output's metadata: every input key, the new file type, the tensors with their new types
-static struct gguf_context * gq_plan_output(const struct gguf_context * in, struct ggml_context * meta,
+// what the conversion reads from the input: its tensors in file order, and
+// for each whether it converts
+struct gq_plan {
+    int64_t                     n;
+    const struct ggml_tensor ** tensors;
+    bool                      * convert;
+};
+
+static void gq_plan_free(struct gq_plan * plan) {
+    free(plan->tensors);
+    free(plan->convert);
+}
+
+// The reader creates the tensors of meta in file order: walking both lists
+// together avoids a search by name per tensor.
+static bool gq_plan_tensors(const struct gguf_context * in, struct ggml_context * meta, const struct gq_params * params,
+                            struct gq_plan * plan) {
+    plan->n       = gguf_get_n_tensors(in);
+    plan->tensors = (const struct ggml_tensor **) calloc((size_t) (plan->n > 0 ? plan->n : 1), sizeof(*plan->tensors));
+    plan->convert = (bool *) calloc((size_t) (plan->n > 0 ? plan->n : 1), sizeof(*plan->convert));
+    if (plan->tensors == NULL || plan->convert == NULL) {
+        gq_error("out of memory planning %lld tensors", (long long) plan->n);
+        return false;
+    }
+    struct ggml_tensor * t = ggml_get_first_tensor(meta);
+    for (int64_t i = 0; i < plan->n; i++) {
+        const char * name = gguf_get_tensor_name(in, i);
+        if (t == NULL || strcmp(t->name, name) != 0) {
+            t = ggml_get_tensor(meta, name);
+        }
+        plan->tensors[i] = t;
+        if (!gq_choose(t, params, &plan->convert[i])) {
+            return false;
+        }
+        t = ggml_get_next_tensor(meta, t);
+    }
+    return true;
+}
+
+// general.file_type says which type most weight elements of the output
+// have; a model whose main type has no file type gets none
+static void gq_set_file_type(struct gguf_context * out, const struct gq_plan * plan, enum ggml_type target) {
+    int64_t count[GGML_TYPE_COUNT] = { 0 };
+    enum ggml_type main_type = GGML_TYPE_COUNT;
+    for (int64_t i = 0; i < plan->n; i++) {
+        const struct ggml_tensor * t = plan->tensors[i];
+        if (gq_is_matrix(t)) {
+            const enum ggml_type type = plan->convert[i] ? target : t->type;
+            count[type] += ggml_nelements(t);
+            main_type = main_type == GGML_TYPE_COUNT || count[type] > count[main_type] ? type : main_type;
+        }
+    }
+    uint32_t file_type = 0;
+    if (main_type != GGML_TYPE_COUNT && gq_file_type(main_type, &file_type)) {
+        gguf_set_val_u32(out, "general.file_type", file_type);
+    } else {
+        gguf_remove_key(out, "general.file_type");
+    }
+}
+
+// the output's metadata: every input key, the file type, the tensors with their new types
+static struct gguf_context * gq_plan_output(const struct gguf_context * in, const struct gq_plan * plan,
                                             struct ggml_context * out_meta, enum ggml_type target) {
     struct gguf_context * out = gguf_init_empty();
     if (out == NULL) {
         return NULL;
     }
     gguf_set_kv(out, in);
-    gguf_set_val_u32(out, "general.file_type", gq_file_type(target));
+    gq_set_file_type(out, plan, target);
     gguf_set_val_u32(out, "general.quantization_version", 2);
-    for (int64_t i = 0; i < gguf_get_n_tensors(in); i++) {
-        const struct ggml_tensor * t = ggml_get_tensor(meta, gguf_get_tensor_name(in, i));
-        const enum ggml_type type = gq_converts(t, target) ? target : t->type;
-        struct ggml_tensor * o = ggml_new_tensor(out_meta, type, ggml_n_dims(t), t->ne);
+    for (int64_t i = 0; i < plan->n; i++) {
+        const struct ggml_tensor * t = plan->tensors[i];
+        // every dimension: ggml_n_dims would drop a trailing 0 and make an empty tensor [64, 0] one of [64]
+        struct ggml_tensor * o = ggml_new_tensor(out_meta, plan->convert[i] ? target : t->type, GGML_MAX_DIMS, t->ne);
         ggml_set_name(o, t->name);
         gguf_add_tensor(out, o);
     }
@@ -255,13 +345,13 @@ static bool gq_check_input(const struct gguf_context * in, uint64_t in_size, siz
     return true;
 }
 
-static bool gq_write_tensors(struct gq_io * io, const struct gguf_context * in, struct ggml_context * meta,
+static bool gq_write_tensors(struct gq_io * io, const struct gguf_context * in, const struct gq_plan * plan,
                              const struct gguf_context * out, const struct gq_params * params, struct gq_stats * stats) {
     const size_t alignment = gguf_get_alignment(out);
-    for (int64_t i = 0; i < gguf_get_n_tensors(in); i++) {
-        const struct ggml_tensor * t = ggml_get_tensor(meta, gguf_get_tensor_name(in, i));
+    for (int64_t i = 0; i < plan->n; i++) {
+        const struct ggml_tensor * t = plan->tensors[i];
         const uint64_t src_offset = io->in_data + gguf_get_tensor_offset(in, i);
-        const bool convert = gq_converts(t, params->type);
+        const bool convert = plan->convert[i];
         const bool ok = convert ? gq_convert_tensor(io, t, src_offset, params->type, params->n_threads)
                                 : gq_copy_tensor(io, src_offset, ggml_nbytes(t));
         if (!ok || !gq_pad(io, gguf_get_tensor_size(out, i), alignment)) {
@@ -285,6 +375,37 @@ static bool gq_same_file(const char * a, const char * b) {
     return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+// the metadata (with its padding), then the tensors in order, each padded,
+// into a temporary file that replaces out_path when all is written
+static bool gq_write_output(struct gq_io * io, const struct gguf_context * in, const struct gq_plan * plan,
+                            const struct gguf_context * out, const struct gq_params * params, struct gq_stats * stats) {
+    struct gq_output output;
+    if (!gq_output_open(&output, io->out_path)) {
+        return false;
+    }
+    io->out = output.file;
+    io->in  = fopen(io->in_path, "rb");
+    bool ok = io->in != NULL;
+    if (!ok) {
+        gq_error("cannot open %s: %s", io->in_path, strerror(errno));
+    }
+    ok = ok && gguf_write_to_file_ptr(out, io->out, true);
+    if (!ok && io->in != NULL) {
+        gq_error("cannot write the metadata to %s", output.tmp);
+    }
+    ok = ok && gq_write_tensors(io, in, plan, out, params, stats);
+    if (io->in != NULL) {
+        fclose(io->in);
+        io->in = NULL;
+    }
+    io->out = NULL;
+    if (!ok) {
+        gq_output_abort(&output);
+        return false;
+    }
+    return gq_output_commit(&output);
+}
+
 static bool gq_run(const char * in_path, const char * out_path, const struct gq_params * params, struct gq_stats * stats,
                    struct gguf_context * in, struct ggml_context * meta) {
     struct gq_io io = { .in = NULL, .out = NULL, .in_path = in_path, .out_path = out_path, .in_data = gguf_get_data_offset(in) };
@@ -292,41 +413,28 @@ static bool gq_run(const char * in_path, const char * out_path, const struct gq_
     if (stat(in_path, &st) != 0 || !gq_check_input(in, (uint64_t) st.st_size, io.in_data, in_path)) {
         return false;
     }
+    struct gq_plan plan = { .n = 0, .tensors = NULL, .convert = NULL };
+    if (!gq_plan_tensors(in, meta, params, &plan)) {
+        gq_plan_free(&plan);
+        return false;
+    }
     const struct ggml_init_params ip = {
-        .mem_size   = (size_t) (gguf_get_n_tensors(in) + 1) * ggml_tensor_overhead(),
+        .mem_size   = (size_t) (plan.n + 1) * ggml_tensor_overhead(),
         .mem_buffer = NULL,
         .no_alloc   = true,
     };
     struct ggml_context * out_meta = ggml_init(ip);
-    struct gguf_context * out = out_meta != NULL ? gq_plan_output(in, meta, out_meta, params->type) : NULL;
+    struct gguf_context * out = out_meta != NULL ? gq_plan_output(in, &plan, out_meta, params->type) : NULL;
     bool ok = out != NULL;
     if (!ok) {
         gq_error("out of memory planning the output");
     }
-    // the metadata (with its padding), then the tensors in order, each padded
-    ok = ok && gguf_write_to_file(out, out_path, true);
-    if (ok) {
-        io.in  = fopen(in_path, "rb");
-        io.out = fopen(out_path, "ab");
-        ok = io.in != NULL && io.out != NULL;
-        if (!ok) {
-            gq_error("cannot open %s: %s", io.in == NULL ? in_path : out_path, strerror(errno));
-        }
-    }
-    ok = ok && gq_write_tensors(&io, in, meta, out, params, stats);
-    if (io.in != NULL) {
-        fclose(io.in);
-    }
-    if (io.out != NULL && fclose(io.out) != 0 && ok) {
-        gq_error("cannot write %s: %s", out_path, strerror(errno));
-        ok = false;
-    }
-    if (out != NULL) {
-        gguf_free(out);
-    }
+    ok = ok && gq_write_output(&io, in, &plan, out, params, stats);
+    gguf_free(out);
     if (out_meta != NULL) {
         ggml_free(out_meta);
     }
+    gq_plan_free(&plan);
     return ok;
 }
 
@@ -358,9 +466,6 @@ bool gq_quantize_file(const char * in_path, const char * out_path, const struct 
         return false;
     }
     const bool ok = gq_run(in_path, out_path, params, stats, in, meta);
-    if (!ok) {
-        remove(out_path);
-    }
     ggml_free(meta);
     gguf_free(in);
     return ok;

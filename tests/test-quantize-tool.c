@@ -1,0 +1,489 @@
+// test-quantize-tool: the ggml-quantize program, run as a user would, on
+// small GGUF files written here.
+//
+// - the output path: an existing file survives every failure (bad input,
+//   refused conversion, a write that fails half-way), an empty directory, a
+//   FIFO and /dev/null are refused and stay as they were, no temporary file
+//   is left behind; a success replaces an existing file keeping its
+//   permissions, and writes through a symbolic link;
+// - empty tensors ([0, 4], [64, 0]) are copied through, with no crash;
+// - an already quantized model is refused with a message, and with
+//   --allow-requantize converted again: the weights against the original
+//   floats within the two formats' rounding bounds, general.file_type saying
+//   what the weights are.
+
+#define _GNU_SOURCE
+
+#include "testing.h"
+#include "run-program.h"
+
+#include "ggml.h"
+#include "gguf.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef GGML_QUANTIZE_BIN
+#error "GGML_QUANTIZE_BIN: the path of the ggml-quantize program"
+#endif
+
+static char g_dir[256];
+
+static void temp_path(char * out, size_t size, const char * name) {
+    snprintf(out, size, "%s/%s", g_dir, name);
+}
+
+//
+// input files
+//
+
+enum { W_NE0 = 64, W_NE1 = 6 };
+
+static float g_weights[W_NE1][W_NE0];
+
+static void make_weights(void) {
+    uint32_t state = 12345;
+    for (int r = 0; r < W_NE1; r++) {
+        for (int c = 0; c < W_NE0; c++) {
+            state = state * 1664525u + 1013904223u;
+            g_weights[r][c] = ((float) (state >> 8) / 16777216.0f - 0.5f) * (float) (r + 1);
+        }
+    }
+}
+
+// two weight matrices (F32), a norm, optionally empty tensors, and a file type saying F32
+static bool write_input(const char * path, bool with_empty) {
+    const struct ggml_init_params ip = { .mem_size = 1 << 20, .mem_buffer = NULL, .no_alloc = false };
+    struct ggml_context * ctx = ggml_init(ip);
+    struct gguf_context * gguf = gguf_init_empty();
+    gguf_set_val_str(gguf, "general.architecture", "test");
+    gguf_set_val_u32(gguf, "general.file_type", 0);
+    const char * names[2] = { "a.weight", "b.weight" };
+    for (int i = 0; i < 2; i++) {
+        struct ggml_tensor * t = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, W_NE0, W_NE1);
+        ggml_set_name(t, names[i]);
+        memcpy(t->data, g_weights, sizeof(g_weights));
+        gguf_add_tensor(gguf, t);
+    }
+    struct ggml_tensor * norm = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, W_NE0);
+    ggml_set_name(norm, "norm.weight");
+    memcpy(norm->data, g_weights[0], sizeof(g_weights[0]));
+    gguf_add_tensor(gguf, norm);
+    if (with_empty) {
+        struct ggml_tensor * e1 = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 0, 4);
+        ggml_set_name(e1, "empty-rows.weight");
+        gguf_add_tensor(gguf, e1);
+        struct ggml_tensor * e2 = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, W_NE0, 0);
+        ggml_set_name(e2, "no-rows.weight");
+        gguf_add_tensor(gguf, e2);
+    }
+    const bool ok = gguf_write_to_file(gguf, path, false);
+    gguf_free(gguf);
+    ggml_free(ctx);
+    return ok;
+}
+
+static void write_text(const char * path, const char * text) {
+    FILE * f = fopen(path, "wb");
+    if (f != NULL) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+// the whole file as a string (files here are small); NULL if unreadable
+static char * read_text(const char * path) {
+    FILE * f = fopen(path, "rb");
+    if (f == NULL) {
+        return NULL;
+    }
+    char * buf = (char *) calloc(1, 1 << 16);
+    const size_t n = fread(buf, 1, (1 << 16) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static bool file_holds(const char * path, const char * text) {
+    char * got = read_text(path);
+    const bool same = got != NULL && strcmp(got, text) == 0;
+    free(got);
+    return same;
+}
+
+// entries of g_dir whose name contains ".tmp"
+static int count_temp_files(void) {
+    DIR * d = opendir(g_dir);
+    int n = 0;
+    for (struct dirent * e = d != NULL ? readdir(d) : NULL; e != NULL; e = readdir(d)) {
+        n += strstr(e->d_name, ".tmp") != NULL;
+    }
+    if (d != NULL) {
+        closedir(d);
+    }
+    return n;
+}
+
+//
+// running the tool
+//
+
+// runs ggml-quantize -q [extra] in out type; the result in r
+static void quantize(const char * in, const char * out, const char * type, const char * extra, long fsize_limit,
+                     struct program_result * r) {
+    char * argv[8];
+    int n = 0;
+    argv[n++] = (char *) GGML_QUANTIZE_BIN;
+    argv[n++] = (char *) "-q";
+    if (extra != NULL) {
+        argv[n++] = (char *) extra;
+    }
+    argv[n++] = (char *) in;
+    argv[n++] = (char *) out;
+    argv[n++] = (char *) type;
+    argv[n] = NULL;
+    if (!run_program(argv, fsize_limit, r)) {
+        r->exited = false;
+        r->status = -1;
+        snprintf(r->output, sizeof(r->output), "could not run %s", GGML_QUANTIZE_BIN);
+    }
+}
+
+#define CHECK_EXIT(r, want) do { \
+        char ending_[32]; \
+        CHECK_MSG((r).exited && (r).status == (want), "ended by %s, not exit status %d; output:\n%s", \
+                  program_ending(&(r), ending_, sizeof(ending_)), (want), (r).output); \
+    } while (0)
+
+// a GGUF of the output, with tensor data
+struct loaded {
+    struct gguf_context * gguf;
+    struct ggml_context * ctx;
+};
+
+static bool load(const char * path, struct loaded * l) {
+    l->ctx  = NULL;
+    l->gguf = gguf_init_from_file(path, (struct gguf_init_params) { .no_alloc = false, .ctx = &l->ctx });
+    return l->gguf != NULL;
+}
+
+static void unload(struct loaded * l) {
+    gguf_free(l->gguf);
+    ggml_free(l->ctx);
+}
+
+static int64_t file_type_of(const struct loaded * l) {
+    const int64_t k = gguf_find_key(l->gguf, "general.file_type");
+    return k < 0 ? -1 : (int64_t) gguf_get_val_u32(l->gguf, k);
+}
+
+//
+// defect: the output path was removed on every failure
+//
+
+static void test_output_kept_on_failure(const char * good) {
+    char out[300], missing[300], garbage[300];
+    temp_path(out, sizeof(out), "precious.gguf");
+    temp_path(missing, sizeof(missing), "no-such-input.gguf");
+    temp_path(garbage, sizeof(garbage), "garbage.gguf");
+    write_text(garbage, "this is no GGUF file");
+    struct program_result r;
+
+    write_text(out, "precious");
+    quantize(missing, out, "q8_0", NULL, 0, &r);
+    CHECK_EXIT(r, 1);
+    CHECK_MSG(file_holds(out, "precious"), "a missing input destroyed the existing output");
+
+    quantize(garbage, out, "q8_0", NULL, 0, &r);
+    CHECK_EXIT(r, 1);
+    CHECK_MSG(file_holds(out, "precious"), "a corrupt input destroyed the existing output");
+
+    // a truncated input: the metadata reads, the data is missing
+    char truncated[300];
+    temp_path(truncated, sizeof(truncated), "truncated.gguf");
+    char * bytes = read_text(good);
+    struct stat st;
+    CHECK(bytes != NULL && stat(good, &st) == 0);
+    FILE * f = fopen(truncated, "wb");
+    if (f != NULL && bytes != NULL) {
+        fwrite(bytes, 1, (size_t) st.st_size - 512, f);
+    }
+    if (f != NULL) {
+        fclose(f);
+    }
+    free(bytes);
+    quantize(truncated, out, "q8_0", NULL, 0, &r);
+    CHECK_EXIT(r, 1);
+    CHECK_MSG(file_holds(out, "precious"), "a truncated input destroyed the existing output");
+    remove(truncated);
+
+    quantize(good, out, "no-such-type", NULL, 0, &r);
+    CHECK_EXIT(r, 1);
+    CHECK(file_holds(out, "precious"));
+
+    // the write fails half-way (file size limit): the old file stays, no temporary file is left
+    quantize(good, out, "f16", NULL, 1024, &r);
+    CHECK_EXIT(r, 1);
+    CHECK_MSG(file_holds(out, "precious"), "a failed write destroyed the existing output");
+    CHECK_EQ_INT(count_temp_files(), 0);
+    remove(out);
+}
+
+static void test_output_not_a_file(const char * good) {
+    struct program_result r;
+    struct stat st;
+
+    char dir[300];
+    temp_path(dir, sizeof(dir), "a-directory");
+    CHECK(mkdir(dir, 0700) == 0);
+    quantize(good, dir, "q8_0", NULL, 0, &r);
+    CHECK_EXIT(r, 1);
+    CHECK_MSG(strstr(r.output, "directory") != NULL, "no message saying it is a directory:\n%s", r.output);
+    CHECK_MSG(stat(dir, &st) == 0 && S_ISDIR(st.st_mode), "the empty directory given as output is gone");
+    char missing[300];
+    temp_path(missing, sizeof(missing), "no-such-input.gguf");
+    quantize(missing, dir, "q8_0", NULL, 0, &r);
+    CHECK_EXIT(r, 1);
+    CHECK_MSG(stat(dir, &st) == 0 && S_ISDIR(st.st_mode), "the empty directory given as output is gone");
+    rmdir(dir);
+
+    // a FIFO, held open for reading so that a writer would not wait for one
+    char fifo[300];
+    temp_path(fifo, sizeof(fifo), "a-fifo");
+    CHECK(mkfifo(fifo, 0600) == 0);
+    const int reader = open(fifo, O_RDONLY | O_NONBLOCK);
+    quantize(good, fifo, "q8_0", NULL, 0, &r);
+    CHECK_EXIT(r, 1);
+    CHECK_MSG(strstr(r.output, "not a regular file") != NULL, "no message saying why:\n%s", r.output);
+    quantize(missing, fifo, "q8_0", NULL, 0, &r);
+    CHECK_EXIT(r, 1);
+    CHECK_MSG(lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode), "the FIFO given as output is gone");
+    if (reader >= 0) {
+        close(reader);
+    }
+    remove(fifo);
+
+    // a device node (not removable by a test that is not root, but refused all the same)
+    if (stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode)) {
+        quantize(good, "/dev/null", "q8_0", NULL, 0, &r);
+        CHECK_EXIT(r, 1);
+        CHECK(stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode));
+    }
+    CHECK_EQ_INT(count_temp_files(), 0);
+}
+
+static void test_output_replaced(const char * good) {
+    struct program_result r;
+    struct stat st;
+    char out[300], link_path[300];
+    temp_path(out, sizeof(out), "replaced.gguf");
+    write_text(out, "old contents");
+    CHECK(chmod(out, 0640) == 0);
+    quantize(good, out, "q8_0", NULL, 0, &r);
+    CHECK_EXIT(r, 0);
+    struct loaded l;
+    CHECK(load(out, &l));
+    if (l.gguf != NULL) {
+        CHECK_EQ_INT(gguf_get_n_tensors(l.gguf), 3);
+        CHECK(ggml_get_tensor(l.ctx, "a.weight")->type == GGML_TYPE_Q8_0);
+        unload(&l);
+    }
+    CHECK(stat(out, &st) == 0 && (st.st_mode & 0777) == 0640);
+    CHECK_EQ_INT(count_temp_files(), 0);
+
+    // through a symbolic link: the file it points to is replaced, the link stays
+    temp_path(link_path, sizeof(link_path), "link.gguf");
+    CHECK(symlink(out, link_path) == 0);
+    quantize(good, link_path, "f16", NULL, 0, &r);
+    CHECK_EXIT(r, 0);
+    CHECK(lstat(link_path, &st) == 0 && S_ISLNK(st.st_mode));
+    CHECK(load(out, &l));
+    if (l.gguf != NULL) {
+        CHECK(ggml_get_tensor(l.ctx, "a.weight")->type == GGML_TYPE_F16);
+        unload(&l);
+    }
+    // a link to nothing is refused
+    remove(out);
+    quantize(good, link_path, "f16", NULL, 0, &r);
+    CHECK_EXIT(r, 1);
+    CHECK(lstat(link_path, &st) == 0 && S_ISLNK(st.st_mode));
+    remove(link_path);
+    CHECK_EQ_INT(count_temp_files(), 0);
+}
+
+//
+// defect: an empty tensor divided by zero (SIGFPE)
+//
+
+static void test_empty_tensors(void) {
+    char in[300], out[300];
+    temp_path(in, sizeof(in), "with-empty.gguf");
+    temp_path(out, sizeof(out), "with-empty-q8_0.gguf");
+    CHECK(write_input(in, true));
+    struct program_result r;
+    quantize(in, out, "q8_0", NULL, 0, &r);
+    CHECK_EXIT(r, 0);
+    struct loaded l;
+    CHECK(load(out, &l));
+    if (l.gguf != NULL) {
+        CHECK_EQ_INT(gguf_get_n_tensors(l.gguf), 5);
+        const struct ggml_tensor * e1 = ggml_get_tensor(l.ctx, "empty-rows.weight");
+        const struct ggml_tensor * e2 = ggml_get_tensor(l.ctx, "no-rows.weight");
+        CHECK(e1 != NULL && e1->type == GGML_TYPE_F32 && e1->ne[0] == 0 && e1->ne[1] == 4);
+        CHECK(e2 != NULL && e2->type == GGML_TYPE_F32 && e2->ne[0] == W_NE0 && e2->ne[1] == 0);
+        CHECK(ggml_get_tensor(l.ctx, "b.weight")->type == GGML_TYPE_Q8_0);
+        CHECK_EQ_INT(file_type_of(&l), 7);
+        unload(&l);
+    }
+    remove(in);
+    remove(out);
+}
+
+//
+// defect: a quantized model "converted" with nothing converted and a false file type
+//
+
+// max |x - y| over the weights, against a bound of rel * (the block's largest |x|)
+static bool weights_within(const struct ggml_tensor * t, double rel, double * worst) {
+    float row[W_NE0];
+    bool ok = t->ne[0] == W_NE0 && t->ne[1] == W_NE1;
+    *worst = 0.0;
+    for (int r = 0; ok && r < W_NE1; r++) {
+        ggml_get_type_traits(t->type)->to_float((const char *) t->data + r * t->nb[1], row, W_NE0);
+        for (int b = 0; b < W_NE0; b += 32) {
+            double amax = 0.0;
+            for (int c = b; c < b + 32; c++) {
+                amax = fmax(amax, fabs((double) g_weights[r][c]));
+            }
+            for (int c = b; c < b + 32; c++) {
+                const double d = fabs((double) row[c] - (double) g_weights[r][c]) / amax;
+                *worst = fmax(*worst, d);
+                ok = ok && d <= rel;
+            }
+        }
+    }
+    return ok;
+}
+
+static void test_requantize(const char * good) {
+    char q8[300], q4[300];
+    temp_path(q8, sizeof(q8), "model-q8_0.gguf");
+    temp_path(q4, sizeof(q4), "model-q4_0.gguf");
+    struct program_result r;
+    quantize(good, q8, "q8_0", NULL, 0, &r);
+    CHECK_EXIT(r, 0);
+
+    // refused by default, with a message naming the way out; no output
+    quantize(q8, q4, "q4_0", NULL, 0, &r);
+    CHECK_EXIT(r, 1);
+    CHECK_MSG(strstr(r.output, "--allow-requantize") != NULL, "no hint of --allow-requantize:\n%s", r.output);
+    CHECK_MSG(access(q4, F_OK) != 0, "an output was written although the conversion was refused");
+
+    // the same type again converts nothing and needs no permission: the file type stays true
+    char q8b[300];
+    temp_path(q8b, sizeof(q8b), "model-q8_0-again.gguf");
+    quantize(q8, q8b, "q8_0", NULL, 0, &r);
+    CHECK_EXIT(r, 0);
+    struct loaded l;
+    CHECK(load(q8b, &l));
+    if (l.gguf != NULL) {
+        CHECK(ggml_get_tensor(l.ctx, "a.weight")->type == GGML_TYPE_Q8_0);
+        CHECK_EQ_INT(file_type_of(&l), 7);
+        unload(&l);
+    }
+    remove(q8b);
+
+    // allowed: dequantized and converted. Q8_0 rounds to 1/127 of the
+    // block's largest (error <= 1/254 of it); Q4_0 maps the largest to -8
+    // steps of 1/8 of it, so that values of the other sign near it clamp at
+    // +7 (error <= 1/8 of the Q8_0 largest, itself <= (1 + 1/254) times ours)
+    quantize(q8, q4, "q4_0", "--allow-requantize", 0, &r);
+    CHECK_EXIT(r, 0);
+    CHECK(load(q4, &l));
+    if (l.gguf != NULL) {
+        const struct ggml_tensor * a = ggml_get_tensor(l.ctx, "a.weight");
+        const struct ggml_tensor * b = ggml_get_tensor(l.ctx, "b.weight");
+        CHECK(a->type == GGML_TYPE_Q4_0 && b->type == GGML_TYPE_Q4_0);
+        CHECK(ggml_get_tensor(l.ctx, "norm.weight")->type == GGML_TYPE_F32);
+        CHECK_EQ_INT(file_type_of(&l), 2);
+        double worst = 0.0;
+        const double bound = (1.0 + 1.0 / 254) / 8 + 1.0 / 254 + 1e-6;
+        CHECK_MSG(weights_within(a, bound, &worst), "requantized weights off by %g of the block maximum (bound %g)", worst, bound);
+        unload(&l);
+    }
+    // and back to f16 (a dequantization is a conversion of quantized weights too)
+    quantize(q4, q8, "f16", NULL, 0, &r);
+    CHECK_EXIT(r, 1);
+    CHECK(load(q8, &l)); // the refused conversion left the Q8_0 file as it was
+    if (l.gguf != NULL) {
+        CHECK(ggml_get_tensor(l.ctx, "a.weight")->type == GGML_TYPE_Q8_0);
+        unload(&l);
+    }
+    remove(q8);
+    remove(q4);
+}
+
+// weights that are no conversion candidates leave a file type that says what they are
+static void test_file_type_follows_weights(void) {
+    char in[300], out[300];
+    temp_path(in, sizeof(in), "f16-rows.gguf");
+    temp_path(out, sizeof(out), "f16-rows-q4_0.gguf");
+    const struct ggml_init_params ip = { .mem_size = 1 << 20, .mem_buffer = NULL, .no_alloc = false };
+    struct ggml_context * ctx = ggml_init(ip);
+    struct gguf_context * gguf = gguf_init_empty();
+    gguf_set_val_u32(gguf, "general.file_type", 7); // a false claim of the input: the output must not repeat it
+    // rows of 48: no whole Q4_0 blocks, so the weights stay F16
+    struct ggml_tensor * t = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, 48, 4);
+    ggml_set_name(t, "w.weight");
+    memset(t->data, 0, ggml_nbytes(t));
+    gguf_add_tensor(gguf, t);
+    CHECK(gguf_write_to_file(gguf, in, false));
+    gguf_free(gguf);
+    ggml_free(ctx);
+
+    struct program_result r;
+    quantize(in, out, "q4_0", NULL, 0, &r);
+    CHECK_EXIT(r, 0);
+    struct loaded l;
+    CHECK(load(out, &l));
+    if (l.gguf != NULL) {
+        CHECK(ggml_get_tensor(l.ctx, "w.weight")->type == GGML_TYPE_F16);
+        CHECK_EQ_INT(file_type_of(&l), 1);
+        unload(&l);
+    }
+    remove(in);
+    remove(out);
+}
+
+int main(void) {
+    const char * tmp = getenv("TMPDIR");
+    snprintf(g_dir, sizeof(g_dir), "%s/test-quantize-tool-XXXXXX", tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
+    if (mkdtemp(g_dir) == NULL) {
+        fprintf(stderr, "cannot create a temporary directory\n");
+        return 1;
+    }
+    make_weights();
+    char good[300];
+    temp_path(good, sizeof(good), "model-f32.gguf");
+    CHECK(write_input(good, false));
+
+    test_output_kept_on_failure(good);
+    test_output_not_a_file(good);
+    test_output_replaced(good);
+    test_empty_tensors();
+    test_requantize(good);
+    test_file_type_follows_weights();
+
+    char garbage[300];
+    temp_path(garbage, sizeof(garbage), "garbage.gguf");
+    remove(garbage);
+    remove(good);
+    CHECK_MSG(rmdir(g_dir) == 0, "files left in %s", g_dir);
+    return TEST_RESULT();
+}
