@@ -13,12 +13,14 @@
 // - the model quantized to Q8_0 by ggml-quantize's code: types and metadata
 //   of the output file, logits close to the reference;
 // - layers spread over devices by -ngl and --tensor-split, devices chosen by name;
-// - the sampler's choices against their definitions;
+// - the sampler's choices against their definitions, top-p's cutoff reached exactly;
+// - the ggml-run program itself: a prompt that fills the context exactly, -n 0;
 // - the synthetic model: the same bytes whatever the thread count;
 // - failures: missing, corrupt and truncated files, another architecture, a
 //   missing tensor or key, a wrong shape: NULL and a message, no crash.
 
 #include "testing.h"
+#include "run-program.h"
 
 #include "context.h"
 #include "model.h"
@@ -751,6 +753,26 @@ static void test_sampler(void) {
     CHECK(kept[1] > 800 && kept[3] > 800 && kept[0] + kept[2] + kept[4] == 0);
     run_sampler_free(s);
 
+    // top_p reached exactly: four equal logits weigh exactly 1/4 each, and
+    // the running sum meets 0.25, 0.5 and 0.75 with no rounding. The smallest
+    // set whose probability is at least top_p is kept: 1, 2, 3 tokens
+    const float equal[4] = { 3.0f, 3.0f, 3.0f, 3.0f };
+    const float cutoffs[3] = { 0.25f, 0.5f, 0.75f };
+    for (int c = 0; c < 3; c++) {
+        sp = (struct run_sampler_params) { .temp = 1.0f, .top_k = 0, .top_p = cutoffs[c], .seed = 17 };
+        s = run_sampler_new(&sp);
+        int seen[4] = { 0 };
+        for (int i = 0; i < 400; i++) {
+            seen[run_sample(s, equal, 4)]++;
+        }
+        for (int id = 0; id < 4; id++) {
+            // each kept token has probability 1/(c+1): at 400 draws, never below 100 for a fair one
+            CHECK_MSG(id <= c ? seen[id] >= 100 : seen[id] == 0, "top_p %.2f: token %d drawn %d times of 400",
+                      (double) cutoffs[c], id, seen[id]);
+        }
+        run_sampler_free(s);
+    }
+
     // the same seed gives the same draws
     sp = (struct run_sampler_params) { .temp = 1.0f, .top_k = 0, .top_p = 1.0f, .seed = 99 };
     struct run_sampler * a = run_sampler_new(&sp);
@@ -762,6 +784,48 @@ static void test_sampler(void) {
     CHECK(same);
     run_sampler_free(a);
     run_sampler_free(b);
+}
+
+//
+// the ggml-run program
+//
+
+static void run_cli(const char * const * args, struct program_result * r) {
+    char * argv[24];
+    int n = 0;
+    argv[n++] = (char *) GGML_RUN_BIN;
+    for (; args[n - 1] != NULL && n < 23; n++) {
+        argv[n] = (char *) args[n - 1];
+    }
+    argv[n] = NULL;
+    if (!run_program(argv, 0, r)) {
+        r->exited = false;
+        r->status = -1;
+    }
+}
+
+static void test_cli(const char * path) {
+    // the context a prompt and n tokens need
+    CHECK_EQ_INT(run_generation_length(4, 4, 0), 0);
+    CHECK_EQ_INT(run_generation_length(4, 4, 5), 0);
+    CHECK_EQ_INT(run_generation_length(3, 4, 0), -1);
+    CHECK_EQ_INT(run_generation_length(10, 4, 3), 3);
+    CHECK_EQ_INT(run_generation_length(10, 4, 100), 6);
+
+    // "hello" is 3 tokens with bos: -n 0 makes a context of exactly 3
+    struct program_result r;
+    char ending[32];
+    const char * no_gen[] = { "-m", path, "-p", "hello", "-n", "0", "-dev", "none", "-t", "1", NULL };
+    run_cli(no_gen, &r);
+    CHECK_MSG(r.exited && r.status == 0, "ggml-run -n 0 ended by %s:\n%s", program_ending(&r, ending, sizeof(ending)), r.output);
+    const char * gen[] = { "-m", path, "-p", "hello", "-n", "2", "-dev", "none", "-t", "1", NULL };
+    run_cli(gen, &r);
+    CHECK_MSG(r.exited && r.status == 0, "ggml-run -n 2 ended by %s:\n%s", program_ending(&r, ending, sizeof(ending)), r.output);
+    // a prompt longer than the context is still refused, with a message
+    const char * too_long[] = { "-m", path, "-p", "hello world", "-c", "2", "-n", "1", "-dev", "none", "-t", "1", NULL };
+    run_cli(too_long, &r);
+    CHECK_MSG(r.exited && r.status == 1 && strstr(r.output, "does not fit") != NULL,
+              "a prompt longer than the context: %s:\n%s", program_ending(&r, ending, sizeof(ending)), r.output);
 }
 
 //
@@ -943,6 +1007,7 @@ int main(void) {
     test_layer_split();
     test_quantize(path, &w);
     test_sampler();
+    test_cli(path);
     test_synthetic();
     test_failures(path, &w);
 

@@ -357,3 +357,10 @@ bool run_decode(struct run_context * rc, const int32_t * tokens, int64_t n_token
     rc->n_outputs = rc->params.all_logits ? n_tokens : 1;
     return true;
 }
+
+int64_t run_generation_length(int64_t n_ctx, int64_t n_prompt, int64_t n_predict) {
+    if (n_prompt > n_ctx) {
+        return -1;
+    }
+    return n_predict < n_ctx - n_prompt ? n_predict : n_ctx - n_prompt;
+}

@@ -61,6 +61,12 @@ const float * run_get_logits(const struct run_context * rc, int64_t i);
 // forget the sequence
 void run_context_reset(struct run_context * rc);
 
+// Tokens a generation of n_predict tokens after a prompt of n_prompt can make
+// in a context of n_ctx positions: n_predict, or fewer when the context fills
+// first; -1 when the prompt itself does not fit. A prompt that fills the
+// context exactly fits (and leaves no room to generate).
+int64_t run_generation_length(int64_t n_ctx, int64_t n_prompt, int64_t n_predict);
+
 // the backend the scheduler uses for a device, or NULL
 ggml_backend_t run_context_backend_of(const struct run_context * rc, ggml_backend_dev_t dev);
 

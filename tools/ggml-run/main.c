@@ -370,12 +370,12 @@ static void print_piece(const struct run_vocab * vocab, int32_t token) {
 
 static int run_generation(struct run_context * rc, const int32_t * prompt, int64_t n_prompt, const struct options * o) {
     const struct run_model * model = rc->model;
-    if (n_prompt >= rc->kv.n_ctx) {
+    // the context ends generation when it is full
+    const int64_t n_predict = run_generation_length(rc->kv.n_ctx, n_prompt, o->n_predict);
+    if (n_predict < 0) {
         run_error("the prompt of %lld tokens does not fit the context of %lld (see -c)", (long long) n_prompt, (long long) rc->kv.n_ctx);
         return 1;
     }
-    // the context ends generation when it is full
-    const int64_t n_predict = o->n_predict < rc->kv.n_ctx - n_prompt ? o->n_predict : rc->kv.n_ctx - n_prompt;
     struct run_sampler * sampler = run_sampler_new(&o->sampler);
     if (sampler == NULL) {
         return 1;
