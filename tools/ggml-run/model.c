@@ -48,6 +48,7 @@ void run_weight_source_free(struct run_weight_source * src) {
     if (src->meta != NULL) {
         ggml_free(src->meta);
     }
+    free(src->tensors);
     if (src->gguf != NULL) {
         gguf_free(src->gguf);
     }
@@ -128,6 +129,32 @@ static bool source_check_bounds(const struct run_weight_source * src) {
     return true;
 }
 
+bool run_source_index_tensors(struct run_weight_source * src) {
+    const int64_t n = gguf_get_n_tensors(src->gguf);
+    free(src->tensors);
+    src->tensors = (struct ggml_tensor **) run_calloc((size_t) (n > 0 ? n : 1), sizeof(*src->tensors), "the tensor index");
+    if (src->tensors == NULL) {
+        return false;
+    }
+    // meta holds the tensors in the GGUF's order (the reader and the
+    // synthetic model both create them so); a name search is the fallback
+    struct ggml_tensor * t = ggml_get_first_tensor(src->meta);
+    for (int64_t id = 0; id < n; id++) {
+        const char * name = gguf_get_tensor_name(src->gguf, id);
+        if (t == NULL || strcmp(t->name, name) != 0) {
+            t = ggml_get_tensor(src->meta, name);
+        }
+        src->tensors[id] = t;
+        t = t != NULL ? ggml_get_next_tensor(src->meta, t) : NULL;
+    }
+    return true;
+}
+
+struct ggml_tensor * run_source_tensor(const struct run_weight_source * src, const char * name) {
+    const int64_t id = gguf_find_tensor(src->gguf, name);
+    return id < 0 ? NULL : src->tensors[id];
+}
+
 // the file is opened first, so that a missing one is reported in one line
 static bool source_open_file(const char * path, bool use_mmap, struct run_weight_source * src) {
     memset(src, 0, sizeof(*src));
@@ -145,7 +172,7 @@ static bool source_open_file(const char * path, bool use_mmap, struct run_weight
         return false;
     }
     src->data_offset = gguf_get_data_offset(src->gguf);
-    if (!source_check_bounds(src)) {
+    if (!run_source_index_tensors(src) || !source_check_bounds(src)) {
         run_weight_source_free(src);
         return false;
     }
@@ -295,7 +322,7 @@ enum weight_use {
 };
 
 static struct ggml_tensor * model_tensor(struct run_model * model, const char * name, int64_t ne0, int64_t ne1, bool required) {
-    struct ggml_tensor * t = ggml_get_tensor(model->src.meta, name);
+    struct ggml_tensor * t = run_source_tensor(&model->src, name);
     if (t == NULL) {
         if (required) {
             run_error("tensor %s is missing", name);
@@ -339,7 +366,7 @@ static bool model_find_tensors(struct run_model * model) {
     if (model->output_norm == NULL) {
         return false;
     }
-    model->output = ggml_get_tensor(model->src.meta, "output.weight") != NULL
+    model->output = run_source_tensor(&model->src, "output.weight") != NULL
         ? model_tensor(model, "output.weight", hp->n_embd, hp->n_vocab, true)
         : model->tok_embd; // tied embeddings
     if (model->output == NULL) {
@@ -583,7 +610,7 @@ static bool model_place_weights(struct run_model * model, const struct run_model
         !run_devices_assign_layers(&model->devs, model->hp.n_layer, params->n_gpu_layers, params->tensor_split, model->layer_dev)) {
         return false;
     }
-    struct ggml_tensor * rope_freqs = ggml_get_tensor(model->src.meta, "rope_freqs.weight");
+    struct ggml_tensor * rope_freqs = run_source_tensor(&model->src, "rope_freqs.weight");
     if (rope_freqs != NULL && model_tensor(model, "rope_freqs.weight", model->hp.n_rot / 2, 1, true) == NULL) {
         return false;
     }

@@ -60,6 +60,7 @@ struct run_layer {
 struct run_weight_source {
     struct gguf_context * gguf;
     struct ggml_context * meta;        // one tensor per GGUF tensor, no data
+    struct ggml_tensor ** tensors;     // tensors[id]: meta's tensor of GGUF tensor id
     void   * base;
     size_t   size;
     size_t   data_offset;
@@ -115,6 +116,15 @@ size_t run_model_weight_bytes(const struct run_model * model);
 
 // frees a source that was not handed to run_model_from_source
 void run_weight_source_free(struct run_weight_source * src);
+
+// Fills src->tensors once gguf and meta hold the same tensors, so that a
+// tensor is found by name through the GGUF's hash index rather than by a
+// search of meta (quadratic over a model of many layers). False (reported)
+// when memory runs out.
+bool run_source_index_tensors(struct run_weight_source * src);
+
+// meta's tensor named name, or NULL
+struct ggml_tensor * run_source_tensor(const struct run_weight_source * src, const char * name);
 
 #ifdef __cplusplus
 }

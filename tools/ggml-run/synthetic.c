@@ -252,7 +252,7 @@ static void synth_add_tensors(struct ggml_context * ctx, struct gguf_context * g
 struct synth_fill_job {
     const struct run_synth_params * p;
     struct gguf_context * gguf;
-    struct ggml_context * meta;
+    struct ggml_tensor ** tensors; // by GGUF tensor id
     uint8_t * data;
     int ith;
     int nth;
@@ -275,7 +275,7 @@ static void * synth_fill_worker(void * arg) {
     int64_t row_cap = 0;
     for (int64_t id = 0; id < gguf_get_n_tensors(job->gguf); id++) {
         const char * name = gguf_get_tensor_name(job->gguf, id);
-        const struct ggml_tensor * t = ggml_get_tensor(job->meta, name);
+        const struct ggml_tensor * t = job->tensors[id];
         const int64_t ne0 = t->ne[0], nrows = ggml_nrows(t);
         if (ne0 > row_cap) {
             free(row);
@@ -298,14 +298,14 @@ static void * synth_fill_worker(void * arg) {
     return NULL;
 }
 
-static bool synth_fill(const struct run_synth_params * p, struct gguf_context * gguf, struct ggml_context * meta, uint8_t * data) {
+static bool synth_fill(const struct run_synth_params * p, struct gguf_context * gguf, struct ggml_tensor ** tensors, uint8_t * data) {
     const int nth = p->n_threads > 0 ? p->n_threads : 1;
     struct synth_fill_job * jobs = (struct synth_fill_job *) run_calloc((size_t) nth, sizeof(*jobs), "the weight generator");
     pthread_t * threads = (pthread_t *) run_calloc((size_t) nth, sizeof(pthread_t), "the weight generator");
     bool * started = (bool *) run_calloc((size_t) nth, sizeof(bool), "the weight generator");
     bool ok = jobs != NULL && threads != NULL && started != NULL;
     for (int i = 0; ok && i < nth; i++) {
-        jobs[i] = (struct synth_fill_job) { .p = p, .gguf = gguf, .meta = meta, .data = data, .ith = i, .nth = nth, .ok = true };
+        jobs[i] = (struct synth_fill_job) { .p = p, .gguf = gguf, .tensors = tensors, .data = data, .ith = i, .nth = nth, .ok = true };
     }
     for (int i = 1; ok && i < nth; i++) {
         started[i] = pthread_create(&threads[i], NULL, synth_fill_worker, &jobs[i]) == 0;
@@ -365,6 +365,9 @@ bool run_synth_source(const struct run_synth_params * p, struct run_weight_sourc
     bool ok = synth_set_vocab(src->gguf, p->n_vocab);
     if (ok) {
         synth_add_tensors(src->meta, src->gguf, p);
+        ok = run_source_index_tensors(src);
+    }
+    if (ok) {
         const int64_t last = gguf_get_n_tensors(src->gguf) - 1;
         const size_t align = gguf_get_alignment(src->gguf);
         src->size = (gguf_get_tensor_offset(src->gguf, last) + gguf_get_tensor_size(src->gguf, last) + align - 1) / align * align;
@@ -376,7 +379,7 @@ bool run_synth_source(const struct run_synth_params * p, struct run_weight_sourc
         } else {
             src->base    = mem;
             src->release = synth_release;
-            ok = synth_fill(p, src->gguf, src->meta, (uint8_t *) mem);
+            ok = synth_fill(p, src->gguf, src->tensors, (uint8_t *) mem);
         }
     }
     if (!ok) {
