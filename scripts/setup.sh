@@ -4,6 +4,8 @@
 set -euo pipefail
 
 pkgs="cmake make gcc g++ pkg-config"
+# the GGUF fuzz target: clang with libFuzzer and the sanitizer runtimes
+pkgs="$pkgs clang libclang-rt-14-dev"
 missing=""
 for p in $pkgs; do
     dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
