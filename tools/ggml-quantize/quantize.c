@@ -284,6 +284,10 @@ static bool gq_plan_tensors(const struct gguf_context * in, struct ggml_context 
         if (t == NULL || strcmp(t->name, name) != 0) {
             t = ggml_get_tensor(meta, name);
         }
+        if (t == NULL) {
+            gq_error("tensor %s of the GGUF has no ggml tensor", name); // the reader creates one for each
+            return false;
+        }
         plan->tensors[i] = t;
         if (!gq_choose(t, params, &plan->convert[i])) {
             return false;
