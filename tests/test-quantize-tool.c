@@ -10,7 +10,9 @@
 // - an already quantized model is refused with a message, and with
 //   --allow-requantize converted again: the weights against the original
 //   floats within the two formats' rounding bounds, general.file_type saying
-//   what the weights are.
+//   what the weights are;
+// - a matrix large enough to be split over threads: the same bytes with 1
+//   and 3 threads, each weight within Q8_0's rounding of the original.
 
 #define _GNU_SOURCE
 
@@ -461,6 +463,76 @@ static void test_file_type_follows_weights(void) {
     remove(out);
 }
 
+//
+// rows split over threads
+//
+
+enum { BIG_NE0 = 256, BIG_NE1 = 1024 }; // 4 threads' worth of elements
+
+static void test_threads(void) {
+    char in[300], out1[300], out3[300];
+    temp_path(in, sizeof(in), "big.gguf");
+    temp_path(out1, sizeof(out1), "big-1.gguf");
+    temp_path(out3, sizeof(out3), "big-3.gguf");
+    const struct ggml_init_params ip = { .mem_size = 2 << 20, .mem_buffer = NULL, .no_alloc = false };
+    struct ggml_context * ctx = ggml_init(ip);
+    struct gguf_context * gguf = gguf_init_empty();
+    struct ggml_tensor * t = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, BIG_NE0, BIG_NE1);
+    ggml_set_name(t, "big.weight");
+    float * w = (float *) t->data;
+    uint32_t state = 777;
+    for (int i = 0; i < BIG_NE0 * BIG_NE1; i++) {
+        state = state * 1664525u + 1013904223u;
+        w[i] = (float) (state >> 8) / 16777216.0f - 0.5f;
+    }
+    gguf_add_tensor(gguf, t);
+    CHECK(gguf_write_to_file(gguf, in, false));
+
+    struct program_result r;
+    char * argv1[] = { (char *) GGML_QUANTIZE_BIN, (char *) "-q", (char *) "-t", (char *) "1", in, out1, (char *) "q8_0", NULL };
+    char * argv3[] = { (char *) GGML_QUANTIZE_BIN, (char *) "-q", (char *) "-t", (char *) "3", in, out3, (char *) "q8_0", NULL };
+    CHECK(run_program(argv1, 0, &r));
+    CHECK_EXIT(r, 0);
+    CHECK(run_program(argv3, 0, &r));
+    CHECK_EXIT(r, 0);
+    struct loaded l1, l3;
+    CHECK(load(out1, &l1));
+    CHECK(load(out3, &l3));
+    if (l1.gguf != NULL && l3.gguf != NULL) {
+        const struct ggml_tensor * a = ggml_get_tensor(l1.ctx, "big.weight");
+        const struct ggml_tensor * b = ggml_get_tensor(l3.ctx, "big.weight");
+        CHECK(a->type == GGML_TYPE_Q8_0 && b->type == GGML_TYPE_Q8_0);
+        CHECK(ggml_nbytes(a) == ggml_nbytes(b) && memcmp(a->data, b->data, ggml_nbytes(a)) == 0);
+        // Q8_0: each weight within 1/254 of its block's largest (plus the F16 scale's rounding)
+        float row[BIG_NE0];
+        double worst = 0.0;
+        for (int r0 = 0; r0 < BIG_NE1; r0++) {
+            ggml_get_type_traits(GGML_TYPE_Q8_0)->to_float((const char *) b->data + r0 * b->nb[1], row, BIG_NE0);
+            for (int c0 = 0; c0 < BIG_NE0; c0 += 32) {
+                double amax = 0.0;
+                for (int c = c0; c < c0 + 32; c++) {
+                    amax = fmax(amax, fabs((double) w[r0 * BIG_NE0 + c]));
+                }
+                for (int c = c0; c < c0 + 32; c++) {
+                    worst = fmax(worst, fabs((double) row[c] - (double) w[r0 * BIG_NE0 + c]) / amax);
+                }
+            }
+        }
+        CHECK_MSG(worst <= 1.0 / 254 + 1.0 / 1024, "Q8_0 weights off by %g of the block maximum", worst);
+    }
+    if (l1.gguf != NULL) {
+        unload(&l1);
+    }
+    if (l3.gguf != NULL) {
+        unload(&l3);
+    }
+    gguf_free(gguf);
+    ggml_free(ctx);
+    remove(in);
+    remove(out1);
+    remove(out3);
+}
+
 int main(void) {
     const char * tmp = getenv("TMPDIR");
     snprintf(g_dir, sizeof(g_dir), "%s/test-quantize-tool-XXXXXX", tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
@@ -479,6 +551,7 @@ int main(void) {
     test_empty_tensors();
     test_requantize(good);
     test_file_type_follows_weights();
+    test_threads();
 
     char garbage[300];
     temp_path(garbage, sizeof(garbage), "garbage.gguf");
