@@ -259,9 +259,10 @@ static void * worker_main(void * arg) {
 //
 
 struct ggml_threadpool * ggml_threadpool_new(struct ggml_threadpool_params * params) {
-    if (params == NULL || params->n_threads < 1 || params->n_threads > GGML_MAX_N_THREADS) {
-        GGML_LOG_ERROR("%s: invalid number of threads %d (1..%d)\n", __func__,
-                       params ? params->n_threads : 0, GGML_MAX_N_THREADS);
+    // no upper limit: as many threads as the system lets us start (cpumask,
+    // of GGML_MAX_N_THREADS entries, names cpus, not threads)
+    if (params == NULL || params->n_threads < 1) {
+        GGML_LOG_ERROR("%s: invalid number of threads %d (at least 1)\n", __func__, params ? params->n_threads : 0);
         return NULL;
     }
 
