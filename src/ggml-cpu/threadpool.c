@@ -43,6 +43,7 @@ struct ggml_worker {
 struct ggml_threadpool {
     pthread_mutex_t mutex;
     pthread_cond_t  cond;
+    pthread_mutex_t run_mutex; // one job at a time: a pool may be lent to several backends
 
     struct ggml_worker * workers; // [n_threads_max], workers[0] is the caller's slot
     int n_threads_max;
@@ -277,6 +278,7 @@ struct ggml_threadpool * ggml_threadpool_new(struct ggml_threadpool_params * par
 
     pthread_mutex_init(&tp->mutex, NULL);
     pthread_cond_init(&tp->cond, NULL);
+    pthread_mutex_init(&tp->run_mutex, NULL);
     pthread_mutex_init(&tp->barrier_mutex, NULL);
     pthread_cond_init(&tp->barrier_cond, NULL);
     tp->workers       = workers;
@@ -335,6 +337,7 @@ void ggml_threadpool_free(struct ggml_threadpool * tp) {
     }
     pthread_cond_destroy(&tp->cond);
     pthread_mutex_destroy(&tp->mutex);
+    pthread_mutex_destroy(&tp->run_mutex);
     pthread_cond_destroy(&tp->barrier_cond);
     pthread_mutex_destroy(&tp->barrier_mutex);
     free(tp->workers);
@@ -357,6 +360,7 @@ void ggml_threadpool_resume(struct ggml_threadpool * tp) {
 void ggml_threadpool_run(struct ggml_threadpool * tp, int n_threads, ggml_cpu_job_t job, void * arg) {
     GGML_ASSERT(n_threads >= 1 && n_threads <= tp->n_threads_max);
 
+    pthread_mutex_lock(&tp->run_mutex);
     tp->job_fn  = job;
     tp->job_arg = arg;
     atomic_store(&tp->job_n_threads, n_threads);
@@ -384,4 +388,5 @@ void ggml_threadpool_run(struct ggml_threadpool * tp, int n_threads, ggml_cpu_jo
             sched_yield();
         }
     }
+    pthread_mutex_unlock(&tp->run_mutex);
 }
