@@ -3,9 +3,11 @@
 // matter (an ADD of 16 floats), so what is timed is the dispatch: the thread
 // pool waking, one barrier per node, the abort-callback poll.
 //
-//   usage: bench-threadpool [n_nodes=2000] [reps=200]
-// Prints the best time per graph and per node for 1, 2 and 4 threads, and
+//   usage: bench-threadpool [n_nodes=2000] [reps=200] [threads=1,2,4]
+// Prints the best time per graph and per node for each thread count, and
 // the same graph computed back to back versus after the workers fell asleep.
+// Times are taken in ns, so that small graphs show fixed costs per graph
+// (such as the backend's lock) too.
 
 #include "ggml.h"
 #include "ggml-alloc.h"
@@ -16,6 +18,13 @@
 #include <stdlib.h>
 #include <time.h>
 
+static int64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+// the best time of reps computations, in ns
 static int64_t best_of(ggml_backend_t cpu, struct ggml_cgraph * gf, int reps, int sleep_us) {
     int64_t best = INT64_MAX;
     for (int r = 0; r < reps; r++) {
@@ -23,9 +32,9 @@ static int64_t best_of(ggml_backend_t cpu, struct ggml_cgraph * gf, int reps, in
             struct timespec ts = { 0, (long) sleep_us * 1000 };
             nanosleep(&ts, NULL);
         }
-        const int64_t t0 = ggml_time_us();
+        const int64_t t0 = now_ns();
         ggml_backend_graph_compute(cpu, gf);
-        const int64_t dt = ggml_time_us() - t0;
+        const int64_t dt = now_ns() - t0;
         best = dt < best ? dt : best;
     }
     return best;
@@ -34,6 +43,7 @@ static int64_t best_of(ggml_backend_t cpu, struct ggml_cgraph * gf, int reps, in
 int main(int argc, char ** argv) {
     const int n_nodes = argc > 1 ? atoi(argv[1]) : 2000;
     const int reps    = argc > 2 ? atoi(argv[2]) : 200;
+    const char * list = argc > 3 ? argv[3] : "1,2,4";
 
     ggml_backend_t cpu = ggml_backend_cpu_init();
     struct ggml_init_params params = { ((size_t) n_nodes + 16) * ggml_tensor_overhead() + ggml_graph_overhead_custom((size_t) n_nodes + 16, false), NULL, true };
@@ -49,14 +59,20 @@ int main(int argc, char ** argv) {
     ggml_backend_buffer_clear(buf, 0);
 
     printf("%d ADD nodes of 16 floats, best of %d\n", n_nodes, reps);
-    const int threads[] = { 1, 2, 4 };
-    for (size_t t = 0; t < sizeof(threads) / sizeof(threads[0]); t++) {
-        ggml_backend_cpu_set_n_threads(cpu, threads[t]);
+    for (const char * p = list; *p != '\0'; ) {
+        char * end = NULL;
+        const long n_threads = strtol(p, &end, 10);
+        if (end == p || n_threads < 1) {
+            fprintf(stderr, "bench-threadpool: bad thread list '%s'\n", list);
+            return 1;
+        }
+        p = *end == ',' ? end + 1 : end;
+        ggml_backend_cpu_set_n_threads(cpu, (int) n_threads);
         ggml_backend_graph_compute(cpu, gf); // warm: creates the pool
         const int64_t hot  = best_of(cpu, gf, reps, 0);
         const int64_t cold = best_of(cpu, gf, reps / 10 + 1, 20000); // workers asleep after 20 ms
-        printf("threads %d: %8.1f us per graph, %6.3f us per node (back to back); %8.1f us after the workers slept\n",
-               threads[t], (double) hot, (double) hot / n_nodes, (double) cold);
+        printf("threads %ld: %10.2f us per graph, %6.3f us per node (back to back); %8.1f us after the workers slept\n",
+               n_threads, hot / 1e3, hot / 1e3 / n_nodes, cold / 1e3);
     }
 
     ggml_backend_buffer_free(buf);

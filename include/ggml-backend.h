@@ -13,6 +13,27 @@
 //
 // The interfaces behind these handles are in ggml-backend-impl.h.
 //
+// Threads. Sharing one backend (stream) object between threads is safe for
+// its stream calls: graph compute (also async and through plans), the async
+// and 2-D async tensor transfers, ggml_backend_tensor_copy_async, synchronize
+// and event record/wait hold a lock of that backend object for the call, so
+// the graphs of several threads run one after another, each whole (upstream
+// makes no such promise). What stays the callers' business:
+//  - the data: two threads computing graphs that write the same tensors, or
+//    one reading a tensor while another's graph writes it, race as they would
+//    on any memory (the lock orders calls, not the tensors' contents);
+//  - ggml_backend_tensor_set/get/memset and buffer calls take no backend and
+//    no lock: a buffer and the tensors in it are used by one thread at a time;
+//  - a queued async call is ordered only within its own thread's calls:
+//    synchronize waits for all work queued on the stream, by any thread;
+//  - configuring a backend (ggml_backend_cpu_set_n_threads, set_threadpool,
+//    set_abort_callback, ...) while another thread computes on it, and
+//    freeing it while it is in use, are not safe;
+//  - a ggml_backend_sched, a ggml_gallocr and a ggml_context are used by one
+//    thread at a time; separate ones over a shared backend are fine.
+// Devices, registries and buffer types may be queried from any thread;
+// registration and module loading are serialized by the registry.
+//
 
 #include "ggml.h"
 #include "ggml-alloc.h"

@@ -7,8 +7,13 @@
 // NULL. Tensor reads and writes check that the tensor is allocated and that
 // the byte range lies inside it before the backend sees the call: backends
 // may trust offset and size.
+//
+// Every call that uses a backend's stream (compute, plans, asynchronous and
+// synchronizing transfers, events) holds that backend's lock
+// (ggml-backend-lock.h): threads sharing one backend object take turns.
 
 #include "ggml-backend-impl.h"
+#include "ggml-backend-lock.h"
 #include "ggml-impl.h"
 
 #include <stdio.h>
@@ -319,6 +324,7 @@ void ggml_backend_free(ggml_backend_t backend) {
     if (backend == NULL) {
         return;
     }
+    ggml_backend_stream_forget(backend);
     backend->iface.free(backend);
 }
 
@@ -342,6 +348,7 @@ size_t ggml_backend_get_max_size(ggml_backend_t backend) {
 void ggml_backend_tensor_set_async(ggml_backend_t backend, struct ggml_tensor * tensor, const void * data, size_t offset, size_t size) {
     GGML_ASSERT(backend != NULL);
     tensor_check_access(tensor, "async write", offset, size, 1, 0);
+    pthread_mutex_t * lock = ggml_backend_stream_lock(backend);
     if (backend->iface.set_tensor_async == NULL) {
         // the write must come after the work already queued
         ggml_backend_synchronize(backend);
@@ -349,17 +356,20 @@ void ggml_backend_tensor_set_async(ggml_backend_t backend, struct ggml_tensor * 
     } else {
         backend->iface.set_tensor_async(backend, tensor, data, offset, size);
     }
+    ggml_backend_stream_unlock(lock);
 }
 
 void ggml_backend_tensor_get_async(ggml_backend_t backend, const struct ggml_tensor * tensor, void * data, size_t offset, size_t size) {
     GGML_ASSERT(backend != NULL);
     tensor_check_access(tensor, "async read", offset, size, 1, 0);
+    pthread_mutex_t * lock = ggml_backend_stream_lock(backend);
     if (backend->iface.get_tensor_async == NULL) {
         ggml_backend_synchronize(backend);
         ggml_backend_tensor_get(tensor, data, offset, size);
     } else {
         backend->iface.get_tensor_async(backend, tensor, data, offset, size);
     }
+    ggml_backend_stream_unlock(lock);
 }
 
 void ggml_backend_tensor_set_2d_async(ggml_backend_t backend, struct ggml_tensor * tensor, const void * data, size_t offset, size_t size,
@@ -376,7 +386,9 @@ void ggml_backend_tensor_set_2d_async(ggml_backend_t backend, struct ggml_tensor
         return;
     }
     tensor_check_access(tensor, "async 2-D write", offset, size, n_copies, stride_tensor);
+    pthread_mutex_t * lock = ggml_backend_stream_lock(backend);
     backend->iface.set_tensor_2d_async(backend, tensor, data, offset, size, n_copies, stride_tensor, stride_data);
+    ggml_backend_stream_unlock(lock);
 }
 
 void ggml_backend_tensor_get_2d_async(ggml_backend_t backend, const struct ggml_tensor * tensor, void * data, size_t offset, size_t size,
@@ -393,43 +405,64 @@ void ggml_backend_tensor_get_2d_async(ggml_backend_t backend, const struct ggml_
         return;
     }
     tensor_check_access(tensor, "async 2-D read", offset, size, n_copies, stride_tensor);
+    pthread_mutex_t * lock = ggml_backend_stream_lock(backend);
     backend->iface.get_tensor_2d_async(backend, tensor, data, offset, size, n_copies, stride_tensor, stride_data);
+    ggml_backend_stream_unlock(lock);
 }
 
 void ggml_backend_synchronize(ggml_backend_t backend) {
     GGML_ASSERT(backend != NULL);
     if (backend->iface.synchronize != NULL) {
+        pthread_mutex_t * lock = ggml_backend_stream_lock(backend);
         backend->iface.synchronize(backend);
+        ggml_backend_stream_unlock(lock);
     }
 }
 
 ggml_backend_graph_plan_t ggml_backend_graph_plan_create(ggml_backend_t backend, struct ggml_cgraph * cgraph) {
     GGML_ASSERT(backend != NULL);
     GGML_ASSERT(backend->iface.graph_plan_create != NULL && "this backend has no graph plans");
-    return backend->iface.graph_plan_create(backend, cgraph);
+    pthread_mutex_t * lock = ggml_backend_stream_lock(backend);
+    ggml_backend_graph_plan_t plan = backend->iface.graph_plan_create(backend, cgraph);
+    ggml_backend_stream_unlock(lock);
+    return plan;
 }
 
 void ggml_backend_graph_plan_free(ggml_backend_t backend, ggml_backend_graph_plan_t plan) {
     GGML_ASSERT(backend != NULL);
     GGML_ASSERT(backend->iface.graph_plan_free != NULL && "this backend has no graph plans");
+    pthread_mutex_t * lock = ggml_backend_stream_lock(backend);
     backend->iface.graph_plan_free(backend, plan);
+    ggml_backend_stream_unlock(lock);
 }
 
 enum ggml_status ggml_backend_graph_plan_compute(ggml_backend_t backend, ggml_backend_graph_plan_t plan) {
     GGML_ASSERT(backend != NULL);
     GGML_ASSERT(backend->iface.graph_plan_compute != NULL && "this backend has no graph plans");
-    return backend->iface.graph_plan_compute(backend, plan);
+    pthread_mutex_t * lock = ggml_backend_stream_lock(backend);
+    const enum ggml_status status = backend->iface.graph_plan_compute(backend, plan);
+    ggml_backend_stream_unlock(lock);
+    return status;
 }
 
 enum ggml_status ggml_backend_graph_compute(ggml_backend_t backend, struct ggml_cgraph * cgraph) {
-    const enum ggml_status status = ggml_backend_graph_compute_async(backend, cgraph);
-    ggml_backend_synchronize(backend);
+    GGML_ASSERT(backend != NULL);
+    // one lock for both: another thread's graph cannot slip in before the wait
+    pthread_mutex_t * lock = ggml_backend_stream_lock(backend);
+    const enum ggml_status status = backend->iface.graph_compute(backend, cgraph);
+    if (backend->iface.synchronize != NULL) {
+        backend->iface.synchronize(backend);
+    }
+    ggml_backend_stream_unlock(lock);
     return status;
 }
 
 enum ggml_status ggml_backend_graph_compute_async(ggml_backend_t backend, struct ggml_cgraph * cgraph) {
     GGML_ASSERT(backend != NULL);
-    return backend->iface.graph_compute(backend, cgraph);
+    pthread_mutex_t * lock = ggml_backend_stream_lock(backend);
+    const enum ggml_status status = backend->iface.graph_compute(backend, cgraph);
+    ggml_backend_stream_unlock(lock);
+    return status;
 }
 
 bool ggml_backend_supports_op(ggml_backend_t backend, const struct ggml_tensor * op) {
@@ -495,9 +528,15 @@ void ggml_backend_tensor_copy_async(ggml_backend_t backend_src, ggml_backend_t b
         return;
     }
     GGML_ASSERT(backend_src != NULL && backend_dst != NULL);
-    if (backend_dst->iface.cpy_tensor_async != NULL &&
-        backend_dst->iface.cpy_tensor_async(backend_src, backend_dst, src, dst)) {
-        return;
+    if (backend_dst->iface.cpy_tensor_async != NULL) {
+        // the copy is queued on dst's stream after work of src's: both are used
+        pthread_mutex_t * locks[2];
+        ggml_backend_stream_lock2(backend_src, backend_dst, locks);
+        const bool done = backend_dst->iface.cpy_tensor_async(backend_src, backend_dst, src, dst);
+        ggml_backend_stream_unlock2(locks);
+        if (done) {
+            return;
+        }
     }
     // what an asynchronous copy promises (after the queued work of both
     // streams) a synchronous one gives by waiting for both first
@@ -529,7 +568,9 @@ void ggml_backend_event_record(ggml_backend_event_t event, ggml_backend_t backen
     GGML_ASSERT(event != NULL);
     GGML_ASSERT(backend != NULL);
     GGML_ASSERT(backend->iface.event_record != NULL && "this backend cannot record events");
+    pthread_mutex_t * lock = ggml_backend_stream_lock(backend);
     backend->iface.event_record(backend, event);
+    ggml_backend_stream_unlock(lock);
 }
 
 void ggml_backend_event_synchronize(ggml_backend_event_t event) {
@@ -542,7 +583,9 @@ void ggml_backend_event_wait(ggml_backend_t backend, ggml_backend_event_t event)
     GGML_ASSERT(event != NULL);
     GGML_ASSERT(backend != NULL);
     GGML_ASSERT(backend->iface.event_wait != NULL && "this backend cannot wait for events");
+    pthread_mutex_t * lock = ggml_backend_stream_lock(backend);
     backend->iface.event_wait(backend, event);
+    ggml_backend_stream_unlock(lock);
 }
 
 //

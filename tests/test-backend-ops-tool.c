@@ -92,6 +92,55 @@ static void test_reference(ggml_backend_t backend) {
         ggml_free(ctx);
     }
 
+    // softmax rows: one NaN, all NaN, a NaN mask, masked entirely to -inf
+    // (zeros), and a plain row [0, ln 3] -> [1/4, 3/4]
+    {
+        struct ggml_context * ctx = new_ctx();
+        struct ggml_tensor * a = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 2, 5);
+        struct ggml_tensor * m = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 2, 5);
+        struct ggml_tensor * out = ggml_soft_max_ext(ctx, a, m, 1.0f, 0.0f);
+        const float xa[10] = { 1, NAN,  NAN, NAN,  1, 2,  1, 2,  0, logf(3.0f) };
+        const float xm[10] = { 0, 0,  0, 0,  NAN, 0,  -INFINITY, -INFINITY,  0, 0 };
+        struct ggml_tensor * in[2] = { a, m };
+        const float * d[2] = { xa, xm };
+        double * v = ref_run(ctx, backend, in, d, 2, out, &buf);
+        for (int i = 0; i < 6; i++) {
+            CHECK_MSG(isnan(v[i]), "softmax reference: value %d is %g, want NaN", i, v[i]);
+        }
+        CHECK(v[6] == 0.0 && v[7] == 0.0);
+        CHECK_NEAR(v[8], 0.25, 1e-7);
+        CHECK_NEAR(v[9], 0.75, 1e-7);
+        free(v);
+        ggml_backend_buffer_free(buf);
+        ggml_free(ctx);
+    }
+
+    // flash attention, two keys, four queries: q NaN; the mask of the only key
+    // left NaN; every key masked (zeros); the NaN K row masked (not read)
+    {
+        struct ggml_context * ctx = new_ctx();
+        struct ggml_tensor * q = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 2, 4, 1, 1);
+        struct ggml_tensor * k = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 2, 2, 1, 1);
+        struct ggml_tensor * v = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 2, 2, 1, 1);
+        struct ggml_tensor * m = ggml_new_tensor_4d(ctx, GGML_TYPE_F16, 2, 4, 1, 1);
+        struct ggml_tensor * out = ggml_flash_attn_ext(ctx, q, k, v, m, 1.0f, 0.0f, 0.0f);
+        const float xq[8] = { NAN, 1,  1, 1,  1, 1,  1, 1 };
+        const float xk[4] = { 1, 0,  NAN, 5 };
+        const float xv[4] = { 0.25f, -2,  7, 7 };
+        const float xm[8] = { 0, -INFINITY,  NAN, -INFINITY,  -INFINITY, -INFINITY,  0, -INFINITY };
+        struct ggml_tensor * in[4] = { q, k, v, m };
+        const float * d[4] = { xq, xk, xv, xm };
+        double * r = ref_run(ctx, backend, in, d, 4, out, &buf);
+        CHECK(isnan(r[0]) && isnan(r[1]));
+        CHECK(isnan(r[2]) && isnan(r[3]));
+        CHECK(r[4] == 0.0 && r[5] == 0.0);
+        CHECK_NEAR(r[6], 0.25, 0);
+        CHECK_NEAR(r[7], -2, 0);
+        free(r);
+        ggml_backend_buffer_free(buf);
+        ggml_free(ctx);
+    }
+
     // rope, normal mode, 4 dims, position 3: pair 0 turns by 3 rad, pair 1 by 3/100 rad (base 10000, n_dims 4)
     {
         struct ggml_context * ctx = new_ctx();

@@ -19,6 +19,7 @@
 #include "testing.h"
 
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -278,7 +279,61 @@ static void test_backend_abort(void) {
     ggml_backend_free(cpu);
 }
 
+// more threads than GGML_MAX_N_THREADS (512): there is no fixed limit, the
+// backend runs them (issue 10, defect 3: it asserted at 512); a count below 1
+// is refused with a log line and the previous count kept
+static void test_many_threads(void) {
+    const int n_threads = GGML_MAX_N_THREADS + 88;
+    struct ggml_threadpool_params tpp = ggml_threadpool_params_default(n_threads);
+    struct ggml_threadpool * tp = ggml_threadpool_new(&tpp);
+    CHECK(tp != NULL);
+    if (tp != NULL) {
+        CHECK_EQ_INT(ggml_threadpool_get_n_threads(tp), n_threads);
+        ggml_threadpool_free(tp);
+    }
+    tpp.n_threads = 0;
+    CHECK(ggml_threadpool_new(&tpp) == NULL);
+
+    ggml_backend_t cpu = ggml_backend_cpu_init();
+    ggml_backend_cpu_set_n_threads(cpu, 0);  // refused
+    ggml_backend_cpu_set_n_threads(cpu, -3); // refused
+    ggml_backend_cpu_set_n_threads(cpu, n_threads);
+
+    // y = ((x + x) + x) ... over 2000 values: every thread has elements of
+    // the next node to read that others wrote
+    const int n = 2000, n_add = 4;
+    struct ggml_init_params params = { 16 * ggml_tensor_overhead() + ggml_graph_overhead(), NULL, true };
+    struct ggml_context * ctx = ggml_init(params);
+    struct ggml_tensor * x = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, n);
+    struct ggml_tensor * cur = x;
+    for (int k = 0; k < n_add; k++) {
+        cur = ggml_add(ctx, cur, x);
+    }
+    struct ggml_cgraph * gf = ggml_new_graph(ctx);
+    ggml_build_forward_expand(gf, cur);
+    ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors(ctx, cpu);
+    float * xv = malloc((size_t) n * sizeof(float));
+    float * yv = malloc((size_t) n * sizeof(float));
+    for (int i = 0; i < n; i++) {
+        xv[i] = (float) i - 700.0f;
+    }
+    ggml_backend_tensor_set(x, xv, 0, (size_t) n * sizeof(float));
+    CHECK(ggml_backend_graph_compute(cpu, gf) == GGML_STATUS_SUCCESS);
+    ggml_backend_tensor_get(cur, yv, 0, (size_t) n * sizeof(float));
+    int bad = 0;
+    for (int i = 0; i < n; i++) {
+        bad += yv[i] != (float)(n_add + 1) * xv[i];
+    }
+    CHECK_MSG(bad == 0, "%d threads: %d wrong values", n_threads, bad);
+    free(yv);
+    free(xv);
+    ggml_backend_buffer_free(buf);
+    ggml_free(ctx);
+    ggml_backend_free(cpu);
+}
+
 int main(void) {
+    test_many_threads();
     test_backend_abort();
     test_task_indices();
     test_barrier_chain();

@@ -87,7 +87,7 @@ typedef void (*ggml_cpu_job_t)(void * arg, int ith, int nth);
 
 // Run job(arg, ith, n_threads) on threads 0..n_threads-1 of the pool (the
 // caller is thread 0) and return when all have finished. n_threads must not
-// exceed the pool's size. One job at a time per pool.
+// exceed the pool's size. Callers sharing a pool take turns (a lock).
 void ggml_threadpool_run(struct ggml_threadpool * tp, int n_threads, ggml_cpu_job_t job, void * arg);
 
 // a pool of n_threads threads with default parameters (NULL on failure)

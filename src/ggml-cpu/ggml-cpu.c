@@ -193,9 +193,15 @@ bool ggml_backend_is_cpu(ggml_backend_t backend) {
     return backend != NULL && ggml_guid_matches(backend->guid, ggml_backend_cpu_guid());
 }
 
+// Any positive count: the pool is made at the next compute, and if the system
+// cannot start that many threads, that compute fails with a log line.
 void ggml_backend_cpu_set_n_threads(ggml_backend_t backend_cpu, int n_threads) {
     GGML_ASSERT(ggml_backend_is_cpu(backend_cpu));
-    GGML_ASSERT(n_threads > 0 && n_threads <= GGML_MAX_N_THREADS);
+    if (n_threads < 1) {
+        GGML_LOG_ERROR("%s: invalid number of threads %d (at least 1): keeping %d\n", __func__, n_threads,
+                       ((struct ggml_backend_cpu_context *) backend_cpu->context)->n_threads);
+        return;
+    }
     struct ggml_backend_cpu_context * ctx = (struct ggml_backend_cpu_context *) backend_cpu->context;
     ctx->n_threads = n_threads;
 }

@@ -11,7 +11,9 @@
 //
 // where M is the largest logit and the sink term is there only when sinks are
 // given. Keys whose mask is -INF take no part (their K and V rows are not
-// used); a row with every key masked (and no sink) gives zeros. The result is
+// used); a row with every key masked (and no sink) gives zeros. A NaN in any
+// input of a row (its q row, the mask row, the K or V row of a key not
+// masked, its sink) gives a row of NaN. The result is
 // stored permuted: dst[:, h, i, i3].
 //
 // Work: a tile is up to ATTN_TILE_ROWS query rows that read the same K and V
@@ -179,7 +181,8 @@ static void attn_job_init(struct attn_job * job, struct ggml_tensor * dst, bool 
 }
 
 // logit[j] = slope * mask[j] for the block's keys (0 without a mask); false if
-// every key of the block is masked out
+// every key of the block is masked out (-inf; a NaN in the mask is not: it
+// goes on into the logits and poisons the row)
 static bool attn_block_mask(const struct attn_job * job, const ggml_fp16_t * mrow, int64_t nc, float slope, float * logit) {
     if (mrow == NULL) {
         memset(logit, 0, (size_t) nc * sizeof(float));
@@ -199,7 +202,7 @@ static bool attn_block_mask(const struct attn_job * job, const ggml_fp16_t * mro
         }
         max = ggml_vec_max_f32(nc, logit);
     }
-    return max != -INFINITY;
+    return max != -INFINITY || ggml_vec_has_nan_f32(nc, logit);
 }
 
 // K or V rows of a block: row j at base + j*stride bytes, F16 or F32
@@ -298,10 +301,16 @@ static void attn_tile_logits(const struct attn_job * job, const float * qf, int6
 // One row's online-softmax step over a block: logit[] becomes the
 // probabilities exp(logit - M) (0 for masked keys), the accumulator and sum
 // are rescaled if the block raises the maximum M. False if every key is masked.
+// A NaN logit (from q, a K row or the mask) makes S NaN, and S stays NaN: the
+// row's output is NaN, never the zeros of a row masked entirely.
 static bool attn_block_softmax(const struct attn_job * job, float * logit, int64_t nc, float * acc, float * M, float * S) {
     const int64_t DV = job->DV;
     const float bmax = job->use_ref ? ggml_vec_max_f32_ref(nc, logit) : ggml_vec_max_f32(nc, logit);
     if (bmax == -INFINITY) {
+        // the max skips NaNs: every key masked, or NaN where not
+        if (ggml_vec_has_nan_f32(nc, logit)) {
+            *S = NAN;
+        }
         return false;
     }
     if (bmax > *M) {
@@ -576,10 +585,11 @@ static void attn_chunks_combine(const struct attn_job * job, float * scratch, fl
         }
         float S = 0.0f;
         memset(acc, 0, (size_t) DV * sizeof(float));
-        for (int64_t c = 0; c < job->plan.n_chunks && M != -INFINITY; c++) {
+        for (int64_t c = 0; c < job->plan.n_chunks; c++) {
             const float * part = attn_partial(job, partials, item, c, r);
             if (part[0] == -INFINITY) {
-                continue; // every key of the chunk masked
+                S += part[1]; // 0: every key of the chunk masked; NaN: it saw a NaN logit
+                continue;
             }
             const float w = expf(part[0] - M);
             S += w * part[1];

@@ -168,7 +168,8 @@ static void forward_diag_mask_inf(const struct ggml_compute_params * params, str
 // head) join each row's normalisation as an extra logit that is not output.
 //
 // A row whose logits are all -inf and that has no finite sink is all zeros
-// (upstream's CPU backend gives NaN there: 0/0).
+// (upstream's CPU backend gives NaN there: 0/0). A NaN among a row's inputs
+// (x, its mask row, its sink) makes the whole row NaN, on every path.
 //
 
 struct alibi {
@@ -270,7 +271,11 @@ static void forward_soft_max(const struct ggml_compute_params * params, struct g
             max = MAX(max, sink);
         }
         if (max == -INFINITY) {
-            memset(y, 0, (size_t) n * sizeof(float));
+            // every logit -inf or NaN (max skips NaN): zeros only without a NaN
+            const float fill = ggml_vec_has_nan_f32(n, y) ? NAN : 0.0f;
+            for (int64_t i = 0; i < n; i++) {
+                y[i] = fill;
+            }
             continue;
         }
 

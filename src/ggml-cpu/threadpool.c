@@ -43,6 +43,7 @@ struct ggml_worker {
 struct ggml_threadpool {
     pthread_mutex_t mutex;
     pthread_cond_t  cond;
+    pthread_mutex_t run_mutex; // one job at a time: a pool may be lent to several backends
 
     struct ggml_worker * workers; // [n_threads_max], workers[0] is the caller's slot
     int n_threads_max;
@@ -259,9 +260,10 @@ static void * worker_main(void * arg) {
 //
 
 struct ggml_threadpool * ggml_threadpool_new(struct ggml_threadpool_params * params) {
-    if (params == NULL || params->n_threads < 1 || params->n_threads > GGML_MAX_N_THREADS) {
-        GGML_LOG_ERROR("%s: invalid number of threads %d (1..%d)\n", __func__,
-                       params ? params->n_threads : 0, GGML_MAX_N_THREADS);
+    // no upper limit: as many threads as the system lets us start (cpumask,
+    // of GGML_MAX_N_THREADS entries, names cpus, not threads)
+    if (params == NULL || params->n_threads < 1) {
+        GGML_LOG_ERROR("%s: invalid number of threads %d (at least 1)\n", __func__, params ? params->n_threads : 0);
         return NULL;
     }
 
@@ -276,6 +278,7 @@ struct ggml_threadpool * ggml_threadpool_new(struct ggml_threadpool_params * par
 
     pthread_mutex_init(&tp->mutex, NULL);
     pthread_cond_init(&tp->cond, NULL);
+    pthread_mutex_init(&tp->run_mutex, NULL);
     pthread_mutex_init(&tp->barrier_mutex, NULL);
     pthread_cond_init(&tp->barrier_cond, NULL);
     tp->workers       = workers;
@@ -334,6 +337,7 @@ void ggml_threadpool_free(struct ggml_threadpool * tp) {
     }
     pthread_cond_destroy(&tp->cond);
     pthread_mutex_destroy(&tp->mutex);
+    pthread_mutex_destroy(&tp->run_mutex);
     pthread_cond_destroy(&tp->barrier_cond);
     pthread_mutex_destroy(&tp->barrier_mutex);
     free(tp->workers);
@@ -356,6 +360,7 @@ void ggml_threadpool_resume(struct ggml_threadpool * tp) {
 void ggml_threadpool_run(struct ggml_threadpool * tp, int n_threads, ggml_cpu_job_t job, void * arg) {
     GGML_ASSERT(n_threads >= 1 && n_threads <= tp->n_threads_max);
 
+    pthread_mutex_lock(&tp->run_mutex);
     tp->job_fn  = job;
     tp->job_arg = arg;
     atomic_store(&tp->job_n_threads, n_threads);
@@ -383,4 +388,5 @@ void ggml_threadpool_run(struct ggml_threadpool * tp, int n_threads, ggml_cpu_jo
             sched_yield();
         }
     }
+    pthread_mutex_unlock(&tp->run_mutex);
 }

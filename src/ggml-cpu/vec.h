@@ -72,6 +72,17 @@ static inline float ggml_vec_max_f32_ref(int64_t n, const float * x) {
     return m;
 }
 
+// whether x holds a NaN; the max above skips NaNs, so a row whose max is -inf
+// is either masked out entirely (no NaN) or poisoned (a NaN)
+static inline bool ggml_vec_has_nan_f32(int64_t n, const float * x) {
+    for (int64_t i = 0; i < n; i++) {
+        if (x[i] != x[i]) {
+            return true;
+        }
+    }
+    return false;
+}
+
 // sums in double: rows can be long (reductions over 10^5 values)
 static inline double ggml_vec_sum_f32_ref(int64_t n, const float * x) {
     double sum = 0.0;

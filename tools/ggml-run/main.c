@@ -181,7 +181,7 @@ static bool parse_valued(const char * arg, const char * val, struct options * o,
     if (is_opt(arg, "-dev", "--device"))       { return parse_str(arg, val, &o->model.devices); }
     if (is_opt(arg, "-ngl", "--n-gpu-layers")) { return parse_int(arg, val, -1, INT32_MAX, &o->model.n_gpu_layers); }
     if (is_opt(arg, "-ts", "--tensor-split"))  { return parse_str(arg, val, &o->model.tensor_split); }
-    if (is_opt(arg, "-t", "--threads"))        { bool ok = parse_int(arg, val, 1, 4096, &v); o->ctx.n_threads = (int) v; o->synth.n_threads = (int) v; return ok; }
+    if (is_opt(arg, "-t", "--threads"))        { bool ok = parse_int(arg, val, 1, INT32_MAX, &v); o->ctx.n_threads = (int) v; o->synth.n_threads = (int) v; return ok; }
     if (is_opt(arg, "-c", "--ctx-size"))       { return parse_int(arg, val, 0, INT32_MAX, &o->ctx.n_ctx); }
     if (is_opt(arg, "-b", "--batch-size"))     { return parse_int(arg, val, 1, INT32_MAX, &o->ctx.n_batch); }
     if (is_opt(arg, "-ctk", "--cache-type")) {

@@ -125,6 +125,7 @@ struct rope_params {
     int            v;       // 1: a is a non-contiguous view; 2: a view at an offset along dim 0
     bool           inplace;
     int            n_offs;  // start of the rotated dims (ggml_rope_set_offset)
+    int            sections[4]; // ours: the multi-section modes' sections (all 0: upstream's choice)
     // RMS_NORM_MUL_ROPE
     float          eps;
     bool           multi_add;
@@ -176,6 +177,9 @@ static struct ggml_tensor * rope_op(struct tbo_build * b, const struct rope_para
         } else {
             GGML_ASSERT(p->n_dims/3 > 0);
             int sections[4] = { p->n_dims/3, p->n_dims/3, p->n_dims/3, 0 };
+            if (p->sections[0] + p->sections[1] + p->sections[2] + p->sections[3] > 0) {
+                memcpy(sections, p->sections, sizeof(sections));
+            }
             out = p->inplace
                 ? ggml_rope_multi_inplace(ctx, a, pos, freq, p->n_dims, sections, p->mode, 0, 10000.0f, p->fs, p->ef, p->af, 1.0f, 1.0f)
                 : ggml_rope_multi(ctx, a, pos, freq, p->n_dims, sections, p->mode, 0, 10000.0f, p->fs, p->ef, p->af, 1.0f, 1.0f);
@@ -250,6 +254,20 @@ void tbo_add_rope(struct tbo_case_list * l, enum ggml_type type, const int64_t n
     tbo_var_i64(&s, "v", v);
     tbo_var_i64(&s, "inplace", inplace);
     tbo_var_i64(&s, "n_offs", n_offs);
+    tbo_case_add(l, &rope_class, &p, sizeof(p), &s);
+}
+
+void tbo_add_rope_sections(struct tbo_case_list * l, const int64_t ne_a[4], int n_dims, int mode, const int sections[4]) {
+    struct rope_params p = { .type = GGML_TYPE_F32, .n_dims = n_dims, .mode = mode, .n_ctx = 512, .fs = 1.0f, .af = 1.0f };
+    tbo_copy4(p.ne_a, ne_a);
+    memcpy(p.sections, sections, sizeof(p.sections));
+    const int64_t sec[4] = { sections[0], sections[1], sections[2], sections[3] };
+    struct tbo_str s = { 0 };
+    tbo_var_type(&s, "type", GGML_TYPE_F32);
+    tbo_var_arr(&s, "ne_a", ne_a, 4);
+    tbo_var_i64(&s, "n_dims", n_dims);
+    tbo_var_i64(&s, "mode", mode);
+    tbo_var_arr(&s, "sections", sec, 4);
     tbo_case_add(l, &rope_class, &p, sizeof(p), &s);
 }
 

@@ -3,6 +3,8 @@
 
 #include "tbo.h"
 
+#include <stdlib.h>
+
 #include <string.h>
 
 //
@@ -319,6 +321,7 @@ struct cpy_params {
     int64_t        permute_dst[4];
     int64_t        dst_alloc[4]; // if set, dst is a view into a larger buffer
     bool           src_transpose;
+    bool           ties;         // source values that quantize to exact rounding ties
 };
 
 static bool cpy_use_dst_shape(const struct cpy_params * p) {
@@ -366,10 +369,30 @@ static struct ggml_tensor * cpy_build(const struct tbo_case * c, struct tbo_buil
     return out;
 }
 
+// Blocks of 32 whose largest magnitude is 127 (a Q8_0 scale of exactly 1)
+// and whose other values are k + 1/2: every one a rounding tie, which the
+// reference rounds away from zero. A kernel rounding ties to even (or
+// truncating) differs on about half of them.
+static void cpy_init_ties(struct ggml_tensor * t, struct tbo_rng * rng) {
+    const int64_t n = ggml_nelements(t);
+    float * v = tbo_malloc((size_t) n * sizeof(float));
+    for (int64_t i = 0; i < n; i++) {
+        const float k = (float) (int) (tbo_rng_next(rng) % 251) - 125.0f; // -125..125
+        v[i] = i % 32 == 0 ? (k < 0.0f ? -127.0f : 127.0f) : k + (k < 0.0f ? -0.5f : 0.5f);
+    }
+    ggml_backend_tensor_set(t, v, 0, (size_t) n * sizeof(float));
+    free(v);
+}
+
 static void cpy_init(const struct tbo_case * c, struct ggml_context * ctx, struct tbo_rng * rng) {
-    (void) c;
+    const struct cpy_params * p = c->p;
     // a wide range, to compare conversions between F32 and I32
     tbo_init_all_uniform(rng, ctx, -150.0f, 150.0f);
+    if (p->ties) {
+        struct ggml_tensor * src = ggml_get_tensor(ctx, "src");
+        GGML_ASSERT(src != NULL && src->type == GGML_TYPE_F32 && ggml_is_contiguous(src));
+        cpy_init_ties(src, rng);
+    }
 }
 
 // a quantized destination may round one value to the neighbouring step: about
@@ -377,8 +400,8 @@ static void cpy_init(const struct tbo_case * c, struct ggml_context * ctx, struc
 static double cpy_max_err(const struct tbo_case * c) {
     const struct cpy_params * p = c->p;
     const enum ggml_type t = p->type_dst;
-    if (p->type_src == t) {
-        return 0.0;
+    if (p->type_src == t || p->ties) {
+        return 0.0; // ties: every backend must round as the reference does
     }
     if (t == GGML_TYPE_Q4_0 || t == GGML_TYPE_Q4_1 || t == GGML_TYPE_IQ4_NL ||
         t == GGML_TYPE_Q5_0 || t == GGML_TYPE_Q5_1 || t == GGML_TYPE_Q8_0) {
@@ -431,6 +454,20 @@ void tbo_add_cpy(struct tbo_case_list * l, enum ggml_type type_src, enum ggml_ty
     if (dst_alloc[0] > 0) {
         tbo_var_arr(&s, "dst_alloc", dst_alloc, 4);
     }
+    tbo_case_add(l, &cpy_class, &p, sizeof(p), &s);
+}
+
+void tbo_add_cpy_ties(struct tbo_case_list * l, enum ggml_type type_dst, const int64_t ne_src[4]) {
+    struct cpy_params p = { .type_src = GGML_TYPE_F32, .type_dst = type_dst, .ties = true };
+    tbo_copy4(p.ne_src, ne_src);
+    for (int i = 0; i < 4; i++) {
+        p.ne_dst[i] = -1;
+    }
+    struct tbo_str s = { 0 };
+    tbo_var_type(&s, "type_src", GGML_TYPE_F32);
+    tbo_var_type(&s, "type_dst", type_dst);
+    tbo_var_arr(&s, "ne_src", ne_src, 4);
+    tbo_var_i64(&s, "ties", 1);
     tbo_case_add(l, &cpy_class, &p, sizeof(p), &s);
 }
 

@@ -136,6 +136,10 @@ static void make_elementwise(struct tbo_case_list * l) {
             }
         }
     }
+    // ours: the GELU family where its constants matter, to a strict threshold
+    tbo_add_unary_narrow(l, GGML_UNARY_OP_GELU,       NE(5, 7, 11, 13));
+    tbo_add_unary_narrow(l, GGML_UNARY_OP_GELU_ERF,   NE(5, 7, 11, 13));
+    tbo_add_unary_narrow(l, GGML_UNARY_OP_GELU_QUICK, NE(5, 7, 11, 13));
 
     for (int ti = 0; ti < 2; ti++) {
         tbo_add_relu_sqr(l, f16_f32[ti], NE(128, 2, 2, 2));
@@ -313,6 +317,8 @@ static void make_copies(struct tbo_case_list * l) {
             tbo_add_cpy(l, float_types[si], all_types[di], NE(256, 2, 3, 4), NO_DIMS, NE(0, 2, 1, 3), ZERO4, false, ZERO4);
         }
     }
+    // ours: Q8_0 rounding ties, exactly (--quick keeps it: see run.c)
+    tbo_add_cpy_ties(l, GGML_TYPE_Q8_0, NE(96, 5, 1, 1));
     for (size_t si = 0; si < N_OF(all_types); si++) {
         tbo_add_cpy(l, all_types[si], GGML_TYPE_F32, NE(256, 4, 4, 4), NO_DIMS, ZERO4, ZERO4, false, ZERO4);
         tbo_add_cpy(l, all_types[si], GGML_TYPE_F32, NE(256, 2, 3, 4), NO_DIMS, NE(0, 2, 1, 3), ZERO4, false, ZERO4);
@@ -837,6 +843,16 @@ static void make_soft_max(struct tbo_case_list * l) {
 }
 
 static void make_rope(struct tbo_case_list * l) {
+    // ours: sections of other sizes than upstream's thirds, all four used, so
+    // that every boundary of the section walk falls on a pair (10 pairs; the
+    // walk wraps after 10 or 7 of them)
+    {
+        static const int secs[2][4] = { { 2, 3, 1, 4 }, { 3, 1, 2, 1 } };
+        for (int si = 0; si < 2; si++) {
+            tbo_add_rope_sections(l, NE(24, 5, 3, 1), 20, GGML_ROPE_TYPE_MROPE, secs[si]);
+            tbo_add_rope_sections(l, NE(24, 5, 3, 1), 20, GGML_ROPE_TYPE_IMROPE, secs[si]);
+        }
+    }
     // forward only: the backward cases are ROPE_BACK, outside the op set
     bool all = true;
     static const float fss[2] = { 1.0f, 1.4245f };
@@ -1059,6 +1075,8 @@ static void make_reduce_pad(struct tbo_case_list * l) {
 }
 
 static void make_flash_attn(struct tbo_case_list * l) {
+    // ours: ALiBi with 3 heads, the third past the largest power of 2 (slope m1^1 = 1/4)
+    fa(l, 64, 64, 3, 1, 1, 113, 3, true, false, 8.0f, 0.0f, GGML_PREC_F32, GGML_TYPE_F16, GGML_TYPE_F16, ID_PERM, true, false);
     static const enum ggml_type prefill_types[3] = { GGML_TYPE_F16, GGML_TYPE_Q8_0, GGML_TYPE_Q4_0 };
     for (int64_t kv = 1024; kv <= 2048; kv *= 2) {
         for (int64_t hs = 64; hs <= 256; hs *= 2) {

@@ -7,7 +7,10 @@
 
 //
 // SOFT_MAX: softmax(x*scale + slope*mask) along rows, with an optional sink
-// logit per head that counts in the sum but has no output
+// logit per head that counts in the sum but has no output. A NaN among a
+// row's logits (or its sink) makes the row NaN; a row whose logits are all
+// -inf, with no sink or a sink of -inf, is zeros (what the CPU backend
+// documents; 0/0 otherwise).
 //
 
 void ref_op_soft_max(struct tbo_ref * r, const struct ggml_tensor * dst) {
@@ -30,15 +33,23 @@ void ref_op_soft_max(struct tbo_ref * r, const struct ggml_tensor * dst) {
             for (int64_t i1 = 0; i1 < ne[1]; i1++) {
                 double * row = x + ref_idx(ne, 0, i1, i2, i3);
                 double max = -(double) INFINITY;
+                bool nan = sk != NULL && isnan(sk[i2]);
                 for (int64_t i0 = 0; i0 < ne[0]; i0++) {
                     w[i0] = row[i0] * scale;
                     if (m != NULL) {
                         w[i0] += slope * m[ref_idx(mask->ne, i0, i1, i2 % mask->ne[2], i3 % mask->ne[3])];
                     }
+                    nan |= isnan(w[i0]);
                     max = fmax(max, w[i0]);
                 }
                 if (sk != NULL) {
                     max = fmax(max, sk[i2]);
+                }
+                if (nan || (isinf(max) && max < 0.0)) {
+                    for (int64_t i0 = 0; i0 < ne[0]; i0++) {
+                        row[i0] = nan ? (double) NAN : 0.0;
+                    }
+                    continue;
                 }
                 double sum = 0.0;
                 for (int64_t i0 = 0; i0 < ne[0]; i0++) {
@@ -221,7 +232,10 @@ void ref_op_rope(struct tbo_ref * r, const struct ggml_tensor * dst) {
 
 //
 // FLASH_ATTN_EXT: softmax(scale * q k^T, soft-capped, + slope * mask) v per query,
-// heads of q sharing heads of k and v in groups; the result is [d_v, head, query, batch]
+// heads of q sharing heads of k and v in groups; the result is [d_v, head, query, batch].
+// Keys masked to -inf take no part (their K and V rows are not read); a NaN
+// logit of a key that does (from q, its K row or the mask) or a NaN sink
+// makes the row NaN; a row with no key left and no sink is zeros.
 //
 
 void ref_op_flash_attn_ext(struct tbo_ref * r, const struct ggml_tensor * dst) {
@@ -256,6 +270,7 @@ void ref_op_flash_attn_ext(struct tbo_ref * r, const struct ggml_tensor * dst) {
             for (int64_t iq1 = 0; iq1 < q->ne[1]; iq1++) {
                 const double * qr = xq + ref_idx(q->ne, 0, iq1, iq2, iq3);
                 double max = -(double) INFINITY;
+                bool nan = xs != NULL && isnan(xs[iq2]);
                 for (int64_t j = 0; j < n_kv; j++) {
                     const double mv = xm != NULL
                         ? slope * xm[ref_idx(mask->ne, j, iq1, iq2 % mask->ne[2], iq3 % mask->ne[3])] : 0.0;
@@ -273,6 +288,7 @@ void ref_op_flash_attn_ext(struct tbo_ref * r, const struct ggml_tensor * dst) {
                         s = softcap * tanh(s / softcap);
                     }
                     sc[j] = s + mv;
+                    nan |= isnan(sc[j]);
                     max = fmax(max, sc[j]);
                 }
                 if (xs != NULL) {
@@ -300,7 +316,7 @@ void ref_op_flash_attn_ext(struct tbo_ref * r, const struct ggml_tensor * dst) {
                     }
                 }
                 // no key left and no sink: zeros, as a softmax over nothing
-                const double inv = sum == 0.0 ? 0.0 : 1.0 / sum;
+                const double inv = nan ? (double) NAN : sum == 0.0 ? 0.0 : 1.0 / sum;
                 double * yr = y + ref_idx(dst->ne, 0, iq2, iq1, iq3);
                 for (int64_t d = 0; d < dv; d++) {
                     yr[d] = acc[d] * inv;

@@ -94,6 +94,29 @@ static double round_scalar(enum ggml_type type, double x) {
     }
 }
 
+// Q8_0 written here rather than by the library's reference quantizer, which
+// the CPU backend's copies use too (a bug shared by both would pass): blocks
+// of 32 (a F16 scale d = amax/127, then 32 int8 codes), the codes x/d rounded
+// half away from zero, in F32 arithmetic as upstream's reference does.
+static void quantize_q8_0_own(const float * x, uint8_t * q, int64_t n) {
+    for (int64_t b = 0; b < n / 32; b++) {
+        const float * xb = x + b*32;
+        float amax = 0.0f;
+        for (int j = 0; j < 32; j++) {
+            amax = fmaxf(amax, fabsf(xb[j]));
+        }
+        const float d  = amax / 127.0f;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        uint8_t * block = q + b*(sizeof(ggml_fp16_t) + 32);
+        const ggml_fp16_t dh = ggml_fp32_to_fp16(d);
+        memcpy(block, &dh, sizeof(dh));
+        for (int j = 0; j < 32; j++) {
+            const int8_t c = (int8_t) roundf(xb[j] * id);
+            memcpy(block + sizeof(dh) + j, &c, 1);
+        }
+    }
+}
+
 // blocks of a quantized type: quantized with the type's reference quantizer into q, then read back
 static void round_blocks(enum ggml_type type, const double * in, double * out, uint8_t * q, int64_t n) {
     const struct ggml_type_traits * tt = ggml_get_type_traits(type);
@@ -101,7 +124,11 @@ static void round_blocks(enum ggml_type type, const double * in, double * out, u
     for (int64_t i = 0; i < n; i++) {
         f[i] = (float) in[i];
     }
-    tt->from_float_ref(f, q, n);
+    if (type == GGML_TYPE_Q8_0) {
+        quantize_q8_0_own(f, q, n);
+    } else {
+        tt->from_float_ref(f, q, n);
+    }
     tt->to_float(q, f, n);
     for (int64_t i = 0; i < n; i++) {
         out[i] = (double) f[i];

@@ -731,6 +731,48 @@ static enum case_status eval_support(const struct tbo_case * c, size_t index, gg
 // --quick
 //
 
+// Cases --quick always keeps (the first of each prefix), whatever the thinning
+// of their group: each reaches a path of the kernels that a few evenly spaced
+// cases miss, and that a deliberate bug there was seen to survive without it.
+static const struct {
+    const char * op;
+    const char * vars_prefix;
+} g_quick_always[] = {
+    // rope: 20 rotated dims of 80, a SIMD tail in normal and NEOX order
+    { "ROPE", "type=f32,ne_a=[80,32,2,1],n_dims=20,mode=0," },
+    { "ROPE", "type=f32,ne_a=[80,32,2,1],n_dims=20,mode=2," },
+    // multi-section rope: sections covering part of the rotated dims, VISION
+    // restarts, and sections of several sizes (every bound of the walk reached)
+    { "ROPE", "type=f32,ne_a=[128,12,2,1],n_dims=20,mode=8," },
+    { "ROPE", "type=f32,ne_a=[128,12,2,1],n_dims=20,mode=40," },
+    { "ROPE", "type=f32,ne_a=[80,16,2,1],n_dims=80,mode=24," },
+    { "ROPE", "type=f32,ne_a=[24,5,3,1],n_dims=20,mode=8,sections=[2,3,1,4]" },
+    { "ROPE", "type=f32,ne_a=[24,5,3,1],n_dims=20,mode=8,sections=[3,1,2,1]" },
+    { "ROPE", "type=f32,ne_a=[24,5,3,1],n_dims=20,mode=40,sections=[2,3,1,4]" },
+    { "ROPE", "type=f32,ne_a=[24,5,3,1],n_dims=20,mode=40,sections=[3,1,2,1]" },
+    // ALiBi with 3 heads: the slopes past the largest power of 2 (m1)
+    { "SOFT_MAX", "type=f32,ne=[16,16,1,3],mask=1,sinks=0,m_prec=f32,nr23=[3,1],scale=1.000000,max_bias=8.000000," },
+    { "SOFT_MAX", "type=f32,ne=[16,16,1,3],mask=1,sinks=1,m_prec=f16,nr23=[3,1],scale=0.100000,max_bias=8.000000," },
+    { "FLASH_ATTN_EXT", "hsk=64,hsv=64,nh=3,nr23=[1,1],kv=113,nb=3,mask=1,sinks=0,max_bias=8.000000," },
+    // the GELU family over [-3, 3] to a strict threshold: the constants of the formulas
+    { "GELU", "type=f32,ne_a=[5,7,11,13],v=0,narrow=1" },
+    { "GELU_ERF", "type=f32,ne_a=[5,7,11,13],v=0,narrow=1" },
+    { "GELU_QUICK", "type=f32,ne_a=[5,7,11,13],v=0,narrow=1" },
+    // Q8_0 rounding ties
+    { "CPY", "type_src=f32,type_dst=q8_0,ne_src=[96,5,1,1],ties=1" },
+};
+
+static bool quick_always(const char * op_name, const char * vars, bool * used) {
+    for (size_t i = 0; i < sizeof(g_quick_always) / sizeof(g_quick_always[0]); i++) {
+        if (!used[i] && strcmp(op_name, g_quick_always[i].op) == 0 &&
+            strncmp(vars, g_quick_always[i].vars_prefix, strlen(g_quick_always[i].vars_prefix)) == 0) {
+            used[i] = true;
+            return true;
+        }
+    }
+    return false;
+}
+
 // the group of a case: its op name and the values of its type parameters ("type", "type_a", ...)
 static char * quick_group(const char * op_name, const char * vars) {
     struct tbo_str s = { 0 };
@@ -754,10 +796,13 @@ size_t tbo_select_quick(struct tbo_case_list * cases) {
     const size_t n = cases->n;
     double * cost = tbo_malloc(n * sizeof(double));
     char ** group = tbo_calloc(n, sizeof(char *));
+    bool * always = tbo_calloc(n, sizeof(bool));
+    bool used[sizeof(g_quick_always) / sizeof(g_quick_always[0])] = { false };
     for (size_t i = 0; i < n; i++) {
         struct case_graph g;
         cost[i] = (double) INFINITY;
         if (case_graph_build(&g, &cases->v[i], TBO_MODE_SUPPORT, TBO_TEST_GRAPH_SIZE)) {
+            always[i] = quick_always(g.op_name, cases->v[i].vars, used);
             group[i] = quick_group(g.op_name, cases->v[i].vars);
             cost[i] = graph_cost(g.ctx);
             case_graph_free(&g);
@@ -791,7 +836,7 @@ size_t tbo_select_quick(struct tbo_case_list * cases) {
 
     size_t kept = 0;
     for (size_t i = 0; i < n; i++) {
-        if (keep[i]) {
+        if (keep[i] || always[i]) {
             cases->v[kept++] = cases->v[i];
         } else {
             free(cases->v[i].vars);
@@ -803,6 +848,7 @@ size_t tbo_select_quick(struct tbo_case_list * cases) {
     free(idx);
     free(done);
     free(keep);
+    free(always);
     free(group);
     free(cost);
     return n - kept;

@@ -241,6 +241,8 @@ typedef struct ggml_tensor * (*tbo_binary_fn)(struct ggml_context *, struct ggml
 
 // cases-elementwise.c
 void tbo_add_unary(struct tbo_case_list * l, enum ggml_unary_op op, enum ggml_type type, const int64_t ne[4], int v);
+// ours: F32 inputs in [-3, 3], threshold 1e-12 (a wrong constant in GELU-like formulas fails)
+void tbo_add_unary_narrow(struct tbo_case_list * l, enum ggml_unary_op op, const int64_t ne[4]);
 void tbo_add_relu_sqr(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4]);
 void tbo_add_unary_mul(struct tbo_case_list * l, enum ggml_unary_op op, enum ggml_type type, const int64_t ne[4], bool swap,
                        const char * layout, const char * tail);
@@ -271,6 +273,8 @@ void tbo_add_set(struct tbo_case_list * l, enum ggml_type type_src, enum ggml_ty
 void tbo_add_cpy(struct tbo_case_list * l, enum ggml_type type_src, enum ggml_type type_dst, const int64_t ne_src[4],
                  const int64_t ne_dst[4], const int64_t permute_src[4], const int64_t permute_dst[4], bool transpose_src,
                  const int64_t dst_alloc[4]);
+// F32 -> type_dst (Q8_0) of values that are rounding ties (ours: not upstream's)
+void tbo_add_cpy_ties(struct tbo_case_list * l, enum ggml_type type_dst, const int64_t ne_src[4]);
 void tbo_add_cont(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4], bool use_view_slice, const int64_t permute[4]);
 void tbo_add_concat(struct tbo_case_list * l, enum ggml_type type, const int64_t ne_a[4], int64_t ne_b_d, int dim, int v);
 void tbo_add_acc(struct tbo_case_list * l, enum ggml_type type, const int64_t ne_a[4], const int64_t ne_b[4], int64_t stride_dim);
@@ -320,6 +324,8 @@ void tbo_add_soft_max(struct tbo_case_list * l, enum ggml_type type, const int64
 void tbo_add_soft_max_inf_mask(struct tbo_case_list * l, const int64_t ne[4], float scale, float max_bias);
 void tbo_add_rope(struct tbo_case_list * l, enum ggml_type type, const int64_t ne_a[4], int n_dims, int mode, int n_ctx,
                   float fs, float ef, float af, bool ff, int v, bool inplace, int n_offs);
+// ours: MROPE/IMROPE with the given sections (each bound of the section walk reachable)
+void tbo_add_rope_sections(struct tbo_case_list * l, const int64_t ne_a[4], int n_dims, int mode, const int sections[4]);
 void tbo_add_rope_set_rows(struct tbo_case_list * l, enum ggml_type type, enum ggml_type type_idx, const int64_t ne_a[4], int mode);
 void tbo_add_rms_norm_mul_rope(struct tbo_case_list * l, const int64_t ne[4], float eps, bool multi_add, bool set_rows,
                                bool broadcast, int mode);
