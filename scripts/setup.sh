@@ -3,7 +3,7 @@
 # new machine; a no-op when everything is present).
 set -euo pipefail
 
-pkgs="cmake make gcc g++ pkg-config"
+pkgs="cmake make gcc g++ clang pkg-config"
 missing=""
 for p in $pkgs; do
     dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
