@@ -24,6 +24,13 @@
 // The plan (an address for each node, source and leaf, by position in the
 // graph) is kept, so that a later graph with the same structure whose
 // tensors fit the planned sizes is placed without planning again.
+//
+// Host memory for the planning itself can run out: every allocation of it
+// goes through ggml_impl_malloc & co. A planner that could not grow its lists
+// is marked failed and keeps answering harmlessly until planning ends; the
+// reserve then returns false with a log line, the plan is dropped, and the
+// buffers of the last good plan stay as they were, so the allocator can be
+// used again.
 
 #include "ggml-alloc.h"
 #include "ggml-backend-impl.h"
@@ -59,21 +66,23 @@ bool ggml_op_can_inplace(enum ggml_op op) {
     }
 }
 
-// growing an array of bookkeeping that planning cannot do without
-static void * grow_array(void * ptr, int * capacity, int needed, size_t elem_size) {
+// grow *array to hold at least needed elements; false (and *array as it
+// was) when out of memory
+static bool grow_array(void ** array, int * capacity, int needed, size_t elem_size) {
     if (needed <= *capacity) {
-        return ptr;
+        return true;
     }
     int cap = *capacity > 0 ? *capacity : 8;
     while (cap < needed) {
-        cap *= 2;
+        cap = cap > INT32_MAX / 2 ? needed : 2 * cap;
     }
-    void * grown = realloc(ptr, (size_t) cap * elem_size);
+    void * grown = ggml_impl_realloc(*array, (size_t) cap * elem_size);
     if (grown == NULL) {
-        GGML_ABORT("ggml-alloc: out of memory for %d planning entries", cap);
+        return false;
     }
+    *array    = grown;
     *capacity = cap;
-    return grown;
+    return true;
 }
 
 //
@@ -104,11 +113,12 @@ struct planner {
     struct plan_chunk * chunks;
     int n_chunks;
     int cap_chunks;
+    bool failed; // out of memory since the last reset: the addresses mean nothing
 };
 
 static struct planner * planner_new(size_t alignment, size_t max_size) {
     GGML_ASSERT(alignment != 0 && (alignment & (alignment - 1)) == 0 && "alignment must be a power of two");
-    struct planner * p = (struct planner *) calloc(1, sizeof(struct planner));
+    struct planner * p = (struct planner *) ggml_impl_calloc(1, sizeof(struct planner));
     if (p == NULL) {
         return NULL;
     }
@@ -122,6 +132,7 @@ static void planner_reset(struct planner * p) {
         free(p->chunks[c].blocks);
     }
     p->n_chunks = 0;
+    p->failed   = false;
 }
 
 static void planner_free(struct planner * p) {
@@ -139,11 +150,14 @@ static size_t planner_round(const struct planner * p, size_t size) {
     return size == 0 ? p->alignment : GGML_PAD(size, p->alignment);
 }
 
-static void chunk_insert_block(struct plan_chunk * chunk, int pos, size_t offset, size_t size) {
-    chunk->blocks = (struct free_block *) grow_array(chunk->blocks, &chunk->cap_blocks, chunk->n_blocks + 1, sizeof(struct free_block));
+static bool chunk_insert_block(struct plan_chunk * chunk, int pos, size_t offset, size_t size) {
+    if (!grow_array((void **) &chunk->blocks, &chunk->cap_blocks, chunk->n_blocks + 1, sizeof(struct free_block))) {
+        return false;
+    }
     memmove(&chunk->blocks[pos + 1], &chunk->blocks[pos], (size_t)(chunk->n_blocks - pos) * sizeof(struct free_block));
     chunk->blocks[pos] = (struct free_block) { .offset = offset, .size = size };
     chunk->n_blocks++;
+    return true;
 }
 
 static void chunk_remove_block(struct plan_chunk * chunk, int pos) {
@@ -151,8 +165,11 @@ static void chunk_remove_block(struct plan_chunk * chunk, int pos) {
     chunk->n_blocks--;
 }
 
+// the index of the new chunk, or -1 when out of memory
 static int planner_new_chunk(struct planner * p, size_t min_size) {
-    p->chunks = (struct plan_chunk *) grow_array(p->chunks, &p->cap_chunks, p->n_chunks + 1, sizeof(struct plan_chunk));
+    if (!grow_array((void **) &p->chunks, &p->cap_chunks, p->n_chunks + 1, sizeof(struct plan_chunk))) {
+        return -1;
+    }
     struct plan_chunk * chunk = &p->chunks[p->n_chunks];
     *chunk = (struct plan_chunk) {
         .blocks     = NULL,
@@ -161,11 +178,18 @@ static int planner_new_chunk(struct planner * p, size_t min_size) {
         .capacity   = MAX(min_size, p->max_chunk_size),
         .high_water = 0,
     };
-    chunk_insert_block(chunk, 0, 0, chunk->capacity);
+    if (!chunk_insert_block(chunk, 0, 0, chunk->capacity)) {
+        return -1;
+    }
     return p->n_chunks++;
 }
 
+static const struct plan_addr plan_addr_none = { .chunk = -1, .offset = SIZE_MAX };
+
 static struct plan_addr planner_alloc(struct planner * p, size_t size) {
+    if (p->failed) {
+        return plan_addr_none;
+    }
     size = planner_round(p, size);
 
     // best fit: no growth and least waste, else least growth
@@ -195,6 +219,10 @@ static struct plan_addr planner_alloc(struct planner * p, size_t size) {
     if (best_chunk < 0) {
         best_chunk = planner_new_chunk(p, size);
         best_block = 0;
+        if (best_chunk < 0) {
+            p->failed = true;
+            return plan_addr_none;
+        }
     }
 
     struct plan_chunk * chunk = &p->chunks[best_chunk];
@@ -210,6 +238,9 @@ static struct plan_addr planner_alloc(struct planner * p, size_t size) {
 }
 
 static void planner_release(struct planner * p, struct plan_addr addr, size_t size) {
+    if (p->failed) {
+        return; // the plan is lost anyway; addr may be none
+    }
     size = planner_round(p, size);
     GGML_ASSERT(addr.chunk >= 0 && addr.chunk < p->n_chunks);
     struct plan_chunk * chunk = &p->chunks[addr.chunk];
@@ -231,8 +262,8 @@ static void planner_release(struct planner * p, struct plan_addr addr, size_t si
     } else if (joins_next) {
         chunk->blocks[pos].offset = addr.offset;
         chunk->blocks[pos].size  += size;
-    } else {
-        chunk_insert_block(chunk, pos, addr.offset, size);
+    } else if (!chunk_insert_block(chunk, pos, addr.offset, size)) {
+        p->failed = true;
     }
 }
 
@@ -278,12 +309,12 @@ static bool chunk_buffers_fit(const struct chunk_buffers * cb, const struct plan
 }
 
 static struct chunk_buffers * chunk_buffers_alloc(ggml_backend_buffer_type_t buft, const struct planner * p) {
-    struct chunk_buffers * cb = (struct chunk_buffers *) calloc(1, sizeof(struct chunk_buffers));
+    struct chunk_buffers * cb = (struct chunk_buffers *) ggml_impl_calloc(1, sizeof(struct chunk_buffers));
     if (cb == NULL) {
         return NULL;
     }
     if (p->n_chunks > 0) {
-        cb->buffers = (ggml_backend_buffer_t *) calloc((size_t) p->n_chunks, sizeof(ggml_backend_buffer_t));
+        cb->buffers = (ggml_backend_buffer_t *) ggml_impl_calloc((size_t) p->n_chunks, sizeof(ggml_backend_buffer_t));
         if (cb->buffers == NULL) {
             free(cb);
             return NULL;
@@ -360,14 +391,14 @@ static const struct tensor_plan plan_elsewhere = {
 
 ggml_gallocr_t ggml_gallocr_new_n(ggml_backend_buffer_type_t * bufts, int n_bufs) {
     GGML_ASSERT(bufts != NULL && n_bufs > 0);
-    ggml_gallocr_t galloc = (ggml_gallocr_t) calloc(1, sizeof(struct ggml_gallocr));
+    ggml_gallocr_t galloc = (ggml_gallocr_t) ggml_impl_calloc(1, sizeof(struct ggml_gallocr));
     if (galloc == NULL) {
         GGML_LOG_ERROR("%s: out of memory\n", __func__);
         return NULL;
     }
-    galloc->bufts    = (ggml_backend_buffer_type_t *) calloc((size_t) n_bufs, sizeof(ggml_backend_buffer_type_t));
-    galloc->planners = (struct planner **) calloc((size_t) n_bufs, sizeof(struct planner *));
-    galloc->buffers  = (struct chunk_buffers **) calloc((size_t) n_bufs, sizeof(struct chunk_buffers *));
+    galloc->bufts    = (ggml_backend_buffer_type_t *) ggml_impl_calloc((size_t) n_bufs, sizeof(ggml_backend_buffer_type_t));
+    galloc->planners = (struct planner **) ggml_impl_calloc((size_t) n_bufs, sizeof(struct planner *));
+    galloc->buffers  = (struct chunk_buffers **) ggml_impl_calloc((size_t) n_bufs, sizeof(struct chunk_buffers *));
     galloc->n_buffers = n_bufs;
     if (galloc->bufts == NULL || galloc->planners == NULL || galloc->buffers == NULL) {
         GGML_LOG_ERROR("%s: out of memory\n", __func__);
@@ -519,7 +550,8 @@ static int buffer_id_at(const int * ids, int i) {
     return ids != NULL ? ids[i] : 0;
 }
 
-static void plan_graph(ggml_gallocr_t galloc, struct ggml_cgraph * graph, const int * node_buffer_ids, const int * leaf_buffer_ids) {
+// false when a planner ran out of memory
+static bool plan_graph(ggml_gallocr_t galloc, struct ggml_cgraph * graph, const int * node_buffer_ids, const int * leaf_buffer_ids) {
     ggml_hash_set_reset(&galloc->hash_set);
     memset(galloc->states, 0, galloc->hash_set.size * sizeof(struct tensor_state));
 
@@ -566,6 +598,13 @@ static void plan_graph(ggml_gallocr_t galloc, struct ggml_cgraph * graph, const 
             }
         }
     }
+
+    for (int i = 0; i < galloc->n_buffers; i++) {
+        if (galloc->planners[i]->failed) {
+            return false;
+        }
+    }
+    return true;
 }
 
 static struct tensor_plan plan_of(ggml_gallocr_t galloc, struct ggml_tensor * t) {
@@ -583,9 +622,11 @@ static struct tensor_plan plan_of(ggml_gallocr_t galloc, struct ggml_tensor * t)
     };
 }
 
-static void record_plan(ggml_gallocr_t galloc, struct ggml_cgraph * graph) {
-    galloc->node_plans = (struct node_plan *) grow_array(galloc->node_plans, &galloc->cap_nodes, graph->n_nodes, sizeof(struct node_plan));
-    galloc->leaf_plans = (struct tensor_plan *) grow_array(galloc->leaf_plans, &galloc->cap_leafs, graph->n_leafs, sizeof(struct tensor_plan));
+static bool record_plan(ggml_gallocr_t galloc, struct ggml_cgraph * graph) {
+    if (!grow_array((void **) &galloc->node_plans, &galloc->cap_nodes, graph->n_nodes, sizeof(struct node_plan)) ||
+        !grow_array((void **) &galloc->leaf_plans, &galloc->cap_leafs, graph->n_leafs, sizeof(struct tensor_plan))) {
+        return false;
+    }
     galloc->n_nodes = graph->n_nodes;
     galloc->n_leafs = graph->n_leafs;
     for (int i = 0; i < graph->n_nodes; i++) {
@@ -599,11 +640,13 @@ static void record_plan(ggml_gallocr_t galloc, struct ggml_cgraph * graph) {
     for (int i = 0; i < graph->n_leafs; i++) {
         galloc->leaf_plans[i] = plan_of(galloc, graph->leafs[i]);
     }
+    return true;
 }
 
 // Make sure the hash set has room for every tensor the graph touches: its
-// nodes and leafs, and sources that are neither (as in a graph view).
-static void ensure_hash_capacity(ggml_gallocr_t galloc, struct ggml_cgraph * graph) {
+// nodes and leafs, and sources that are neither (as in a graph view). False
+// when out of memory: the set is empty then, and the next call tries again.
+static bool ensure_hash_capacity(ggml_gallocr_t galloc, struct ggml_cgraph * graph) {
     size_t n = (size_t)(graph->n_nodes + graph->n_leafs);
     for (int i = 0; i < graph->n_nodes; i++) {
         struct ggml_tensor * node = graph->nodes[i];
@@ -622,17 +665,27 @@ static void ensure_hash_capacity(ggml_gallocr_t galloc, struct ggml_cgraph * gra
     }
     n += n / 4 + 1; // open addressing wants slack
     if (galloc->hash_set.size >= n) {
-        return;
+        return true;
     }
     ggml_hash_set_free(&galloc->hash_set);
-    galloc->hash_set = ggml_hash_set_new(n);
     free(galloc->states);
     free(galloc->graph_index);
-    galloc->states      = (struct tensor_state *) malloc(galloc->hash_set.size * sizeof(struct tensor_state));
-    galloc->graph_index = (int *) malloc(galloc->hash_set.size * sizeof(int));
-    if (galloc->states == NULL || galloc->graph_index == NULL) {
-        GGML_ABORT("ggml-alloc: out of memory for the state of %zu tensors", galloc->hash_set.size);
+    galloc->states      = NULL;
+    galloc->graph_index = NULL;
+    struct ggml_hash_set set;
+    if (!ggml_hash_set_init(&set, n)) {
+        return false;
     }
+    galloc->states      = (struct tensor_state *) ggml_impl_malloc(set.size * sizeof(struct tensor_state));
+    galloc->graph_index = galloc->states != NULL ? (int *) ggml_impl_malloc(set.size * sizeof(int)) : NULL;
+    if (galloc->graph_index == NULL) {
+        free(galloc->states);
+        galloc->states = NULL;
+        ggml_hash_set_free(&set);
+        return false;
+    }
+    galloc->hash_set = set;
+    return true;
 }
 
 //
@@ -655,7 +708,18 @@ static int32_t graph_ref(ggml_gallocr_t galloc, const struct ggml_tensor * t) {
     return galloc->graph_index[slot];
 }
 
-static void graph_signature(ggml_gallocr_t galloc, struct ggml_cgraph * graph, int32_t * out) {
+// one value of the signature: stored, or compared with the stored one
+static inline bool sig_put(int32_t * sig, int * k, int32_t v, bool compare) {
+    if (compare) {
+        return sig[(*k)++] == v;
+    }
+    sig[(*k)++] = v;
+    return true;
+}
+
+// Write graph's signature to sig, or (compare) tell whether sig holds it
+// already: comparing needs no memory of its own.
+static bool graph_signature(ggml_gallocr_t galloc, struct ggml_cgraph * graph, int32_t * sig, bool compare) {
     ggml_hash_set_reset(&galloc->hash_set);
     for (int i = 0; i < graph->n_nodes; i++) {
         galloc->graph_index[ggml_hash_find_or_insert(&galloc->hash_set, graph->nodes[i])] = i;
@@ -667,62 +731,78 @@ static void graph_signature(ggml_gallocr_t galloc, struct ggml_cgraph * graph, i
     int k = 0;
     for (int i = 0; i < graph->n_nodes; i++) {
         const struct ggml_tensor * node = graph->nodes[i];
-        out[k++] = (int32_t) node->op;
-        out[k++] = node->flags & pin_flags;
-        out[k++] = graph_ref(galloc, node->view_src);
-        for (int j = 0; j < GGML_MAX_SRC; j++) {
-            out[k++] = graph_ref(galloc, node->src[j]);
+        bool same = sig_put(sig, &k, (int32_t) node->op, compare) &&
+                    sig_put(sig, &k, node->flags & pin_flags, compare) &&
+                    sig_put(sig, &k, graph_ref(galloc, node->view_src), compare);
+        for (int j = 0; j < GGML_MAX_SRC && same; j++) {
+            same = sig_put(sig, &k, graph_ref(galloc, node->src[j]), compare);
+        }
+        if (!same) {
+            return false;
         }
     }
     for (int i = 0; i < graph->n_leafs; i++) {
-        out[k++] = graph->leafs[i]->flags & pin_flags;
-        out[k++] = graph_ref(galloc, graph->leafs[i]->view_src);
+        if (!sig_put(sig, &k, graph->leafs[i]->flags & pin_flags, compare) ||
+            !sig_put(sig, &k, graph_ref(galloc, graph->leafs[i]->view_src), compare)) {
+            return false;
+        }
     }
+    return true;
 }
 
 static int signature_length(const struct ggml_cgraph * graph) {
     return graph->n_nodes * (3 + GGML_MAX_SRC) + graph->n_leafs * 2;
 }
 
-static void record_signature(ggml_gallocr_t galloc, struct ggml_cgraph * graph) {
+static bool record_signature(ggml_gallocr_t galloc, struct ggml_cgraph * graph) {
     const int n = signature_length(graph);
-    galloc->signature = (int32_t *) grow_array(galloc->signature, &galloc->cap_signature, n, sizeof(int32_t));
+    if (!grow_array((void **) &galloc->signature, &galloc->cap_signature, n, sizeof(int32_t))) {
+        return false;
+    }
     galloc->n_signature = n;
-    graph_signature(galloc, graph, galloc->signature);
+    graph_signature(galloc, graph, galloc->signature, false);
+    return true;
 }
 
 static bool signature_matches(ggml_gallocr_t galloc, struct ggml_cgraph * graph) {
     const int n = signature_length(graph);
-    if (n != galloc->n_signature) {
+    if (n != galloc->n_signature || !ensure_hash_capacity(galloc, graph)) {
         return false;
     }
-    ensure_hash_capacity(galloc, graph);
-    int32_t * sig = (int32_t *) malloc((size_t) MAX(n, 1) * sizeof(int32_t));
-    if (sig == NULL) {
-        return false; // plan again: that needs no extra memory
-    }
-    graph_signature(galloc, graph, sig);
-    const bool same = memcmp(sig, galloc->signature, (size_t) n * sizeof(int32_t)) == 0;
-    free(sig);
-    return same;
+    return graph_signature(galloc, graph, galloc->signature, true);
 }
 
 //
 // reserve
 //
 
+// forget the plan: the next allocation must reserve again
+static void gallocr_drop_plan(ggml_gallocr_t galloc) {
+    galloc->n_nodes        = 0;
+    galloc->n_leafs        = 0;
+    galloc->n_signature    = 0;
+    galloc->plan_allocated = false;
+}
+
 static bool gallocr_reserve(ggml_gallocr_t galloc, struct ggml_cgraph * graph,
                             const int * node_buffer_ids, const int * leaf_buffer_ids, bool size_only) {
-    ensure_hash_capacity(galloc, graph);
     for (int i = 0; i < galloc->n_buffers; i++) {
         if (gallocr_first_of_type(galloc, i)) {
             planner_reset(galloc->planners[i]);
         }
     }
-
-    plan_graph(galloc, graph, node_buffer_ids, leaf_buffer_ids);
-    record_plan(galloc, graph);
-    record_signature(galloc, graph);
+    if (!ensure_hash_capacity(galloc, graph) ||
+        !plan_graph(galloc, graph, node_buffer_ids, leaf_buffer_ids) ||
+        !record_plan(galloc, graph) ||
+        !record_signature(galloc, graph)) {
+        GGML_LOG_ERROR("%s: out of host memory while planning a graph of %d nodes and %d leafs\n",
+                       __func__, graph->n_nodes, graph->n_leafs);
+        gallocr_drop_plan(galloc);
+        for (int i = 0; i < galloc->n_buffers; i++) {
+            planner_reset(galloc->planners[i]); // no half plan is reported as a size
+        }
+        return false;
+    }
 
     if (size_only) {
         // the buffers may be too small for this plan: the next allocation must reserve again
@@ -765,9 +845,10 @@ static bool gallocr_reserve(ggml_gallocr_t galloc, struct ggml_cgraph * graph,
     return true;
 }
 
-void ggml_gallocr_reserve_n_size(ggml_gallocr_t galloc, struct ggml_cgraph * graph,
-                                 const int * node_buffer_ids, const int * leaf_buffer_ids, size_t * sizes) {
-    gallocr_reserve(galloc, graph, node_buffer_ids, leaf_buffer_ids, true);
+bool ggml_gallocr_measure(ggml_gallocr_t galloc, struct ggml_cgraph * graph,
+                          const int * node_buffer_ids, const int * leaf_buffer_ids, size_t * sizes) {
+    // on failure (logged) the planners are empty: the sizes are 0
+    const bool ok = gallocr_reserve(galloc, graph, node_buffer_ids, leaf_buffer_ids, true);
     for (int i = 0; i < galloc->n_buffers; i++) {
         sizes[i] = 0;
         if (!gallocr_first_of_type(galloc, i)) {
@@ -778,6 +859,12 @@ void ggml_gallocr_reserve_n_size(ggml_gallocr_t galloc, struct ggml_cgraph * gra
             sizes[i] += p->chunks[c].high_water;
         }
     }
+    return ok;
+}
+
+void ggml_gallocr_reserve_n_size(ggml_gallocr_t galloc, struct ggml_cgraph * graph,
+                                 const int * node_buffer_ids, const int * leaf_buffer_ids, size_t * sizes) {
+    ggml_gallocr_measure(galloc, graph, node_buffer_ids, leaf_buffer_ids, sizes);
 }
 
 bool ggml_gallocr_reserve_n(ggml_gallocr_t galloc, struct ggml_cgraph * graph, const int * node_buffer_ids, const int * leaf_buffer_ids) {

@@ -22,6 +22,15 @@
 // ggml_backend_unload unregisters an entry and its devices, and closes the
 // module if it came from one.
 //
+// What an entry hands over is checked before anything of it is listed, for
+// modules and for ggml_backend_register alike (see reg_check_locked): the
+// interface members every caller relies on, a name that no other entry has
+// (compared case-insensitively: "CPU" cannot come twice), and a device for
+// every index below the device count, each distinct, complete and pointing
+// back to the entry, with the count the same when asked again. An entry that
+// fails is refused with one log line and nothing of it is registered.
+// Registering the very same entry again is no error and changes nothing.
+//
 // ggml_backend_load_all_from_path(dir_path) looks for module files named
 // libggml-<name>.so or libggml-<name>-<variant>.so (so <name> has no '-')
 // in, in this order:
@@ -45,6 +54,7 @@
 
 #include <ctype.h>
 #include <pthread.h>
+#include <stdio.h>
 
 struct reg_entry {
     ggml_backend_reg_t reg;
@@ -64,12 +74,19 @@ struct registry {
 static struct registry g_registry;
 static pthread_once_t  g_registry_once = PTHREAD_ONCE_INIT;
 
-// grow an array to hold n + 1 elements; false when out of memory
-static bool reserve_one_more(void ** array, size_t * cap, size_t n, size_t elem_size) {
-    if (n < *cap) {
+// grow an array to hold at least n + extra elements; false when out of memory
+static bool reserve_more(void ** array, size_t * cap, size_t n, size_t extra, size_t elem_size) {
+    if (extra <= *cap - n) {
         return true;
     }
-    const size_t new_cap = *cap == 0 ? 8 : 2 * *cap;
+    const size_t limit = SIZE_MAX / elem_size / 2;
+    if (n > limit || extra > limit - n) {
+        return false;
+    }
+    size_t new_cap = *cap == 0 ? 8 : *cap;
+    while (new_cap < n + extra) {
+        new_cap *= 2;
+    }
     void * grown = realloc(*array, new_cap * elem_size);
     if (grown == NULL) {
         return false;
@@ -79,14 +96,115 @@ static bool reserve_one_more(void ** array, size_t * cap, size_t n, size_t elem_
     return true;
 }
 
-static void register_device_locked(ggml_backend_dev_t device) {
-    for (size_t i = 0; i < g_registry.n_devices; i++) {
-        if (g_registry.devices[i] == device) {
-            return;
+static bool reserve_one_more(void ** array, size_t * cap, size_t n, size_t elem_size) {
+    return reserve_more(array, cap, n, 1, elem_size);
+}
+
+static bool equals_ignoring_case(const char * a, const char * b) {
+    for (; *a != '\0' && *b != '\0'; a++, b++) {
+        if (tolower((unsigned char) *a) != tolower((unsigned char) *b)) {
+            return false;
         }
     }
-    if (!reserve_one_more((void **) &g_registry.devices, &g_registry.cap_devices, g_registry.n_devices, sizeof(ggml_backend_dev_t))) {
-        GGML_LOG_ERROR("%s: out of memory: device %s not registered\n", __func__, ggml_backend_dev_name(device));
+    return *a == *b;
+}
+
+// The interface members of a device that the wrappers of ggml-backend.c call
+// without a check: NULL when all are there, else the name of one missing.
+static const char * device_missing_member(ggml_backend_dev_t device) {
+    const struct ggml_backend_device_i * d = &device->iface;
+    if (d->get_name == NULL)        { return "get_name"; }
+    if (d->get_description == NULL) { return "get_description"; }
+    if (d->get_memory == NULL)      { return "get_memory"; }
+    if (d->get_type == NULL)        { return "get_type"; }
+    if (d->get_props == NULL)       { return "get_props"; }
+    if (d->init_backend == NULL)    { return "init_backend"; }
+    if (d->get_buffer_type == NULL) { return "get_buffer_type"; }
+    if (d->supports_op == NULL)     { return "supports_op"; }
+    if (d->supports_buft == NULL)   { return "supports_buft"; }
+    if (d->event_new != NULL && d->event_free == NULL) {
+        return "event_free (it has event_new)";
+    }
+    return NULL;
+}
+
+// false, with the reason in why, when device cannot be listed
+static bool device_check(ggml_backend_dev_t device, char * why, size_t why_len) {
+    const char * missing = device_missing_member(device);
+    if (missing != NULL) {
+        snprintf(why, why_len, "its interface has no %s", missing);
+        return false;
+    }
+    if (device->iface.get_name(device) == NULL) {
+        snprintf(why, why_len, "it has no name");
+        return false;
+    }
+    return true;
+}
+
+// Is the entry fit to be listed? False, with the reason in why, when not.
+static bool reg_check_locked(ggml_backend_reg_t reg, char * why, size_t why_len) {
+    const struct ggml_backend_reg_i * r = &reg->iface;
+    const char * missing = r->get_name == NULL ? "get_name" : r->get_device_count == NULL ? "get_device_count"
+                         : r->get_device == NULL ? "get_device" : NULL;
+    if (missing != NULL) {
+        snprintf(why, why_len, "its interface has no %s", missing);
+        return false;
+    }
+    const char * name = r->get_name(reg);
+    if (name == NULL || name[0] == '\0') {
+        snprintf(why, why_len, "it has no name");
+        return false;
+    }
+    for (size_t i = 0; i < g_registry.n_entries; i++) {
+        if (equals_ignoring_case(ggml_backend_reg_name(g_registry.entries[i].reg), name)) {
+            snprintf(why, why_len, "a backend named %s is registered already", ggml_backend_reg_name(g_registry.entries[i].reg));
+            return false;
+        }
+    }
+    const size_t n_devices = r->get_device_count(reg);
+    for (size_t i = 0; i < n_devices; i++) {
+        ggml_backend_dev_t device = r->get_device(reg, i);
+        char dev_why[160];
+        if (device == NULL) {
+            snprintf(why, why_len, "%s: device %zu of the %zu it counts is NULL", name, i, n_devices);
+            return false;
+        }
+        if (device->reg != reg) {
+            snprintf(why, why_len, "%s: device %zu belongs to another backend (its reg is %p)", name, i, (void *) device->reg);
+            return false;
+        }
+        if (!device_check(device, dev_why, sizeof(dev_why))) {
+            snprintf(why, why_len, "%s: device %zu: %s", name, i, dev_why);
+            return false;
+        }
+        for (size_t j = 0; j < i; j++) {
+            if (r->get_device(reg, j) == device) {
+                snprintf(why, why_len, "%s: it counts %zu devices, but device %zu is device %zu again", name, n_devices, i, j);
+                return false;
+            }
+        }
+    }
+    const size_t n_again = r->get_device_count(reg);
+    if (n_again != n_devices) {
+        snprintf(why, why_len, "%s: its device count changed from %zu to %zu", name, n_devices, n_again);
+        return false;
+    }
+    return true;
+}
+
+static bool device_is_registered_locked(ggml_backend_dev_t device) {
+    for (size_t i = 0; i < g_registry.n_devices; i++) {
+        if (g_registry.devices[i] == device) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// the capacity for it must have been reserved
+static void add_device_locked(ggml_backend_dev_t device) {
+    if (device_is_registered_locked(device)) {
         return;
     }
     g_registry.devices[g_registry.n_devices++] = device;
@@ -102,22 +220,32 @@ static bool is_registered_locked(ggml_backend_reg_t reg) {
     return false;
 }
 
-// false when reg was registered already, or memory ran out
-static bool register_backend_locked(ggml_backend_reg_t reg, void * handle) {
+enum register_result {
+    REGISTER_ADDED,
+    REGISTER_KNOWN,   // this very entry is registered already
+    REGISTER_REFUSED, // why says why
+};
+
+static enum register_result register_backend_locked(ggml_backend_reg_t reg, void * handle, char * why, size_t why_len) {
     if (is_registered_locked(reg)) {
-        return false;
+        return REGISTER_KNOWN;
     }
-    if (!reserve_one_more((void **) &g_registry.entries, &g_registry.cap_entries, g_registry.n_entries, sizeof(struct reg_entry))) {
-        GGML_LOG_ERROR("%s: out of memory: backend %s not registered\n", __func__, ggml_backend_reg_name(reg));
-        return false;
+    if (!reg_check_locked(reg, why, why_len)) {
+        return REGISTER_REFUSED;
+    }
+    const size_t n_devices = ggml_backend_reg_dev_count(reg);
+    // room for all of it first: an entry is listed with all its devices or not at all
+    if (!reserve_one_more((void **) &g_registry.entries, &g_registry.cap_entries, g_registry.n_entries, sizeof(struct reg_entry)) ||
+        !reserve_more((void **) &g_registry.devices, &g_registry.cap_devices, g_registry.n_devices, n_devices, sizeof(ggml_backend_dev_t))) {
+        snprintf(why, why_len, "out of memory");
+        return REGISTER_REFUSED;
     }
     g_registry.entries[g_registry.n_entries++] = (struct reg_entry) { .reg = reg, .handle = handle };
-    const size_t n_devices = ggml_backend_reg_dev_count(reg);
     GGML_LOG_DEBUG("%s: registered backend %s (%zu devices)\n", __func__, ggml_backend_reg_name(reg), n_devices);
     for (size_t i = 0; i < n_devices; i++) {
-        register_device_locked(ggml_backend_reg_dev_get(reg, i));
+        add_device_locked(ggml_backend_reg_dev_get(reg, i));
     }
-    return true;
+    return REGISTER_ADDED;
 }
 
 static void registry_init(void) {
@@ -130,7 +258,10 @@ static void registry_init(void) {
     // the backends compiled in, most capable first
     pthread_mutex_lock(&g_registry.mutex);
 #ifdef GGML_USE_CPU
-    register_backend_locked(ggml_backend_cpu_reg(), NULL);
+    char why[256];
+    if (register_backend_locked(ggml_backend_cpu_reg(), NULL, why, sizeof(why)) == REGISTER_REFUSED) {
+        GGML_LOG_ERROR("%s: the CPU backend is not registered: %s\n", __func__, why);
+    }
 #endif
     pthread_mutex_unlock(&g_registry.mutex);
 }
@@ -146,34 +277,39 @@ static void registry_unlock(void) {
 
 void ggml_backend_register(ggml_backend_reg_t reg) {
     if (reg == NULL) {
+        GGML_LOG_ERROR("%s: refusing a NULL backend\n", __func__);
         return;
     }
+    char why[256];
     registry_lock();
-    register_backend_locked(reg, NULL);
+    const enum register_result result = register_backend_locked(reg, NULL, why, sizeof(why));
     registry_unlock();
+    if (result == REGISTER_REFUSED) {
+        GGML_LOG_ERROR("%s: refusing backend %p: %s\n", __func__, (void *) reg, why);
+    }
 }
 
 void ggml_backend_device_register(ggml_backend_dev_t device) {
-    if (device == NULL) {
+    char why[160];
+    if (device == NULL || !device_check(device, why, sizeof(why))) {
+        GGML_LOG_ERROR("%s: refusing device %p: %s\n", __func__, (void *) device, device == NULL ? "it is NULL" : why);
         return;
     }
     registry_lock();
-    register_device_locked(device);
+    const bool ok = device_is_registered_locked(device) ||
+                    reserve_one_more((void **) &g_registry.devices, &g_registry.cap_devices, g_registry.n_devices, sizeof(ggml_backend_dev_t));
+    if (ok) {
+        add_device_locked(device);
+    }
     registry_unlock();
+    if (!ok) {
+        GGML_LOG_ERROR("%s: out of memory: device %s not registered\n", __func__, ggml_backend_dev_name(device));
+    }
 }
 
 //
 // enumeration
 //
-
-static bool equals_ignoring_case(const char * a, const char * b) {
-    for (; *a != '\0' && *b != '\0'; a++, b++) {
-        if (tolower((unsigned char) *a) != tolower((unsigned char) *b)) {
-            return false;
-        }
-    }
-    return *a == *b;
-}
 
 size_t ggml_backend_reg_count(void) {
     registry_lock();
@@ -311,14 +447,19 @@ ggml_backend_reg_t ggml_backend_load(const char * path) {
         return NULL;
     }
 
+    char why[256];
     registry_lock();
-    const bool added = register_backend_locked(reg, module.handle);
-    const bool known = added || is_registered_locked(reg);
+    const enum register_result result = register_backend_locked(reg, module.handle, why, sizeof(why));
     registry_unlock();
-    if (!added) {
+    if (result == REGISTER_REFUSED) {
+        GGML_LOG_ERROR("%s: refusing backend module %s: %s\n", __func__, path, why);
+        backend_module_close(&module);
+        return NULL;
+    }
+    if (result == REGISTER_KNOWN) {
         // loaded before: the dynamic loader handed out the same library again
         backend_module_close(&module);
-        return known ? reg : NULL;
+        return reg;
     }
     GGML_LOG_INFO("%s: loaded %s backend from %s\n", __func__, ggml_backend_reg_name(reg), path);
     return reg;

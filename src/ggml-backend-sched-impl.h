@@ -141,21 +141,25 @@ void ggml_sched_set_cause(struct ggml_backend_sched * sched, struct ggml_tensor 
 const char * ggml_sched_get_cause(struct ggml_backend_sched * sched, struct ggml_tensor * t);
 
 // a fresh tensor with t's type, shape and strides, in the scheduler's pool
+// (NULL when out of memory)
 struct ggml_tensor * ggml_sched_new_tensor_like(struct ggml_backend_sched * sched, const struct ggml_tensor * t);
-// a view of t in the scheduler's pool
+// a view of t in the scheduler's pool (NULL when out of memory)
 struct ggml_tensor * ggml_sched_new_view(struct ggml_backend_sched * sched, struct ggml_tensor * t);
 void ggml_sched_pool_reset(struct ggml_sched_tensor_pool * pool);
 void ggml_sched_pool_free(struct ggml_sched_tensor_pool * pool);
 
 // assign every node a backend, split the graph and make the input copies;
 // fills sched->splits, sched->graph and the backend id arrays. False (with a
-// log line) if some node is supported by no backend.
+// log line) if some node is supported by no backend, or host memory ran out
+// (then the sources it redirected in graph are restored).
 bool ggml_sched_assign_and_split(struct ggml_backend_sched * sched, struct ggml_cgraph * graph);
 
-// record that node->src[j] (orig) now names copy
-void ggml_sched_undo_record_rewrite(struct ggml_backend_sched * sched, struct ggml_tensor * node, int j, struct ggml_tensor * copy);
-// record that the scheduler gave t its memory
-void ggml_sched_undo_record_alloc(struct ggml_backend_sched * sched, struct ggml_tensor * t);
+// record that node->src[j] (orig) now names copy; false when out of memory
+// (then it must not be rewritten)
+bool ggml_sched_undo_record_rewrite(struct ggml_backend_sched * sched, struct ggml_tensor * node, int j, struct ggml_tensor * copy);
+// record that the scheduler gave t its memory; false when out of memory
+// (then it must not be given any)
+bool ggml_sched_undo_record_alloc(struct ggml_backend_sched * sched, struct ggml_tensor * t);
 // before splitting graph: if it is the graph split last, undo the rewrites
 // and allocations made then (the graph is alive: the caller passed it);
 // otherwise forget the log (the old graph may be gone)

@@ -21,6 +21,10 @@
 //      weight would have to move between incompatible buffers); every source
 //      a split reads from a buffer its backend cannot use gets a copy on the
 //      split's backend [4.cpy], made once per split input and reused.
+//
+// Out of host memory (the lists here grow with the graph): the functions
+// return false or NULL, ggml_sched_assign_and_split logs one line, undoes
+// what it wrote into the user's graph and returns false.
 
 #include "ggml-backend-sched-impl.h"
 
@@ -67,22 +71,23 @@ static struct ggml_tensor * pool_new_tensor(struct ggml_sched_tensor_pool * pool
             pool->cur++;
             continue;
         }
-        // all full: add a context twice as large as the last
+        // all full: add a context twice as large as the last (NULL when out of memory)
         if (pool->n_ctxs == pool->capacity) {
             const int cap = pool->capacity ? 2 * pool->capacity : 4;
-            struct ggml_context ** grown = (struct ggml_context **) realloc(pool->ctxs, sizeof(*grown) * (size_t) cap);
+            struct ggml_context ** grown = (struct ggml_context **) ggml_impl_realloc(pool->ctxs, sizeof(*grown) * (size_t) cap);
             if (grown == NULL) {
-                GGML_ABORT("scheduler: out of memory for its tensor pool");
+                return NULL;
             }
             pool->ctxs = grown;
             pool->capacity = cap;
         }
-        pool->tensors_per_ctx = pool->tensors_per_ctx ? 2 * pool->tensors_per_ctx : 256;
-        struct ggml_init_params params = { pool->tensors_per_ctx * ggml_tensor_overhead(), NULL, true };
+        const size_t n_tensors = pool->tensors_per_ctx ? 2 * pool->tensors_per_ctx : 256;
+        struct ggml_init_params params = { n_tensors * ggml_tensor_overhead(), NULL, true };
         struct ggml_context * ctx = ggml_init(params);
         if (ctx == NULL) {
-            GGML_ABORT("scheduler: out of memory for its tensor pool");
+            return NULL;
         }
+        pool->tensors_per_ctx = n_tensors;
         pool->ctxs[pool->n_ctxs++] = ctx;
     }
 }
@@ -110,40 +115,47 @@ void ggml_sched_pool_free(struct ggml_sched_tensor_pool * pool) {
     memset(pool, 0, sizeof(*pool));
 }
 
-static void grow_tensor_list_generic(struct ggml_tensor *** list, int * capacity) {
+// room for one more tensor in a list of n; false when out of memory
+static bool tensor_list_reserve_one(struct ggml_tensor *** list, int * capacity, int n) {
+    if (n < *capacity) {
+        return true;
+    }
     const int cap = *capacity ? 2 * *capacity : 64;
-    struct ggml_tensor ** grown = (struct ggml_tensor **) realloc(*list, sizeof(**list) * (size_t) cap);
+    struct ggml_tensor ** grown = (struct ggml_tensor **) ggml_impl_realloc(*list, sizeof(**list) * (size_t) cap);
     if (grown == NULL) {
-        GGML_ABORT("scheduler: out of memory for a list of %d tensors", cap);
+        return false;
     }
     *list = grown;
     *capacity = cap;
+    return true;
 }
 
 //
 // undo log
 //
 
-void ggml_sched_undo_record_rewrite(struct ggml_backend_sched * sched, struct ggml_tensor * node, int j, struct ggml_tensor * copy) {
+bool ggml_sched_undo_record_rewrite(struct ggml_backend_sched * sched, struct ggml_tensor * node, int j, struct ggml_tensor * copy) {
     struct ggml_sched_undo_log * u = &sched->undo;
     if (u->n_rewrites == u->rewrites_capacity) {
         const int cap = u->rewrites_capacity ? 2 * u->rewrites_capacity : 64;
-        struct ggml_sched_src_rewrite * grown = (struct ggml_sched_src_rewrite *) realloc(u->rewrites, sizeof(*grown) * (size_t) cap);
+        struct ggml_sched_src_rewrite * grown = (struct ggml_sched_src_rewrite *) ggml_impl_realloc(u->rewrites, sizeof(*grown) * (size_t) cap);
         if (grown == NULL) {
-            GGML_ABORT("scheduler: out of memory for its undo log");
+            return false;
         }
         u->rewrites = grown;
         u->rewrites_capacity = cap;
     }
     u->rewrites[u->n_rewrites++] = (struct ggml_sched_src_rewrite) { node, j, node->src[j], copy };
+    return true;
 }
 
-void ggml_sched_undo_record_alloc(struct ggml_backend_sched * sched, struct ggml_tensor * t) {
+bool ggml_sched_undo_record_alloc(struct ggml_backend_sched * sched, struct ggml_tensor * t) {
     struct ggml_sched_undo_log * u = &sched->undo;
-    if (u->n_allocated == u->allocated_capacity) {
-        grow_tensor_list_generic(&u->allocated, &u->allocated_capacity);
+    if (!tensor_list_reserve_one(&u->allocated, &u->allocated_capacity, u->n_allocated)) {
+        return false;
     }
     u->allocated[u->n_allocated++] = t;
+    return true;
 }
 
 void ggml_sched_undo(struct ggml_backend_sched * sched, const struct ggml_cgraph * graph) {
@@ -434,12 +446,13 @@ static bool sched_assign_sources(struct ggml_backend_sched * sched, struct ggml_
 // pass 5: splitting
 //
 
+// NULL when out of memory
 static struct ggml_backend_sched_split * sched_new_split(struct ggml_backend_sched * sched, int backend_id, int i_start) {
     if (sched->n_splits == sched->splits_capacity) {
         const int cap = sched->splits_capacity ? 2 * sched->splits_capacity : 16;
-        struct ggml_backend_sched_split * grown = (struct ggml_backend_sched_split *) realloc(sched->splits, sizeof(*grown) * (size_t) cap);
+        struct ggml_backend_sched_split * grown = (struct ggml_backend_sched_split *) ggml_impl_realloc(sched->splits, sizeof(*grown) * (size_t) cap);
         if (grown == NULL) {
-            GGML_ABORT("scheduler: out of memory for %d splits", cap);
+            return NULL;
         }
         memset(grown + sched->splits_capacity, 0, sizeof(*grown) * (size_t)(cap - sched->splits_capacity));
         sched->splits = grown;
@@ -454,8 +467,9 @@ static struct ggml_backend_sched_split * sched_new_split(struct ggml_backend_sch
 }
 
 
-// n_copies tensors like src for backend_id (copy cur_copy may be src itself)
-static void sched_make_copies(struct ggml_backend_sched * sched, struct ggml_tensor * src, size_t src_id, int backend_id, bool self_is_current) {
+// n_copies tensors like src for backend_id (copy cur_copy may be src itself);
+// false when out of memory (then none is recorded)
+static bool sched_make_copies(struct ggml_backend_sched * sched, struct ggml_tensor * src, size_t src_id, int backend_id, bool self_is_current) {
     ggml_backend_t backend = sched->backends[backend_id];
     for (int c = 0; c < sched->n_copies; c++) {
         struct ggml_tensor * copy;
@@ -463,6 +477,12 @@ static void sched_make_copies(struct ggml_backend_sched * sched, struct ggml_ten
             copy = src;
         } else {
             copy = ggml_sched_new_tensor_like(sched, src);
+            if (copy == NULL) {
+                for (int k = 0; k < c; k++) {
+                    *sched_tensor_copy(sched, src_id, backend_id, k) = NULL;
+                }
+                return false;
+            }
             ggml_format_name(copy, "%s#%s#%d", ggml_backend_name(backend), src->name, c);
         }
         if (sched->n_copies > 1) {
@@ -474,6 +494,7 @@ static void sched_make_copies(struct ggml_backend_sched * sched, struct ggml_ten
         *sched_tensor_copy(sched, src_id, backend_id, c) = copy;
         ggml_sched_set_cause(sched, copy, "4.cpy");
     }
+    return true;
 }
 
 // should a node on the current split's backend still start a new split?
@@ -493,7 +514,8 @@ static bool sched_node_needs_new_split(struct ggml_backend_sched * sched, struct
     return false;
 }
 
-static void sched_split(struct ggml_backend_sched * sched, struct ggml_cgraph * graph) {
+// false when out of memory
+static bool sched_split(struct ggml_backend_sched * sched, struct ggml_cgraph * graph) {
     sched->n_splits = 0;
 
     // the first split takes the backend of the first node that computes
@@ -506,6 +528,9 @@ static void sched_split(struct ggml_backend_sched * sched, struct ggml_cgraph * 
         }
     }
     struct ggml_backend_sched_split * split = sched_new_split(sched, cur_backend_id, 0);
+    if (split == NULL) {
+        return false;
+    }
 
     for (; i < graph->n_nodes; i++) {
         struct ggml_tensor * node = graph->nodes[i];
@@ -520,6 +545,9 @@ static void sched_split(struct ggml_backend_sched * sched, struct ggml_cgraph * 
         if (new_split) {
             split->i_end = i;
             split = sched_new_split(sched, node_backend_id, i);
+            if (split == NULL) {
+                return false;
+            }
             cur_backend_id = node_backend_id;
         }
 
@@ -535,9 +563,9 @@ static void sched_split(struct ggml_backend_sched * sched, struct ggml_cgraph * 
             // user inputs get n_copies versions in their own backend for pipelining
             if ((src->flags & GGML_TENSOR_FLAG_INPUT) && sched->n_copies > 1 &&
                 *sched_tensor_copy(sched, src_id, src_backend_id, 0) == NULL) {
-                sched_make_copies(sched, src, src_id, src_backend_id, true);
-                if (sched->n_graph_inputs == sched->graph_inputs_capacity) {
-                    grow_tensor_list_generic(&sched->graph_inputs, &sched->graph_inputs_capacity);
+                if (!tensor_list_reserve_one(&sched->graph_inputs, &sched->graph_inputs_capacity, sched->n_graph_inputs) ||
+                    !sched_make_copies(sched, src, src_id, src_backend_id, true)) {
+                    return false;
                 }
                 sched->graph_inputs[sched->n_graph_inputs++] = src;
             }
@@ -545,35 +573,40 @@ static void sched_split(struct ggml_backend_sched * sched, struct ggml_cgraph * 
             if (src_backend_id != cur_backend_id && !sched_buffer_supported(sched, src, cur_backend_id)) {
                 // read from a copy on this split's backend, made once per split
                 if (*sched_tensor_copy(sched, src_id, cur_backend_id, 0) == NULL) {
-                    sched_make_copies(sched, src, src_id, cur_backend_id, false);
-                    if (split->n_inputs == split->inputs_capacity) {
-                        grow_tensor_list_generic(&split->inputs, &split->inputs_capacity);
+                    if (!tensor_list_reserve_one(&split->inputs, &split->inputs_capacity, split->n_inputs) ||
+                        !sched_make_copies(sched, src, src_id, cur_backend_id, false)) {
+                        return false;
                     }
                     split->inputs[split->n_inputs++] = src;
                 }
                 struct ggml_tensor * copy = *sched_tensor_copy(sched, src_id, cur_backend_id, sched->cur_copy);
-                ggml_sched_undo_record_rewrite(sched, node, j, copy);
+                if (!ggml_sched_undo_record_rewrite(sched, node, j, copy)) {
+                    return false;
+                }
                 node->src[j] = copy;
             }
         }
     }
     split->i_end = graph->n_nodes;
+    return true;
 }
 
 //
 // the graph that is allocated: input copies placed at the start of their split
 //
 
-static void sched_reserve_ids(struct ggml_backend_sched * sched, int n) {
+// room for n nodes and n leafs in sched->graph and the id arrays; false when
+// out of memory (what did grow is kept: it is merely larger than needed)
+static bool sched_reserve_ids(struct ggml_backend_sched * sched, int n) {
     if (n <= sched->ids_capacity) {
-        return;
+        return true;
     }
     int ** arrays[4] = { &sched->node_backend_ids, &sched->leaf_backend_ids,
                          &sched->prev_node_backend_ids, &sched->prev_leaf_backend_ids };
     for (int k = 0; k < 4; k++) {
-        int * grown = (int *) realloc(*arrays[k], sizeof(int) * (size_t) n);
+        int * grown = (int *) ggml_impl_realloc(*arrays[k], sizeof(int) * (size_t) n);
         if (grown == NULL) {
-            GGML_ABORT("scheduler: out of memory for %d backend ids", n);
+            return false;
         }
         // new previous ids are unknown (-1): the next allocation is planned afresh
         for (int j = sched->ids_capacity; j < n; j++) {
@@ -581,18 +614,33 @@ static void sched_reserve_ids(struct ggml_backend_sched * sched, int n) {
         }
         *arrays[k] = grown;
     }
-    struct ggml_tensor ** nodes = (struct ggml_tensor **) realloc(sched->graph.nodes, sizeof(*nodes) * (size_t) n);
-    struct ggml_tensor ** leafs = (struct ggml_tensor **) realloc(sched->graph.leafs, sizeof(*leafs) * (size_t) n);
-    if (nodes == NULL || leafs == NULL) {
-        GGML_ABORT("scheduler: out of memory for a graph of %d tensors", n);
+    struct ggml_tensor ** nodes = (struct ggml_tensor **) ggml_impl_realloc(sched->graph.nodes, sizeof(*nodes) * (size_t) n);
+    if (nodes == NULL) {
+        return false;
     }
     sched->graph.nodes = nodes;
+    struct ggml_tensor ** leafs = (struct ggml_tensor **) ggml_impl_realloc(sched->graph.leafs, sizeof(*leafs) * (size_t) n);
+    if (leafs == NULL) {
+        return false;
+    }
     sched->graph.leafs = leafs;
     sched->graph.size  = n;
     sched->ids_capacity = n;
+    return true;
 }
 
-static void sched_build_graph_copy(struct ggml_backend_sched * sched, struct ggml_cgraph * graph) {
+// false when out of memory
+static bool sched_build_graph_copy(struct ggml_backend_sched * sched, struct ggml_cgraph * graph) {
+    int total_inputs = 0;
+    for (int s = 0; s < sched->n_splits; s++) {
+        total_inputs += sched->splits[s].n_inputs;
+    }
+    const int n_nodes = graph->n_nodes + 2 * total_inputs;
+    const int n_leafs = graph->n_leafs + (sched->n_copies > 1 ? sched->n_copies * (sched->n_graph_inputs + total_inputs) : 0);
+    if (!sched_reserve_ids(sched, MAX(n_nodes, n_leafs))) {
+        return false;
+    }
+
     // the previous ids become prev_*, for the re-planning check
     int * tmp = sched->node_backend_ids;
     sched->node_backend_ids = sched->prev_node_backend_ids;
@@ -600,14 +648,6 @@ static void sched_build_graph_copy(struct ggml_backend_sched * sched, struct ggm
     tmp = sched->leaf_backend_ids;
     sched->leaf_backend_ids = sched->prev_leaf_backend_ids;
     sched->prev_leaf_backend_ids = tmp;
-
-    int total_inputs = 0;
-    for (int s = 0; s < sched->n_splits; s++) {
-        total_inputs += sched->splits[s].n_inputs;
-    }
-    const int n_nodes = graph->n_nodes + 2 * total_inputs;
-    const int n_leafs = graph->n_leafs + (sched->n_copies > 1 ? sched->n_copies * (sched->n_graph_inputs + total_inputs) : 0);
-    sched_reserve_ids(sched, MAX(n_nodes, n_leafs));
 
     struct ggml_cgraph * copy = &sched->graph;
     copy->n_nodes = 0;
@@ -630,6 +670,14 @@ static void sched_build_graph_copy(struct ggml_backend_sched * sched, struct ggm
 
             // a use of the input at this point keeps it alive until it is copied
             struct ggml_tensor * input_dep = ggml_sched_new_view(sched, input);
+            if (input_dep == NULL) {
+                // the ids are half written: as unknown, they make the next allocation plan afresh
+                for (int i = 0; i < sched->ids_capacity; i++) {
+                    sched->node_backend_ids[i] = -1;
+                    sched->leaf_backend_ids[i] = -1;
+                }
+                return false;
+            }
             input_dep->src[0] = input;
             sched->node_backend_ids[copy->n_nodes] = sched->hv_tensor_backend_ids[input_id];
             copy->nodes[copy->n_nodes++] = input_dep;
@@ -677,6 +725,7 @@ static void sched_build_graph_copy(struct ggml_backend_sched * sched, struct ggm
     for (int s = 0; s < sched->n_splits; s++) {
         sched->splits[s].graph.uid = ggml_graph_next_uid();
     }
+    return true;
 }
 
 //
@@ -699,13 +748,21 @@ bool ggml_sched_assign_and_split(struct ggml_backend_sched * sched, struct ggml_
     if (!sched_assign_sources(sched, graph)) {
         return false;
     }
-    sched_split(sched, graph);
+    if (!sched_split(sched, graph)) {
+        GGML_LOG_ERROR("%s: out of host memory while splitting a graph of %d nodes\n", __func__, graph->n_nodes);
+        ggml_sched_undo(sched, graph); // the sources it redirected so far
+        return false;
+    }
 
     if (sched->debug) {
         ggml_sched_print_assignments(sched, graph);
     }
 
-    sched_build_graph_copy(sched, graph);
+    if (!sched_build_graph_copy(sched, graph)) {
+        GGML_LOG_ERROR("%s: out of host memory while splitting a graph of %d nodes\n", __func__, graph->n_nodes);
+        ggml_sched_undo(sched, graph);
+        return false;
+    }
     return true;
 }
 

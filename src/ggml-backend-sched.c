@@ -16,6 +16,10 @@
 // splitting or planning as long as it is the same graph, unchanged (checked
 // with a signature of its nodes). A different or changed graph is split and
 // planned again, as if ggml_backend_sched_reset had been called.
+//
+// Out of host memory while splitting or planning: the call returns false (or
+// zero sizes) with a log line, the user's graph is left as it was given, and
+// the scheduler is reset, ready for the next call.
 
 #include "ggml-backend-sched-impl.h"
 
@@ -98,7 +102,7 @@ ggml_backend_sched_t ggml_backend_sched_new(
     GGML_ASSERT(ggml_backend_dev_type(ggml_backend_get_device(backends[n_backends - 1])) == GGML_BACKEND_DEVICE_TYPE_CPU &&
                 "the last backend of the scheduler must be the CPU");
 
-    struct ggml_backend_sched * sched = (struct ggml_backend_sched *) calloc(1, sizeof(*sched));
+    struct ggml_backend_sched * sched = (struct ggml_backend_sched *) ggml_impl_calloc(1, sizeof(*sched));
     if (sched == NULL) {
         GGML_LOG_ERROR("%s: out of memory\n", __func__);
         return NULL;
@@ -111,18 +115,18 @@ ggml_backend_sched_t ggml_backend_sched_new(
     sched->op_offload = op_offload;
 
     // nodes, leafs and the view sources they name
-    sched->hash_set = ggml_hash_set_new(3 * graph_size);
+    const bool have_hash_set = ggml_hash_set_init(&sched->hash_set, 3 * graph_size);
     const size_t n_slots = sched->hash_set.size;
 
-    sched->backends              = (ggml_backend_t *) calloc((size_t) n_backends, sizeof(ggml_backend_t));
-    sched->bufts                 = (ggml_backend_buffer_type_t *) calloc((size_t) n_backends, sizeof(ggml_backend_buffer_type_t));
-    sched->events                = (ggml_backend_event_t *) calloc((size_t)(n_backends * sched->n_copies), sizeof(ggml_backend_event_t));
-    sched->hv_tensor_backend_ids = (int *) malloc(n_slots * sizeof(int));
-    sched->hv_tensor_copies      = (struct ggml_tensor **) malloc(n_slots * (size_t) n_backends * (size_t) sched->n_copies * sizeof(struct ggml_tensor *));
+    sched->backends              = (ggml_backend_t *) ggml_impl_calloc((size_t) n_backends, sizeof(ggml_backend_t));
+    sched->bufts                 = (ggml_backend_buffer_type_t *) ggml_impl_calloc((size_t) n_backends, sizeof(ggml_backend_buffer_type_t));
+    sched->events                = (ggml_backend_event_t *) ggml_impl_calloc((size_t)(n_backends * sched->n_copies), sizeof(ggml_backend_event_t));
+    sched->hv_tensor_backend_ids = (int *) ggml_impl_malloc(n_slots * sizeof(int));
+    sched->hv_tensor_copies      = (struct ggml_tensor **) ggml_impl_malloc(n_slots * (size_t) n_backends * (size_t) sched->n_copies * sizeof(struct ggml_tensor *));
     if (sched->debug) {
-        sched->causes = (char (*)[GGML_SCHED_CAUSE_LEN]) calloc(n_slots, GGML_SCHED_CAUSE_LEN);
+        sched->causes = (char (*)[GGML_SCHED_CAUSE_LEN]) ggml_impl_calloc(n_slots, GGML_SCHED_CAUSE_LEN);
     }
-    if (sched->backends == NULL || sched->bufts == NULL || sched->events == NULL ||
+    if (!have_hash_set || sched->backends == NULL || sched->bufts == NULL || sched->events == NULL ||
         sched->hv_tensor_backend_ids == NULL || sched->hv_tensor_copies == NULL || (sched->debug && sched->causes == NULL)) {
         GGML_LOG_ERROR("%s: out of memory for a scheduler of %d backends and graph size %zu\n", __func__, n_backends, graph_size);
         ggml_backend_sched_free(sched);
@@ -225,20 +229,22 @@ static bool sched_assignment_changed(ggml_backend_sched_t sched) {
     return false;
 }
 
-// the tensors of the user's graph that the allocation is about to place
-static void sched_record_allocations(ggml_backend_sched_t sched, const struct ggml_cgraph * graph) {
+// the tensors of the user's graph that the allocation is about to place;
+// false when out of memory
+static bool sched_record_allocations(ggml_backend_sched_t sched, const struct ggml_cgraph * graph) {
     for (int i = 0; i < graph->n_nodes; i++) {
         struct ggml_tensor * t = graph->nodes[i];
-        if (t->data == NULL && t->buffer == NULL) {
-            ggml_sched_undo_record_alloc(sched, t);
+        if (t->data == NULL && t->buffer == NULL && !ggml_sched_undo_record_alloc(sched, t)) {
+            return false;
         }
     }
     for (int i = 0; i < graph->n_leafs; i++) {
         struct ggml_tensor * t = graph->leafs[i];
-        if (t->data == NULL && t->buffer == NULL) {
-            ggml_sched_undo_record_alloc(sched, t);
+        if (t->data == NULL && t->buffer == NULL && !ggml_sched_undo_record_alloc(sched, t)) {
+            return false;
         }
     }
+    return true;
 }
 
 // place the tensors of sched->graph, planning again only when needed
@@ -265,9 +271,13 @@ void ggml_backend_sched_reserve_size(ggml_backend_sched_t sched, struct ggml_cgr
     ggml_backend_sched_synchronize(sched);
     if (!sched_graph_fits(sched, measure_graph) || !ggml_sched_assign_and_split(sched, measure_graph)) {
         memset(sizes, 0, sizeof(size_t) * (size_t) sched->n_backends);
+        ggml_backend_sched_reset(sched);
         return;
     }
-    ggml_gallocr_reserve_n_size(sched->galloc, &sched->graph, sched->node_backend_ids, sched->leaf_backend_ids, sizes);
+    if (!ggml_gallocr_measure(sched->galloc, &sched->graph, sched->node_backend_ids, sched->leaf_backend_ids, sizes)) {
+        ggml_sched_undo(sched, measure_graph); // the sources redirected to input copies
+        ggml_backend_sched_reset(sched);
+    }
 }
 
 bool ggml_backend_sched_reserve(ggml_backend_sched_t sched, struct ggml_cgraph * measure_graph) {
@@ -279,6 +289,7 @@ bool ggml_backend_sched_reserve(ggml_backend_sched_t sched, struct ggml_cgraph *
     const bool ok = ggml_gallocr_reserve_n(sched->galloc, &sched->graph, sched->node_backend_ids, sched->leaf_backend_ids);
     if (!ok) {
         GGML_LOG_ERROR("%s: failed to allocate the compute buffers\n", __func__);
+        ggml_sched_undo(sched, measure_graph);
     }
     ggml_backend_sched_reset(sched);
     return ok;
@@ -302,8 +313,14 @@ bool ggml_backend_sched_alloc_graph(ggml_backend_sched_t sched, struct ggml_cgra
         ggml_backend_sched_reset(sched);
         return false;
     }
-    sched_record_allocations(sched, graph);
+    if (!sched_record_allocations(sched, graph)) {
+        GGML_LOG_ERROR("%s: out of host memory for the list of the graph's tensors\n", __func__);
+        ggml_sched_undo(sched, graph);
+        ggml_backend_sched_reset(sched);
+        return false;
+    }
     if (!sched_alloc_splits(sched)) {
+        ggml_sched_undo(sched, graph); // the sources redirected to input copies
         ggml_backend_sched_reset(sched);
         return false;
     }

@@ -44,17 +44,26 @@ size_t ggml_hash_size(size_t min_sz) {
     return n;
 }
 
-struct ggml_hash_set ggml_hash_set_new(size_t size) {
-    struct ggml_hash_set result = { 0, NULL, NULL };
+bool ggml_hash_set_init(struct ggml_hash_set * hash_set, size_t size) {
+    *hash_set = (struct ggml_hash_set) { 0, NULL, NULL };
     if (size == 0) {
-        return result;
+        return true;
     }
     size = ggml_hash_size(size);
-    result.size = size;
-    result.keys = (struct ggml_tensor **) malloc(sizeof(struct ggml_tensor *) * size);
-    result.used = (ggml_bitset_t *) calloc(ggml_bitset_size(size), sizeof(ggml_bitset_t));
-    if (result.keys == NULL || result.used == NULL) {
-        GGML_ABORT("failed to allocate a hash set of %zu entries", size);
+    struct ggml_tensor ** keys = (struct ggml_tensor **) ggml_impl_malloc(sizeof(struct ggml_tensor *) * size);
+    ggml_bitset_t * used = keys != NULL ? (ggml_bitset_t *) ggml_impl_calloc(ggml_bitset_size(size), sizeof(ggml_bitset_t)) : NULL;
+    if (used == NULL) {
+        free(keys);
+        return false;
+    }
+    *hash_set = (struct ggml_hash_set) { .size = size, .used = used, .keys = keys };
+    return true;
+}
+
+struct ggml_hash_set ggml_hash_set_new(size_t size) {
+    struct ggml_hash_set result;
+    if (!ggml_hash_set_init(&result, size)) {
+        GGML_ABORT("failed to allocate a hash set of %zu entries", ggml_hash_size(size));
     }
     return result;
 }

@@ -58,6 +58,22 @@ GGML_API void ggml_print_backtrace(void);
 GGML_API void * ggml_aligned_malloc(size_t size);
 GGML_API void   ggml_aligned_free(void * ptr, size_t size);
 
+// Host memory for bookkeeping whose loss must be reported, not crashed on
+// (the graph allocator, the scheduler, contexts, hash sets): malloc, calloc
+// and realloc, NULL when memory runs out. Freed with free(). They and
+// ggml_aligned_malloc can be made to fail on purpose, for tests:
+void * ggml_impl_malloc(size_t size);
+void * ggml_impl_calloc(size_t n, size_t size);
+void * ggml_impl_realloc(void * ptr, size_t size);
+
+// Test hook, in no public header: the n-th (n >= 1) of the allocations above
+// that the calling thread makes from now on fails; n = 0 turns it off. Other
+// threads are not affected.
+GGML_API void ggml_impl_test_fail_alloc(int n);
+// how many of those allocations the calling thread made since it last called
+// ggml_impl_test_fail_alloc
+GGML_API int  ggml_impl_test_alloc_count(void);
+
 //
 // function pointers as void * (get_proc_address, dlsym): ISO C has no such
 // conversion, POSIX guarantees the representations agree, so copy the bits
@@ -126,6 +142,12 @@ struct ggml_tensor * ggml_new_tensor_impl(
 
 // true if the op's output may be written over one of its sources (ggml-alloc)
 GGML_API bool ggml_op_can_inplace(enum ggml_op op);
+
+// ggml_gallocr_reserve_n_size that also says whether planning succeeded
+// (false, with a log line, when host memory ran out: the sizes are 0 then)
+struct ggml_gallocr;
+bool ggml_gallocr_measure(struct ggml_gallocr * galloc, struct ggml_cgraph * graph,
+                          const int * node_buffer_ids, const int * leaf_buffer_ids, size_t * sizes);
 
 //
 // op parameters
@@ -227,6 +249,8 @@ struct ggml_hash_set {
 
 // size == 0 gives an empty set that holds nothing; aborts if memory runs out
 GGML_API struct ggml_hash_set ggml_hash_set_new(size_t size);
+// the same, but false (and an empty set) if memory runs out
+GGML_API bool                 ggml_hash_set_init(struct ggml_hash_set * hash_set, size_t size);
 GGML_API void                 ggml_hash_set_free(struct ggml_hash_set * hash_set);
 
 // the smallest prime >= min_sz

@@ -190,9 +190,48 @@ int64_t ggml_cycles_per_ms(void) {
 // 64 bytes covers every SIMD width in use and a cache line
 #define GGML_HOST_ALIGNMENT 64
 
+// the failure-injection point of the tests (ggml_impl_test_fail_alloc): per
+// thread, so a test arming it never disturbs another thread
+static _Thread_local int t_alloc_fail_at = 0;
+static _Thread_local int t_alloc_count   = 0;
+
+void ggml_impl_test_fail_alloc(int n) {
+    t_alloc_fail_at = n > 0 ? n : 0;
+    t_alloc_count   = 0;
+}
+
+int ggml_impl_test_alloc_count(void) {
+    return t_alloc_count;
+}
+
+// counts the allocation; true if it is the one a test asked to fail
+static bool alloc_injected_failure(void) {
+    if (t_alloc_fail_at == 0) {
+        return false;
+    }
+    return ++t_alloc_count == t_alloc_fail_at;
+}
+
+void * ggml_impl_malloc(size_t size) {
+    return alloc_injected_failure() ? NULL : malloc(size);
+}
+
+void * ggml_impl_calloc(size_t n, size_t size) {
+    return alloc_injected_failure() ? NULL : calloc(n, size);
+}
+
+void * ggml_impl_realloc(void * ptr, size_t size) {
+    return alloc_injected_failure() ? NULL : realloc(ptr, size);
+}
+
 void * ggml_aligned_malloc(size_t size) {
     if (size == 0) {
         GGML_LOG_WARN("%s: zero-byte allocation requested\n", __func__);
+        return NULL;
+    }
+    if (alloc_injected_failure()) {
+        GGML_LOG_ERROR("%s: failed to allocate %.2f MiB: out of memory (injected by a test)\n", __func__,
+                       (double) size / (1024.0 * 1024.0));
         return NULL;
     }
     void * ptr = NULL;

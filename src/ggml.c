@@ -44,7 +44,7 @@ struct ggml_context {
 //
 
 struct ggml_context * ggml_init(struct ggml_init_params params) {
-    struct ggml_context * ctx = (struct ggml_context *) malloc(sizeof(struct ggml_context));
+    struct ggml_context * ctx = (struct ggml_context *) ggml_impl_malloc(sizeof(struct ggml_context));
     if (ctx == NULL) {
         GGML_LOG_ERROR("%s: failed to allocate the context\n", __func__);
         return NULL;

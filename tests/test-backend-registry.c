@@ -237,6 +237,166 @@ static void test_threads(void) {
     test_backend_reg_free(stable);
 }
 
+
+//
+// entries that hand over something broken: refused with one log line each
+//
+
+static ggml_backend_dev_t broken_get_null_device(ggml_backend_reg_t reg, size_t index) {
+    (void) reg;
+    (void) index;
+    return NULL;
+}
+
+static size_t broken_count_two(ggml_backend_reg_t reg) {
+    (void) reg;
+    return 2;
+}
+
+static ggml_backend_dev_t broken_get_first_device(ggml_backend_reg_t reg, size_t index) {
+    (void) index;
+    return test_backend_device(reg);
+}
+
+static _Atomic int g_count_asked = 0;
+
+static size_t broken_growing_count(ggml_backend_reg_t reg) {
+    (void) reg;
+    return g_count_asked++ == 0 ? 1 : 2;
+}
+
+static const char * broken_null_name(ggml_backend_dev_t dev) {
+    (void) dev;
+    return NULL;
+}
+
+static ggml_backend_event_t broken_event_new(ggml_backend_dev_t dev) {
+    (void) dev;
+    return NULL;
+}
+
+enum breakage {
+    BREAK_NULL_DEVICE, BREAK_NO_GET_NAME, BREAK_NO_GET_DEVICE_COUNT, BREAK_NO_GET_DEVICE, BREAK_EMPTY_NAME,
+    BREAK_NO_SUPPORTS_OP, BREAK_NO_INIT_BACKEND, BREAK_NO_GET_PROPS, BREAK_EVENT_NEW_ONLY, BREAK_DEVICE_NULL_NAME,
+    BREAK_FOREIGN_DEVICE, BREAK_COUNT_MISMATCH, BREAK_UNSTABLE_COUNT,
+    BREAK_COUNT
+};
+
+struct breakage_case {
+    enum breakage what;
+    const char *  expected_text;
+};
+
+static void break_entry(ggml_backend_reg_t reg, enum breakage what) {
+    ggml_backend_dev_t dev = test_backend_device(reg);
+    switch (what) {
+        case BREAK_NULL_DEVICE:         reg->iface.get_device = broken_get_null_device; break;
+        case BREAK_NO_GET_NAME:         reg->iface.get_name = NULL; break;
+        case BREAK_NO_GET_DEVICE_COUNT: reg->iface.get_device_count = NULL; break;
+        case BREAK_NO_GET_DEVICE:       reg->iface.get_device = NULL; break;
+        case BREAK_EMPTY_NAME:          break; // made with the name ""
+        case BREAK_NO_SUPPORTS_OP:      dev->iface.supports_op = NULL; break;
+        case BREAK_NO_INIT_BACKEND:     dev->iface.init_backend = NULL; break;
+        case BREAK_NO_GET_PROPS:        dev->iface.get_props = NULL; break;
+        case BREAK_EVENT_NEW_ONLY:      dev->iface.event_new = broken_event_new; dev->iface.event_free = NULL; break;
+        case BREAK_DEVICE_NULL_NAME:    dev->iface.get_name = broken_null_name; break;
+        case BREAK_FOREIGN_DEVICE:      dev->reg = NULL; break;
+        case BREAK_COUNT_MISMATCH:
+            reg->iface.get_device_count = broken_count_two;
+            reg->iface.get_device       = broken_get_first_device;
+            break;
+        case BREAK_UNSTABLE_COUNT:
+            g_count_asked = 0;
+            reg->iface.get_device_count = broken_growing_count;
+            reg->iface.get_device       = broken_get_first_device;
+            break;
+        case BREAK_COUNT:
+            break;
+    }
+}
+
+static void test_refused_entries(void) {
+    const size_t n_regs = ggml_backend_reg_count();
+    const size_t n_devs = ggml_backend_dev_count();
+
+    const struct breakage_case cases[] = {
+        { BREAK_NULL_DEVICE,         "device 0 of the 1 it counts is NULL" },
+        { BREAK_NO_GET_NAME,         "its interface has no get_name" },
+        { BREAK_NO_GET_DEVICE_COUNT, "its interface has no get_device_count" },
+        { BREAK_NO_GET_DEVICE,       "its interface has no get_device" },
+        { BREAK_EMPTY_NAME,          "it has no name" },
+        { BREAK_NO_SUPPORTS_OP,      "device 0: its interface has no supports_op" },
+        { BREAK_NO_INIT_BACKEND,     "device 0: its interface has no init_backend" },
+        { BREAK_NO_GET_PROPS,        "device 0: its interface has no get_props" },
+        { BREAK_EVENT_NEW_ONLY,      "device 0: its interface has no event_free" },
+        { BREAK_DEVICE_NULL_NAME,    "device 0: it has no name" },
+        { BREAK_FOREIGN_DEVICE,      "device 0 belongs to another backend" },
+        { BREAK_COUNT_MISMATCH,      "it counts 2 devices, but device 1 is device 0 again" },
+        { BREAK_UNSTABLE_COUNT,      "its device count changed from 1 to 2" },
+    };
+    _Static_assert(sizeof(cases) / sizeof(cases[0]) == BREAK_COUNT, "a case per breakage");
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        ggml_backend_reg_t reg = make_reg(cases[i].what == BREAK_EMPTY_NAME ? "" : "Broken", GGML_BACKEND_DEVICE_TYPE_ACCEL);
+        break_entry(reg, cases[i].what);
+        log_reset();
+        ggml_backend_register(reg);
+        CHECK_MSG(g_log_errors == 1, "case %zu: %d errors", i, g_log_errors);
+        CHECK_MSG(log_contains("ggml_backend_register: refusing backend"), "case %zu: log was: %s", i, g_log_text);
+        CHECK_MSG(log_contains(cases[i].expected_text), "case %zu: log was: %s", i, g_log_text);
+        CHECK_EQ_INT(ggml_backend_reg_count(), n_regs);
+        CHECK_EQ_INT(ggml_backend_dev_count(), n_devs);
+        CHECK(ggml_backend_reg_by_name("Broken") == NULL);
+        CHECK(ggml_backend_dev_by_name("Broken") == NULL);
+        test_backend_reg_free(reg);
+    }
+
+    // NULL
+    log_reset();
+    ggml_backend_register(NULL);
+    ggml_backend_device_register(NULL);
+    CHECK_EQ_INT(g_log_errors, 2);
+    CHECK_EQ_INT(ggml_backend_reg_count(), n_regs);
+    CHECK_EQ_INT(ggml_backend_dev_count(), n_devs);
+
+    // a device registered on its own is checked the same way
+    ggml_backend_reg_t reg = make_reg("LoneDevice", GGML_BACKEND_DEVICE_TYPE_ACCEL);
+    test_backend_device(reg)->iface.supports_buft = NULL;
+    log_reset();
+    ggml_backend_device_register(test_backend_device(reg));
+    CHECK_EQ_INT(g_log_errors, 1);
+    CHECK(log_contains("its interface has no supports_buft"));
+    CHECK_EQ_INT(ggml_backend_dev_count(), n_devs);
+    test_backend_reg_free(reg);
+
+    // a second entry with a name registered already (names compare without regard to case)
+    ggml_backend_reg_t first  = make_reg("TwiceNamed", GGML_BACKEND_DEVICE_TYPE_ACCEL);
+    ggml_backend_reg_t second = make_reg("twicenamed", GGML_BACKEND_DEVICE_TYPE_ACCEL);
+    ggml_backend_register(first);
+    log_reset();
+    ggml_backend_register(second);
+    CHECK_EQ_INT(g_log_errors, 1);
+    CHECK(log_contains("a backend named TwiceNamed is registered already"));
+    CHECK_EQ_INT(ggml_backend_reg_count(), n_regs + 1);
+    CHECK_EQ_INT(ggml_backend_dev_count(), n_devs + 1);
+    CHECK(ggml_backend_reg_by_name("TWICENAMED") == first);
+    ggml_backend_unload(first);
+    test_backend_reg_free(first);
+    test_backend_reg_free(second);
+
+    // ... "CPU" twice, when the CPU backend is built in
+    if (ggml_backend_reg_by_name("CPU") != NULL) {
+        ggml_backend_reg_t cpu = ggml_backend_reg_by_name("CPU");
+        ggml_backend_reg_t fake = make_reg("CPU", GGML_BACKEND_DEVICE_TYPE_CPU);
+        log_reset();
+        ggml_backend_register(fake);
+        CHECK_EQ_INT(g_log_errors, 1);
+        CHECK(log_contains("a backend named CPU is registered already"));
+        CHECK(ggml_backend_reg_by_name("cpu") == cpu);
+        CHECK_EQ_INT(ggml_backend_reg_count(), n_regs);
+        test_backend_reg_free(fake);
+    }
+}
+
 //
 // modules
 //
@@ -248,6 +408,9 @@ static void test_threads(void) {
 #define ENV_DIR   TEST_MODULES_DIR "/env"
 #define FILE_DIR  TEST_MODULES_DIR "/file"
 #define EMPTY_DIR TEST_MODULES_DIR "/empty"
+#define HOSTILE_DIR TEST_MODULES_DIR "/hostile"
+#define TIE_DIR     TEST_MODULES_DIR "/tie"
+#define TIE_ENV_DIR TEST_MODULES_DIR "/tie-env"
 
 // a module's backend works like any other; its counters come through get_proc_address
 static void exercise_module(ggml_backend_reg_t reg) {
@@ -356,6 +519,83 @@ static void test_refused_modules(void) {
     }
 }
 
+
+// modules that hand over something broken (test-hostile-module.c)
+static void test_hostile_modules(void) {
+    const size_t n_regs = ggml_backend_reg_count();
+    const size_t n_devs = ggml_backend_dev_count();
+    const bool has_cpu = ggml_backend_reg_by_name("CPU") != NULL;
+    const struct refusal cases[] = {
+        { HOSTILE_DIR "/libggml-nulldevice.so",    "device 0 of the 1 it counts is NULL",                 true },
+        { HOSTILE_DIR "/libggml-nogetname.so",     "its interface has no get_name",                       true },
+        { HOSTILE_DIR "/libggml-nosupportsop.so",  "device 0: its interface has no supports_op",          true },
+        { HOSTILE_DIR "/libggml-foreigndevice.so", "device 0 belongs to another backend",                 true },
+        { HOSTILE_DIR "/libggml-countmismatch.so", "it counts 2 devices, but device 1 is device 0 again", true },
+        { HOSTILE_DIR "/libggml-unstablecount.so", "its device count changed from 1 to 2",                true },
+        { HOSTILE_DIR "/libggml-cpuname.so",       "a backend named CPU is registered already",           true },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const bool is_cpu_case = strstr(cases[i].path, "cpuname") != NULL;
+        log_reset();
+        ggml_backend_reg_t reg = ggml_backend_load(cases[i].path);
+        if (is_cpu_case && !has_cpu) {
+            // without the CPU backend the name is free: nothing wrong with it then
+            CHECK(reg != NULL);
+            ggml_backend_unload(reg);
+            continue;
+        }
+        CHECK_MSG(reg == NULL, "%s", cases[i].path);
+        CHECK_MSG(log_contains(cases[i].expected_text), "%s: log was: %s", cases[i].path, g_log_text);
+        CHECK_MSG(log_contains("refusing backend module"), "%s: log was: %s", cases[i].path, g_log_text);
+        CHECK_MSG(log_contains(cases[i].path), "%s: the log line names the file", cases[i].path);
+        CHECK_EQ_INT(g_log_errors, 1);
+        CHECK_EQ_INT(ggml_backend_reg_count(), n_regs);
+        CHECK_EQ_INT(ggml_backend_dev_count(), n_devs);
+    }
+    // the search refuses them the same way
+    log_reset();
+    ggml_backend_load_all_from_path(HOSTILE_DIR);
+    CHECK_EQ_INT(ggml_backend_reg_count(), n_regs + (has_cpu ? 0 : 1));
+    CHECK_EQ_INT(g_log_errors, has_cpu ? 7 : 6);
+    if (!has_cpu) {
+        ggml_backend_unload(ggml_backend_reg_by_name("cpu"));
+    }
+
+    // a second module of a name registered already
+    ggml_backend_reg_t hi = ggml_backend_load(GOOD_DIR "/libggml-testdl-hi.so");
+    CHECK(hi != NULL);
+    log_reset();
+    CHECK(ggml_backend_load(GOOD_DIR "/libggml-testdl-lo.so") == NULL);
+    CHECK_EQ_INT(g_log_errors, 1);
+    CHECK(log_contains("a backend named testdl is registered already"));
+    CHECK(ggml_backend_reg_by_name("testdl") == hi);
+    ggml_backend_unload(hi);
+    CHECK_EQ_INT(ggml_backend_reg_count(), n_regs);
+}
+
+static const char * loaded_variant(const char * name) {
+    ggml_backend_reg_t reg = ggml_backend_reg_by_name(name);
+    return reg != NULL ? ggml_backend_dev_description(ggml_backend_reg_dev_get(reg, 0)) : "(none)";
+}
+
+// equal scores: the first found is loaded
+static void test_load_all_tie(void) {
+    const size_t n_regs = ggml_backend_reg_count();
+    // a and b score 3, c scores 2; a comes first in name order
+    ggml_backend_load_all_from_path(TIE_DIR);
+    CHECK_EQ_INT(ggml_backend_reg_count(), n_regs + 1);
+    CHECK_MSG(strcmp(loaded_variant("testtie"), "test module a") == 0, "loaded %s", loaded_variant("testtie"));
+    ggml_backend_unload(ggml_backend_reg_by_name("testtie"));
+
+    // 0 (also 3) sorts before a, but is found later: in GGML_BACKEND_PATH
+    setenv("GGML_BACKEND_PATH", TIE_ENV_DIR, 1);
+    ggml_backend_load_all_from_path(TIE_DIR);
+    CHECK_MSG(strcmp(loaded_variant("testtie"), "test module a") == 0, "loaded %s", loaded_variant("testtie"));
+    ggml_backend_unload(ggml_backend_reg_by_name("testtie"));
+    unsetenv("GGML_BACKEND_PATH");
+    CHECK_EQ_INT(ggml_backend_reg_count(), n_regs);
+}
+
 static void test_load_all(void) {
     const size_t n_regs = ggml_backend_reg_count();
 
@@ -430,10 +670,13 @@ int main(void) {
 
     test_enumeration();
     test_threads();
+    test_refused_entries();
 #ifdef TEST_MODULES_DIR
     test_load_module();
     test_refused_modules();
+    test_hostile_modules();
     test_load_all();
+    test_load_all_tie();
 #else
     printf("modules not built (static libraries): module tests skipped\n");
 #endif

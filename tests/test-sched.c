@@ -414,6 +414,75 @@ static void test_pin_and_views(void) {
 }
 
 //
+// pass 3's "best backend" for a node nothing has reached: the backend that
+// supports the node and can read most of its sources; on a tie, the one of
+// higher priority.
+//   a, b leafs [8] with no memory and no input flag -> nothing assigned in pass 1
+//   c = add(a, b): no neighbour is assigned, so expansion passes it by
+//   (i)   backends GPU, CPUT: both support ADD and read 0 of its sources
+//         (a and b are unassigned) -> GPU
+//   (ii)  backends GPU2, GPU, CPUT: three-way tie at 0 -> GPU2
+//   (iii) a pinned to CPUT, b pinned to GPU: GPU reads b, CPUT reads a,
+//         1 each -> GPU, with a copied to it
+// a and b follow c (4.cur) except where pinned; the result is a + b.
+//
+
+static void test_best_backend_tie(void) {
+    struct env e;
+    env_init(&e, 0);
+    const struct test_backend_config gpu2_config = {
+        .name = "GPU2", .type = GGML_BACKEND_DEVICE_TYPE_GPU, .host_memory = false,
+        .ops = k_gpu_ops, .n_ops = sizeof(k_gpu_ops) / sizeof(k_gpu_ops[0]),
+    };
+    ggml_backend_reg_t reg_gpu2 = test_backend_reg_new(&gpu2_config);
+    ggml_backend_t gpu2 = ggml_backend_dev_init(test_backend_device(reg_gpu2), NULL);
+
+    for (int variant = 0; variant < 3; variant++) {
+        struct ggml_context * ctx = ctx_new(8);
+        struct ggml_tensor * a = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 8);
+        struct ggml_tensor * b = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 8);
+        struct ggml_tensor * c = ggml_add(ctx, a, b);
+        ggml_set_name(a, "a");
+        ggml_set_name(b, "b");
+        ggml_set_name(c, "c");
+        struct ggml_cgraph * gf = ggml_new_graph(ctx);
+        ggml_build_forward_expand(gf, c);
+
+        ggml_backend_t two[2]   = { e.gpu, e.cpu };
+        ggml_backend_t three[3] = { gpu2, e.gpu, e.cpu };
+        ggml_backend_sched_t sched = variant == 1 ? ggml_backend_sched_new(three, NULL, 3, 64, false, true)
+                                                  : ggml_backend_sched_new(two, NULL, 2, 64, false, true);
+        if (variant == 2) {
+            ggml_backend_sched_set_tensor_backend(sched, a, e.cpu);
+            ggml_backend_sched_set_tensor_backend(sched, b, e.gpu);
+        }
+        CHECK(ggml_backend_sched_alloc_graph(sched, gf));
+        CHECK_BACKEND(sched, c, variant == 1 ? "GPU2" : "GPU");
+        CHECK_EQ_INT(ggml_backend_sched_get_n_splits(sched), 1);
+        CHECK_BACKEND(sched, a, variant == 1 ? "GPU2" : variant == 2 ? "CPUT" : "GPU");
+
+        float av[8], bv[8], cv[8];
+        for (int i = 0; i < 8; i++) {
+            av[i] = 0.25f * (float) i - 1.0f;
+            bv[i] = (float)(i * i) / 8.0f;
+        }
+        ggml_backend_tensor_set(a, av, 0, sizeof(av));
+        ggml_backend_tensor_set(b, bv, 0, sizeof(bv));
+        CHECK(ggml_backend_sched_graph_compute(sched, gf) == GGML_STATUS_SUCCESS);
+        get_all(c, cv);
+        for (int i = 0; i < 8; i++) {
+            CHECK_NEAR(cv[i], (double) av[i] + (double) bv[i], 1e-6);
+        }
+        ggml_backend_sched_free(sched);
+        ggml_free(ctx);
+    }
+
+    ggml_backend_free(gpu2);
+    test_backend_reg_free(reg_gpu2);
+    env_free(&e);
+}
+
+//
 // reuse: the same graph is computed again without splitting again; a
 // changed graph is split and planned again
 //
@@ -803,6 +872,7 @@ int main(void) {
     test_cpu_only_equal();
     test_offload();
     test_pin_and_views();
+    test_best_backend_tie();
     test_reuse_and_replan();
     test_pipeline();
     test_eval_callback();
