@@ -43,6 +43,10 @@
 #include "ggml-cpu.h"
 #endif
 
+#ifdef GGML_USE_BLAS
+#include "ggml-blas.h"
+#endif
+
 #include <ctype.h>
 #include <pthread.h>
 
@@ -129,6 +133,9 @@ static void registry_init(void) {
 
     // the backends compiled in, most capable first
     pthread_mutex_lock(&g_registry.mutex);
+#ifdef GGML_USE_BLAS
+    register_backend_locked(ggml_backend_blas_reg(), NULL);
+#endif
 #ifdef GGML_USE_CPU
     register_backend_locked(ggml_backend_cpu_reg(), NULL);
 #endif
