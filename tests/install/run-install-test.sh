@@ -14,7 +14,7 @@ libdir=$(ls -d "$work"/prefix/lib*/ | head -n1)
 libdir=${libdir%/}
 
 echo "== headers installed"
-for h in ggml.h ggml-alloc.h ggml-backend.h ggml-backend-impl.h ggml-cpu.h gguf.h; do
+for h in ggml.h ggml-alloc.h ggml-backend.h ggml-backend-impl.h ggml-cpu.h ggml-blas.h gguf.h; do
     test -f "$work/prefix/include/$h" || { echo "missing include/$h"; exit 1; }
 done
 test -f "$libdir/pkgconfig/ggml.pc"
