@@ -3,7 +3,9 @@
 # new machine; a no-op when everything is present).
 set -euo pipefail
 
-pkgs="cmake make gcc g++ pkg-config"
+# libopenblas-dev and libblis-dev: the BLAS backend (-DGGML_BLAS=ON), which CI
+# builds against both
+pkgs="cmake make gcc g++ pkg-config libopenblas-dev libblis-dev"
 missing=""
 for p in $pkgs; do
     dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

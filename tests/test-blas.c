@@ -28,11 +28,41 @@ static ggml_backend_t g_blas;
 //
 
 // dst[i0, i1, i2, i3] = sum_k a[k, i0, i2 / (ne2 / a.ne2), ...] * b[k, i1, i2, i3]
+// (out_prod: sum_k a[i0, k, ...] * b[i1, k, ...]); a and b are read once
+// into doubles, as stored
 struct mm_ref {
     const struct ggml_tensor * a;
     const struct ggml_tensor * b;
-    bool                       out_prod; // sum over dim 1 of both instead
+    bool                       out_prod;
+    double *                   av;
+    double *                   bv;
 };
+
+static double * read_all(const struct ggml_tensor * t) {
+    double * v = (double *) malloc((size_t) ggml_nelements(t) * sizeof(double));
+    GGML_ASSERT(v != NULL);
+    size_t i = 0;
+    for (int64_t i3 = 0; i3 < t->ne[3]; i3++)
+    for (int64_t i2 = 0; i2 < t->ne[2]; i2++)
+    for (int64_t i1 = 0; i1 < t->ne[1]; i1++)
+    for (int64_t i0 = 0; i0 < t->ne[0]; i0++) {
+        v[i++] = tt_get(t, i0, i1, i2, i3);
+    }
+    return v;
+}
+
+static struct mm_ref mm_ref_new(const struct ggml_tensor * a, const struct ggml_tensor * b, bool out_prod) {
+    return (struct mm_ref) { .a = a, .b = b, .out_prod = out_prod, .av = read_all(a), .bv = read_all(b) };
+}
+
+static void mm_ref_free(struct mm_ref * r) {
+    free(r->av);
+    free(r->bv);
+}
+
+static double at(const double * v, const struct ggml_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
+    return v[((i3 * t->ne[2] + i2) * t->ne[1] + i1) * t->ne[0] + i0];
+}
 
 static double ref_product(int64_t i0, int64_t i1, int64_t i2, int64_t i3, void * user) {
     const struct mm_ref * r = (const struct mm_ref *) user;
@@ -43,11 +73,11 @@ static double ref_product(int64_t i0, int64_t i1, int64_t i2, int64_t i3, void *
     double sum = 0.0;
     if (r->out_prod) {
         for (int64_t k = 0; k < a->ne[1]; k++) {
-            sum += tt_get(a, i0, k, a2, a3) * tt_get(b, i1, k, i2, i3);
+            sum += at(r->av, a, i0, k, a2, a3) * at(r->bv, b, i1, k, i2, i3);
         }
     } else {
         for (int64_t k = 0; k < a->ne[0]; k++) {
-            sum += tt_get(a, k, i0, a2, a3) * tt_get(b, k, i1, i2, i3);
+            sum += at(r->av, a, k, i0, a2, a3) * at(r->bv, b, k, i1, i2, i3);
         }
     }
     return sum;
@@ -153,8 +183,9 @@ static void check_mul_mat(const struct mm_case * c, int n_threads) {
               (long long) c->m, (long long) c->n, (long long) c->k);
     ggml_backend_blas_set_n_threads(g_blas, n_threads);
     CHECK(compute_on(g_blas, ctx, d) == GGML_STATUS_SUCCESS);
-    struct mm_ref r = { .a = a, .b = b, .out_prod = false };
+    struct mm_ref r = mm_ref_new(a, b, false);
     const double err = tt_max_err(d, ref_product, &r, 2e-4, 1e-5);
+    mm_ref_free(&r);
     CHECK_MSG(err <= 1.0, "mul_mat %s m=%lld n=%lld k=%lld batch %lldx%lld/%lldx%lld, %d threads: error %.3g",
               ggml_type_name(c->type), (long long) c->m, (long long) c->n, (long long) c->k,
               (long long) c->ne2[0], (long long) c->ne3[0], (long long) c->ne2[1], (long long) c->ne3[1], n_threads, err);
@@ -201,8 +232,9 @@ static void test_mul_mat_views(void) {
     CHECK(ggml_backend_supports_op(g_blas, d));
     ggml_backend_blas_set_n_threads(g_blas, 2);
     CHECK(compute_on(g_blas, ctx, d) == GGML_STATUS_SUCCESS);
-    struct mm_ref r = { .a = w4, .b = x, .out_prod = false };
+    struct mm_ref r = mm_ref_new(w4, x, false);
     const double err = tt_max_err(d, ref_product, &r, 2e-4, 1e-5);
+    mm_ref_free(&r);
     CHECK_MSG(err <= 1.0, "mul_mat of views: error %.3g", err);
 
     // quantized weights: a strided view of whole rows converts too
@@ -214,8 +246,9 @@ static void test_mul_mat_views(void) {
     struct ggml_tensor * dq = ggml_mul_mat(ctx, q, xq);
     CHECK(ggml_backend_supports_op(g_blas, dq));
     CHECK(compute_on(g_blas, ctx, dq) == GGML_STATUS_SUCCESS);
-    r = (struct mm_ref) { .a = q, .b = xq, .out_prod = false };
+    r = mm_ref_new(q, xq, false);
     CHECK(tt_max_err(dq, ref_product, &r, 2e-4, 1e-5) <= 1.0);
+    mm_ref_free(&r);
     ggml_free(ctx);
 }
 
@@ -238,8 +271,9 @@ static void check_out_prod(enum ggml_type type, int64_t m, int64_t n, int64_t k,
     CHECK(ggml_backend_supports_op(g_blas, d));
     ggml_backend_blas_set_n_threads(g_blas, n_threads);
     CHECK(compute_on(g_blas, ctx, d) == GGML_STATUS_SUCCESS);
-    struct mm_ref r = { .a = a, .b = b, .out_prod = true };
+    struct mm_ref r = mm_ref_new(a, b, true);
     const double err = tt_max_err(d, ref_product, &r, 2e-4, 1e-5);
+    mm_ref_free(&r);
     CHECK_MSG(err <= 1.0, "out_prod %s m=%lld n=%lld k=%lld batch %lld/%lld%s: error %.3g", ggml_type_name(type),
               (long long) m, (long long) n, (long long) k, (long long) ne2a, (long long) ne2b,
               transposed_b ? " transposed b" : "", err);

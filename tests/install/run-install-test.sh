@@ -28,6 +28,27 @@ for prog in app upstream-style; do
     "$work/$prog-pc"
 done
 
+if ls "$libdir"/libggml-blas.* >/dev/null 2>&1; then
+    echo "== BLAS backend (ggml-blas.h, pkg-config)"
+    cat > "$work/blas-app.c" <<'END'
+#include "ggml-blas.h"
+#include <stdio.h>
+int main(void) {
+    ggml_backend_t b = ggml_backend_blas_init();
+    if (b == NULL || !ggml_backend_is_blas(b) || ggml_backend_dev_by_name("BLAS") == NULL) {
+        return 1;
+    }
+    ggml_backend_blas_set_n_threads(b, 2);
+    printf("BLAS backend on %s\n", ggml_backend_dev_description(ggml_backend_get_device(b)));
+    ggml_backend_free(b);
+    return 0;
+}
+END
+    cc -std=c11 -Wall -Wextra -Werror -o "$work/blas-app" "$work/blas-app.c" \
+        $(pkg-config --cflags --libs ggml) -Wl,-rpath,"$libdir" -lm
+    "$work/blas-app"
+fi
+
 echo "== find_package"
 cmake -S "$src/tests/install" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
 cmake --build "$work/consumer" >/dev/null
