@@ -8,8 +8,12 @@
 //   BLAS backend  ggml_mul_mat on the BLAS backend (graph_compute)
 //   CPU backend   ggml_mul_mat on our CPU backend
 // The three alternate run by run, so that a change in the machine's load
-// touches them alike; each prints the best and the median over the runs,
-// in ms and GFLOPS (2 m n k per product). With -T the weights are of another
+// touches them alike; each prints the best and the median wall time over the
+// runs with GFLOPS (2 m n k per product), and the process's CPU time per run
+// (median) with the GFLOPS per core-second it gives: on a machine shared with
+// other work, where the wall time depends on the cores the process was
+// given, that figure compares the three ways; CPU time above n_threads x
+// wall time would show threads of the previous way still spinning. With -T the weights are of another
 // type (f16, bf16, q8_0, ...): the BLAS backend then converts them to F32
 // first, and cblas_sgemm runs on F32 weights for reference.
 //
@@ -30,9 +34,9 @@
 #include <string.h>
 #include <time.h>
 
-static double now_s(void) {
+static double clock_s(clockid_t id) {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(id, &ts);
     return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
 }
 
@@ -147,12 +151,14 @@ int main(int argc, char ** argv) {
     enum { DIRECT, BACKEND, CPU, N_WAYS };
     const char * names[N_WAYS] = { "cblas_sgemm", "BLAS backend", "CPU backend" };
     double * t[N_WAYS];
+    double * c[N_WAYS]; // process CPU time
     for (int j = 0; j < N_WAYS; j++) {
         t[j] = (double *) calloc((size_t) runs, sizeof(double));
+        c[j] = (double *) calloc((size_t) runs, sizeof(double));
     }
     for (int r = -1; r < runs; r++) { // run -1 warms up
         for (int j = 0; j < N_WAYS; j++) {
-            const double t0 = now_s();
+            const double t0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
             enum ggml_status st = GGML_STATUS_SUCCESS;
             switch (j) {
                 case DIRECT:
@@ -163,13 +169,14 @@ int main(int argc, char ** argv) {
                 case BACKEND: st = ggml_backend_graph_compute(blas, gf); break;
                 case CPU:     st = ggml_backend_graph_compute(cpu, gf);  break;
             }
-            const double dt = now_s() - t0;
+            const double dt = clock_s(CLOCK_MONOTONIC) - t0, dc = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
             if (st != GGML_STATUS_SUCCESS) {
                 fprintf(stderr, "%s failed\n", names[j]);
                 return 1;
             }
             if (r >= 0) {
                 t[j][r] = dt;
+                c[j][r] = dc;
             }
         }
     }
@@ -177,13 +184,16 @@ int main(int argc, char ** argv) {
     double best[N_WAYS];
     for (int j = 0; j < N_WAYS; j++) {
         qsort(t[j], (size_t) runs, sizeof(double), cmp_double);
+        qsort(c[j], (size_t) runs, sizeof(double), cmp_double);
         best[j] = t[j][0];
-        const double median = t[j][runs / 2];
-        printf("  %-13s best %8.2f ms %7.1f GFLOPS   median %8.2f ms %7.1f GFLOPS\n", names[j], best[j] * 1e3,
-               flops / best[j] * 1e-9, median * 1e3, flops / median * 1e-9);
+        const double median = t[j][runs / 2], cpu_median = c[j][runs / 2];
+        printf("  %-13s wall: best %8.2f ms %6.1f GFLOPS, median %8.2f ms   CPU: %8.2f ms %6.1f GFLOPS/core\n",
+               names[j], best[j] * 1e3, flops / best[j] * 1e-9, median * 1e3, cpu_median * 1e3,
+               flops / cpu_median * 1e-9);
         free(t[j]);
+        free(c[j]);
     }
-    printf("  BLAS backend / cblas_sgemm: %.3f (best times)\n", best[BACKEND] / best[DIRECT]);
+    printf("  BLAS backend / cblas_sgemm: %.3f (best wall times)\n", best[BACKEND] / best[DIRECT]);
 
     ggml_backend_free(blas);
     ggml_backend_free(cpu);
