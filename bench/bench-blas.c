@@ -76,7 +76,7 @@ int main(int argc, char ** argv) {
     int n_threads = 2, runs = 7;
     int64_t m = 4096, n = 512, k = 4096;
     enum ggml_type wtype = GGML_TYPE_F32;
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) {
         const char * a = argv[i];
         const char * v = i + 1 < argc ? argv[i + 1] : NULL;
         if (v == NULL) {
@@ -104,7 +104,6 @@ int main(int argc, char ** argv) {
             fprintf(stderr, "unknown option %s\n", a);
             return 1;
         }
-        i++;
     }
     if (n_threads < 1 || runs < 1 || m < 1 || n < 1 || k < 1 || k % ggml_blck_size(wtype) != 0) {
         fprintf(stderr, "invalid sizes or counts\n");
