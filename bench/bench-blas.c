@@ -23,7 +23,6 @@
 
 #include "ggml.h"
 #include "ggml-backend.h"
-#include "ggml-blas.h"
 #include "ggml-cpu.h"
 
 #include <cblas.h>
@@ -132,12 +131,19 @@ int main(int argc, char ** argv) {
     struct ggml_cgraph * gf = ggml_new_graph(ctx);
     ggml_build_forward_expand(gf, d);
 
-    ggml_backend_t blas = ggml_backend_blas_init();
+    // through the registry, whether BLAS is built in or a module (GGML_BACKEND_DL)
+    ggml_backend_load_all();
+    ggml_backend_dev_t blas_dev = ggml_backend_dev_by_name("BLAS");
+    ggml_backend_t blas = blas_dev != NULL ? ggml_backend_dev_init(blas_dev, NULL) : NULL;
     ggml_backend_t cpu  = ggml_backend_cpu_init();
-    if (blas == NULL || cpu == NULL || direct == NULL) {
+    void * set_threads = ggml_backend_reg_get_proc_address(ggml_backend_reg_by_name("BLAS"), "ggml_backend_set_n_threads");
+    if (blas == NULL || cpu == NULL || direct == NULL || set_threads == NULL) {
+        fprintf(stderr, "no BLAS backend\n");
         return 1;
     }
-    ggml_backend_blas_set_n_threads(blas, n_threads);
+    ggml_backend_set_n_threads_t set_n_threads;
+    memcpy(&set_n_threads, &set_threads, sizeof(set_threads));
+    set_n_threads(blas, n_threads);
     ggml_backend_cpu_set_n_threads(cpu, n_threads);
     if (!ggml_backend_supports_op(blas, d)) {
         fprintf(stderr, "the BLAS backend does not take this product (sizes below its threshold?)\n");

@@ -145,6 +145,7 @@ static void test_close_q8_0(void) {
 }
 
 int main(void) {
+    ggml_backend_load_all(); // the BLAS module, where it is one
     test_device_choice();
     test_same_tokens_f32();
     test_close_q8_0();

@@ -2,6 +2,9 @@
 //
 // - registry entry and device: name, ACCEL type, host buffers, set_n_threads
 //   through get_proc_address, the library's thread count following it;
+//   the backend is reached through the registry, so that the test runs the
+//   same with BLAS built in and as a module (GGML_BACKEND_DL, where
+//   TEST_BLAS_MODULE is defined and ggml-blas.h's functions are not linked);
 // - MUL_MAT and OUT_PROD on the backend directly, against products computed
 //   here in double precision from the inputs as stored (quantized weights
 //   read back with their reference dequantizer): every weight type, odd
@@ -22,6 +25,23 @@
 #include <string.h>
 
 static ggml_backend_t g_blas;
+
+static ggml_backend_t blas_init(void) {
+    ggml_backend_dev_t dev = ggml_backend_dev_by_name("BLAS");
+    return dev != NULL ? ggml_backend_dev_init(dev, NULL) : NULL;
+}
+
+static bool is_blas(ggml_backend_t b) {
+    return b != NULL && ggml_backend_get_device(b) == ggml_backend_dev_by_name("BLAS");
+}
+
+static void blas_set_n_threads(ggml_backend_t b, int n_threads) {
+    void * sym = ggml_backend_reg_get_proc_address(ggml_backend_reg_by_name("BLAS"), "ggml_backend_set_n_threads");
+    GGML_ASSERT(sym != NULL);
+    ggml_backend_set_n_threads_t set_n_threads;
+    memcpy(&set_n_threads, &sym, sizeof(sym));
+    set_n_threads(b, n_threads);
+}
 
 //
 // references
@@ -102,7 +122,13 @@ static struct ggml_context * ctx_new(size_t mib) {
 static void test_registry(void) {
     ggml_backend_reg_t reg = ggml_backend_reg_by_name("BLAS");
     CHECK(reg != NULL);
+#ifndef TEST_BLAS_MODULE
     CHECK(reg == ggml_backend_blas_reg());
+    ggml_backend_t direct = ggml_backend_blas_init();
+    CHECK(ggml_backend_is_blas(direct) && is_blas(direct));
+    ggml_backend_blas_set_n_threads(direct, 2);
+    ggml_backend_free(direct);
+#endif
     CHECK_EQ_INT(ggml_backend_reg_dev_count(reg), 1);
     ggml_backend_dev_t dev = ggml_backend_dev_by_name("blas");
     CHECK(dev != NULL && dev == ggml_backend_reg_dev_get(reg, 0));
@@ -126,11 +152,14 @@ static void test_registry(void) {
     ggml_backend_buffer_free(buf);
 
     ggml_backend_t b = ggml_backend_init_by_name("BLAS", NULL);
-    CHECK(b != NULL && ggml_backend_is_blas(b) && strcmp(ggml_backend_name(b), "BLAS") == 0);
+    CHECK(b != NULL && is_blas(b) && strcmp(ggml_backend_name(b), "BLAS") == 0);
     CHECK(ggml_backend_get_device(b) == dev);
+#ifndef TEST_BLAS_MODULE
+    CHECK(ggml_backend_is_blas(b));
     ggml_backend_t cpu = ggml_backend_cpu_init();
     CHECK(!ggml_backend_is_blas(cpu) && !ggml_backend_is_blas(NULL));
     ggml_backend_free(cpu);
+#endif
 
     // the generic thread setter reaches it
     void * sym = ggml_backend_reg_get_proc_address(reg, "ggml_backend_set_n_threads");
@@ -181,7 +210,7 @@ static void check_mul_mat(const struct mm_case * c, int n_threads) {
     struct ggml_tensor * d = ggml_mul_mat(ctx, a, b);
     CHECK_MSG(ggml_backend_supports_op(g_blas, d), "%s m=%lld n=%lld k=%lld", ggml_type_name(c->type),
               (long long) c->m, (long long) c->n, (long long) c->k);
-    ggml_backend_blas_set_n_threads(g_blas, n_threads);
+    blas_set_n_threads(g_blas, n_threads);
     CHECK(compute_on(g_blas, ctx, d) == GGML_STATUS_SUCCESS);
     struct mm_ref r = mm_ref_new(a, b, false);
     const double err = tt_max_err(d, ref_product, &r, 2e-4, 1e-5);
@@ -230,7 +259,7 @@ static void test_mul_mat_views(void) {
     CHECK(!ggml_is_contiguous(w4) && !ggml_is_contiguous(x));
     struct ggml_tensor * d = ggml_mul_mat(ctx, w4, x);
     CHECK(ggml_backend_supports_op(g_blas, d));
-    ggml_backend_blas_set_n_threads(g_blas, 2);
+    blas_set_n_threads(g_blas, 2);
     CHECK(compute_on(g_blas, ctx, d) == GGML_STATUS_SUCCESS);
     struct mm_ref r = mm_ref_new(w4, x, false);
     const double err = tt_max_err(d, ref_product, &r, 2e-4, 1e-5);
@@ -269,7 +298,7 @@ static void check_out_prod(enum ggml_type type, int64_t m, int64_t n, int64_t k,
     }
     struct ggml_tensor * d = ggml_out_prod(ctx, a, b);
     CHECK(ggml_backend_supports_op(g_blas, d));
-    ggml_backend_blas_set_n_threads(g_blas, n_threads);
+    blas_set_n_threads(g_blas, n_threads);
     CHECK(compute_on(g_blas, ctx, d) == GGML_STATUS_SUCCESS);
     struct mm_ref r = mm_ref_new(a, b, true);
     const double err = tt_max_err(d, ref_product, &r, 2e-4, 1e-5);
@@ -363,9 +392,9 @@ static void test_unsupported_graph(void) {
 //   -> a 1-token product mul_mat(w2, last column) [CPU]
 static void test_sched(void) {
     ggml_backend_t cpu = ggml_backend_cpu_init();
-    ggml_backend_t blas = ggml_backend_blas_init();
+    ggml_backend_t blas = blas_init();
     ggml_backend_cpu_set_n_threads(cpu, 2);
-    ggml_backend_blas_set_n_threads(blas, 2);
+    blas_set_n_threads(blas, 2);
 
     // weights in a CPU buffer, as a model's are
     const struct ggml_init_params wp = { 8 * ggml_tensor_overhead(), NULL, true };
@@ -468,7 +497,8 @@ static void test_sched(void) {
 }
 
 int main(void) {
-    g_blas = ggml_backend_blas_init();
+    ggml_backend_load_all(); // the module, where BLAS is one
+    g_blas = blas_init();
     CHECK(g_blas != NULL);
     if (g_blas == NULL) {
         return TEST_RESULT();

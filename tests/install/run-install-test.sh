@@ -29,22 +29,32 @@ for prog in app upstream-style; do
 done
 
 if ls "$libdir"/libggml-blas.* >/dev/null 2>&1; then
+    # built in (ggml.pc links it): ggml-blas.h's functions; a module: the registry only
     echo "== BLAS backend (ggml-blas.h, pkg-config)"
+    direct=""
+    if pkg-config --libs ggml | grep -q -- -lggml-blas; then direct="-DDIRECT"; fi
     cat > "$work/blas-app.c" <<'END'
 #include "ggml-blas.h"
 #include <stdio.h>
 int main(void) {
-    ggml_backend_t b = ggml_backend_blas_init();
-    if (b == NULL || !ggml_backend_is_blas(b) || ggml_backend_dev_by_name("BLAS") == NULL) {
+    ggml_backend_load_all();
+    ggml_backend_dev_t dev = ggml_backend_dev_by_name("BLAS");
+    ggml_backend_t b = dev != NULL ? ggml_backend_dev_init(dev, NULL) : NULL;
+    if (b == NULL) {
+        return 1;
+    }
+#ifdef DIRECT
+    if (!ggml_backend_is_blas(b)) {
         return 1;
     }
     ggml_backend_blas_set_n_threads(b, 2);
-    printf("BLAS backend on %s\n", ggml_backend_dev_description(ggml_backend_get_device(b)));
+#endif
+    printf("BLAS backend on %s\n", ggml_backend_dev_description(dev));
     ggml_backend_free(b);
     return 0;
 }
 END
-    cc -std=c11 -Wall -Wextra -Werror -o "$work/blas-app" "$work/blas-app.c" \
+    cc -std=c11 -Wall -Wextra -Werror $direct -o "$work/blas-app" "$work/blas-app.c" \
         $(pkg-config --cflags --libs ggml) -Wl,-rpath,"$libdir" -lm
     "$work/blas-app"
 fi
