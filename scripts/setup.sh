@@ -6,6 +6,9 @@ set -euo pipefail
 pkgs="cmake make gcc g++ pkg-config"
 # the GGUF fuzz target: clang with libFuzzer and the sanitizer runtimes
 pkgs="$pkgs clang libclang-rt-14-dev"
+# libopenblas-dev and libblis-dev: the BLAS backend (-DGGML_BLAS=ON), which CI
+# builds against both
+pkgs="$pkgs libopenblas-dev libblis-dev"
 missing=""
 for p in $pkgs; do
     dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

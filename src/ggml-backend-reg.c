@@ -52,6 +52,10 @@
 #include "ggml-cpu.h"
 #endif
 
+#ifdef GGML_USE_BLAS
+#include "ggml-blas.h"
+#endif
+
 #include <ctype.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -257,6 +261,9 @@ static void registry_init(void) {
 
     // the backends compiled in, most capable first
     pthread_mutex_lock(&g_registry.mutex);
+#ifdef GGML_USE_BLAS
+    register_backend_locked(ggml_backend_blas_reg(), NULL);
+#endif
 #ifdef GGML_USE_CPU
     char why[256];
     if (register_backend_locked(ggml_backend_cpu_reg(), NULL, why, sizeof(why)) == REGISTER_REFUSED) {

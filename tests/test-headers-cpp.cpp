@@ -5,6 +5,7 @@
 #include "ggml-backend.h"
 #include "ggml-backend-impl.h"
 #include "ggml-cpu.h"
+#include "ggml-blas.h"
 #include "gguf.h"
 
 #include <type_traits>

@@ -14,7 +14,7 @@ libdir=$(ls -d "$work"/prefix/lib*/ | head -n1)
 libdir=${libdir%/}
 
 echo "== headers installed"
-for h in ggml.h ggml-alloc.h ggml-backend.h ggml-backend-impl.h ggml-cpu.h gguf.h; do
+for h in ggml.h ggml-alloc.h ggml-backend.h ggml-backend-impl.h ggml-cpu.h ggml-blas.h gguf.h; do
     test -f "$work/prefix/include/$h" || { echo "missing include/$h"; exit 1; }
 done
 test -f "$libdir/pkgconfig/ggml.pc"
@@ -27,6 +27,37 @@ for prog in app upstream-style; do
         $(pkg-config --cflags --libs ggml) -Wl,-rpath,"$libdir" -lm
     "$work/$prog-pc"
 done
+
+if ls "$libdir"/libggml-blas.* >/dev/null 2>&1; then
+    # built in (ggml.pc links it): ggml-blas.h's functions; a module: the registry only
+    echo "== BLAS backend (ggml-blas.h, pkg-config)"
+    direct=""
+    if pkg-config --libs ggml | grep -q -- -lggml-blas; then direct="-DDIRECT"; fi
+    cat > "$work/blas-app.c" <<'END'
+#include "ggml-blas.h"
+#include <stdio.h>
+int main(void) {
+    ggml_backend_load_all();
+    ggml_backend_dev_t dev = ggml_backend_dev_by_name("BLAS");
+    ggml_backend_t b = dev != NULL ? ggml_backend_dev_init(dev, NULL) : NULL;
+    if (b == NULL) {
+        return 1;
+    }
+#ifdef DIRECT
+    if (!ggml_backend_is_blas(b)) {
+        return 1;
+    }
+    ggml_backend_blas_set_n_threads(b, 2);
+#endif
+    printf("BLAS backend on %s\n", ggml_backend_dev_description(dev));
+    ggml_backend_free(b);
+    return 0;
+}
+END
+    cc -std=c11 -Wall -Wextra -Werror $direct -o "$work/blas-app" "$work/blas-app.c" \
+        $(pkg-config --cflags --libs ggml) -Wl,-rpath,"$libdir" -lm
+    "$work/blas-app"
+fi
 
 echo "== find_package"
 cmake -S "$src/tests/install" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null

@@ -24,6 +24,13 @@ static bool devices_push(ggml_backend_dev_t ** list, int * n, ggml_backend_dev_t
     return true;
 }
 
+// an accelerator working on host memory (BLAS, ...): it holds no layers
+// and takes the ops it is best at from the CPU's
+static bool device_is_host_helper(ggml_backend_dev_t dev) {
+    return ggml_backend_dev_type(dev) == GGML_BACKEND_DEVICE_TYPE_ACCEL &&
+           ggml_backend_buft_is_host(ggml_backend_dev_buffer_type(dev));
+}
+
 static bool devices_add_named(const char * names, struct run_devices * devs) {
     const char * p = names;
     while (*p != '\0') {
@@ -41,7 +48,9 @@ static bool devices_add_named(const char * names, struct run_devices * devs) {
             run_error("no device named '%s' (run with --list-devices to see them)", name);
             return false;
         }
-        if (ggml_backend_dev_type(dev) != GGML_BACKEND_DEVICE_TYPE_CPU && !devices_push(&devs->layer, &devs->n_layer, dev)) {
+        // the CPU is always there; accelerators on host memory help it (below)
+        if (ggml_backend_dev_type(dev) != GGML_BACKEND_DEVICE_TYPE_CPU && !device_is_host_helper(dev) &&
+            !devices_push(&devs->layer, &devs->n_layer, dev)) {
             return false;
         }
         p += n;
@@ -64,19 +73,12 @@ static bool devices_add_default(struct run_devices * devs) {
     return true;
 }
 
-// accelerators on host memory help the CPU; others only where named
+// accelerators on host memory help the CPU whether named or not (as
+// upstream's llama.cpp adds them); others only where named
 static bool devices_add_helpers(struct run_devices * devs) {
     for (size_t i = 0; i < ggml_backend_dev_count(); i++) {
         ggml_backend_dev_t dev = ggml_backend_dev_get(i);
-        if (ggml_backend_dev_type(dev) != GGML_BACKEND_DEVICE_TYPE_ACCEL) {
-            continue;
-        }
-        bool used = false;
-        for (int j = 0; j < devs->n_layer; j++) {
-            used = used || devs->layer[j] == dev;
-        }
-        if (!used && ggml_backend_buft_is_host(ggml_backend_dev_buffer_type(dev)) &&
-            !devices_push(&devs->helper, &devs->n_helper, dev)) {
+        if (device_is_host_helper(dev) && !devices_push(&devs->helper, &devs->n_helper, dev)) {
             return false;
         }
     }
@@ -92,13 +94,13 @@ bool run_devices_select(const char * names, struct run_devices * devs) {
     }
     bool ok;
     if (names == NULL) {
-        ok = devices_add_default(devs);
+        ok = devices_add_default(devs) && devices_add_helpers(devs);
     } else if (strcmp(names, "none") == 0) {
-        ok = true;
+        ok = true; // the CPU alone, without helpers
     } else {
-        ok = devices_add_named(names, devs);
+        ok = devices_add_named(names, devs) && devices_add_helpers(devs);
     }
-    ok = ok && devices_add_helpers(devs) && devices_push(&devs->layer, &devs->n_layer, cpu);
+    ok = ok && devices_push(&devs->layer, &devs->n_layer, cpu);
     if (!ok) {
         run_devices_free(devs);
     }

@@ -9,7 +9,9 @@
 // last n_gpu_layers layers are spread over them in proportion to
 // --tensor-split (default: their free memory); the other layers, and the
 // token embeddings, stay on the CPU. Accelerators that work on host memory
-// (BLAS, ...) join the scheduler as helpers without layers of their own.
+// (BLAS, ...) join the scheduler as helpers without layers of their own,
+// named or not (as upstream's llama.cpp adds them); "none" leaves them out
+// too, for the CPU alone.
 
 #include "ggml-backend.h"
 
@@ -28,8 +30,9 @@ struct run_devices {
 };
 
 // Chooses the devices. names: NULL for the default choice, "none" for the
-// CPU only, else a comma-separated list of device names (case-insensitive)
-// in the order the layers should go. Reports unknown names.
+// CPU only (no helpers), else a comma-separated list of device names
+// (case-insensitive) in the order the layers should go; a host-memory
+// accelerator named there is a helper. Reports unknown names.
 bool run_devices_select(const char * names, struct run_devices * devs);
 
 void run_devices_free(struct run_devices * devs);

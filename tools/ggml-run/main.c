@@ -64,7 +64,8 @@ static void print_usage(const char * argv0) {
            "devices and memory:\n"
            "        --list-devices      list the devices of the registry and exit\n"
            "  -dev, --device LIST       devices for the layers, comma-separated, in order\n"
-           "                            (default: every GPU; none: the CPU only)\n"
+           "                            (default: every GPU; none: the CPU only); accelerators\n"
+           "                            on host memory (BLAS) help the CPU unless none\n"
            "  -ngl, --n-gpu-layers N    layers given to those devices, counting the output layer;\n"
            "                            the others run on the CPU (default: all)\n"
            "  -ts,  --tensor-split L    shares of those layers per device, e.g. 3,1 (default: by free memory)\n"
@@ -385,6 +386,7 @@ static int run_generation(struct run_context * rc, const int32_t * prompt, int64
     const int64_t t0 = ggml_time_us();
     bool ok = run_decode(rc, prompt, n_prompt);
     const int64_t t1 = ggml_time_us();
+    const int prompt_splits = rc->n_splits;
     int64_t n_gen = 0;
     while (ok && n_gen < n_predict) {
         const int32_t next = run_sample(sampler, run_get_logits(rc, 0), model->hp.n_vocab);
@@ -405,7 +407,7 @@ static int run_generation(struct run_context * rc, const int32_t * prompt, int64
         return 1;
     }
     const double pp_s = (double) (t1 - t0) * 1e-6, tg_s = (double) (t2 - t1) * 1e-6;
-    fprintf(stderr, "splits:    %d in the last graph\n", rc->n_splits);
+    fprintf(stderr, "splits:    %d in the prompt graph, %d in the last graph\n", prompt_splits, rc->n_splits);
     fprintf(stderr, "prompt:     %6lld tokens  %10.2f tokens/s\n", (long long) n_prompt, pp_s > 0.0 ? (double) n_prompt / pp_s : 0.0);
     fprintf(stderr, "generation: %6lld tokens  %10.2f tokens/s\n", (long long) n_gen, tg_s > 0.0 && n_gen > 1 ? (double) (n_gen - 1) / tg_s : 0.0);
     print_peak_memory(stderr);
