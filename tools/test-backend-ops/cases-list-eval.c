@@ -189,6 +189,16 @@ static void make_elementwise(struct tbo_case_list * l) {
             }
         }
     }
+
+    for (int v = 0; v <= 1; v++) {
+        static const float alphas[2] = { 0.5f, 1.702f };
+        static const float limits[2] = { 2.0f, 7.0f };
+        for (int ai = 0; ai < 2; ai++) {
+            for (int li = 0; li < 2; li++) {
+                tbo_add_swiglu_oai(l, GGML_TYPE_F32, NE(128, 2, 2, 2), v, alphas[ai], limits[li]);
+            }
+        }
+    }
 }
 
 static void make_rows(struct tbo_case_list * l) {
@@ -1048,6 +1058,8 @@ static void make_reduce_pad(struct tbo_case_list * l) {
     tbo_add_arange(l, GGML_TYPE_F32, 0.0f, 10.0f, 1.0f);
     tbo_add_arange(l, GGML_TYPE_F32, 0.0f, 1048576.0f, 1.0f);
     tbo_add_leaky_relu(l, GGML_TYPE_F32, def_ne, 0.1f);
+
+    tbo_list_misc_after_leaky_relu(l);
 
     static const int pad_a[8] = { 0, 1, 0, 1, 0, 0, 0, 0 };
     static const int pad_b[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };

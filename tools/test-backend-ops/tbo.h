@@ -258,6 +258,13 @@ void tbo_add_clamp(struct tbo_case_list * l, enum ggml_type type, const int64_t 
 void tbo_add_leaky_relu(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4], float negative_slope);
 void tbo_add_add1(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4]);
 
+// cases-activ.c
+void tbo_add_xielu(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4]);
+void tbo_add_swiglu_oai(struct tbo_case_list * l, enum ggml_type type, const int64_t ne_a[4], int v, float alpha, float limit);
+
+// cases-misc.c: CUMSUM, XIELU, TRI, FILL, DIAG and SOLVE_TRI in upstream's order, after its LEAKY_RELU case
+void tbo_list_misc_after_leaky_relu(struct tbo_case_list * l);
+
 // cases-custom.c: MAP_CUSTOM1..3 (kind 1..3) and CUSTOM (kind 4), with functions of the tool's own
 void tbo_add_custom(struct tbo_case_list * l, int kind, const int64_t ne[4], int n_tasks, bool inplace);
 
