@@ -750,6 +750,14 @@ extern "C" {
             struct ggml_tensor  * b,
             enum   ggml_type      type);
 
+    // a[:, i1, i2] + b[:, ids[i1, i2]] (per-expert biases): a [n, n_used, n_token],
+    // b [n, n_rows], ids I32 [n_used, n_token]
+    GGML_API struct ggml_tensor * ggml_add_id(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a,
+            struct ggml_tensor  * b,
+            struct ggml_tensor  * ids);
+
     GGML_DEPRECATED(GGML_API struct ggml_tensor * ggml_add1(
             struct ggml_context * ctx,
             struct ggml_tensor  * a,
@@ -858,6 +866,11 @@ extern "C" {
 
     // sum along rows: [a,b,c,d] -> [1,b,c,d]
     GGML_API struct ggml_tensor * ggml_sum_rows(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a);
+
+    // running sums along rows (F32)
+    GGML_API struct ggml_tensor * ggml_cumsum(
             struct ggml_context * ctx,
             struct ggml_tensor  * a);
 
@@ -1206,6 +1219,19 @@ extern "C" {
             struct ggml_tensor  * a,
             float                 eps);
 
+    // normalise each of n_groups groups of channels (dim 2) over dims 0, 1 and the group
+    GGML_API struct ggml_tensor * ggml_group_norm(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a,
+            int                   n_groups,
+            float                 eps);
+
+    GGML_API struct ggml_tensor * ggml_group_norm_inplace(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a,
+            int                   n_groups,
+            float                 eps);
+
     // a: [k, n, ne02, ne03], b: [k, m, ne02*x, ne03*y] (b is used transposed)
     // result: [n, m, ne02*x, ne03*y], F32
     GGML_API struct ggml_tensor * ggml_mul_mat(
@@ -1457,6 +1483,51 @@ extern "C" {
             struct ggml_context * ctx,
             struct ggml_tensor  * a,
             int                   n_past);
+
+    // elements above the diagonal shifted by n_past become 0
+    GGML_API struct ggml_tensor * ggml_diag_mask_zero(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a,
+            int                   n_past);
+
+    GGML_API struct ggml_tensor * ggml_diag_mask_zero_inplace(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a,
+            int                   n_past);
+
+    // a [n, 1, ne2, ne3] -> [n, n, ne2, ne3], a on the diagonal
+    GGML_API struct ggml_tensor * ggml_diag(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a);
+
+    // a square matrix (F32) with zeros outside the triangle: LOWER keeps i0 < i1,
+    // LOWER_DIAG i0 <= i1, UPPER i0 > i1, UPPER_DIAG i0 >= i1 (i0 the column)
+    GGML_API struct ggml_tensor * ggml_tri(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a,
+            enum ggml_tri_type    type);
+
+    // a tensor like a (F32 or F16, contiguous) holding c everywhere
+    GGML_API struct ggml_tensor * ggml_fill(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a,
+            float                 c);
+
+    GGML_API struct ggml_tensor * ggml_fill_inplace(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a,
+            float                 c);
+
+    // X with A X = B, A [n, n] triangular, B [k, n] (k right-hand sides), batched
+    // over dims 2 and 3. Only left = true, lower = true, uni = false exists; uni
+    // would take A's diagonal as ones
+    GGML_API struct ggml_tensor * ggml_solve_tri(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a,
+            struct ggml_tensor  * b,
+            bool                  left,
+            bool                  lower,
+            bool                  uni);
 
     GGML_API struct ggml_tensor * ggml_soft_max(
             struct ggml_context * ctx,

@@ -752,6 +752,8 @@ static void make_matmul(struct tbo_case_list * l) {
     for (int i = 0; i < 3; i++) {
         tbo_add_out_prod(l, GGML_TYPE_F32, GGML_TYPE_F32, 256, 16, 16, ONE2, NE(nr2s[i], 1), false);
     }
+
+    tbo_list_misc_add_id(l);
 }
 
 static void make_simple(struct tbo_case_list * l) {
@@ -1030,6 +1032,7 @@ static void make_reduce_pad(struct tbo_case_list * l) {
     tbo_add_sum_rows(l, GGML_TYPE_F32, NE(33, 1, 1, 1), false, false);
     tbo_add_sum_rows(l, GGML_TYPE_F32, NE(33, 1024, 1, 1), false, false);
     tbo_add_sum_rows(l, GGML_TYPE_F32, NE(33, 256, 1, 1), false, false);
+    tbo_list_misc_group_norm(l);
 
     tbo_add_acc(l, GGML_TYPE_F32, NE(256, 17, 1, 1), NE(256, 16, 1, 1), -1);
     tbo_add_acc(l, GGML_TYPE_F32, NE(256, 17, 2, 3), NE(256, 16, 2, 3), -1);
@@ -1283,6 +1286,7 @@ static void make_ours(struct tbo_case_list * l) {
             tbo_add_custom(l, kind, NE(17, 5, 3, 2), 1, true);
         }
     }
+    tbo_list_misc_ours(l);
 }
 
 void tbo_make_cases_eval(struct tbo_case_list * l) {

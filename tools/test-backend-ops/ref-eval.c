@@ -408,6 +408,16 @@ static bool op_implemented(const struct ggml_tensor * node) {
         case GGML_OP_TOP_K:
         case GGML_OP_FLASH_ATTN_EXT:
             return true;
+        // ref-eval-misc.c
+        case GGML_OP_ADD_ID:
+        case GGML_OP_CUMSUM:
+        case GGML_OP_DIAG:
+        case GGML_OP_DIAG_MASK_ZERO:
+        case GGML_OP_FILL:
+        case GGML_OP_TRI:
+        case GGML_OP_SOLVE_TRI:
+        case GGML_OP_GROUP_NORM:
+            return true;
         case GGML_OP_UNARY:
             return ref_supports_unary(ggml_get_unary_op(node));
         case GGML_OP_GLU:
@@ -484,6 +494,14 @@ void tbo_ref_compute(struct tbo_ref * r, const struct ggml_tensor * node) {
         case GGML_OP_FLASH_ATTN_EXT: ref_op_flash_attn_ext(r, node); break;
         case GGML_OP_UNARY:          ref_op_unary(r, node); break;
         case GGML_OP_GLU:            ref_op_glu(r, node); break;
+        case GGML_OP_ADD_ID:         ref_op_add_id(r, node); break;
+        case GGML_OP_CUMSUM:         ref_op_cumsum(r, node); break;
+        case GGML_OP_DIAG:           ref_op_diag(r, node); break;
+        case GGML_OP_DIAG_MASK_ZERO: ref_op_diag_mask_inf(r, node); break;
+        case GGML_OP_FILL:           ref_op_fill(r, node); break;
+        case GGML_OP_TRI:            ref_op_tri(r, node); break;
+        case GGML_OP_SOLVE_TRI:      ref_op_solve_tri(r, node); break;
+        case GGML_OP_GROUP_NORM:     ref_op_group_norm(r, node); break;
         default:
             GGML_ABORT("reference: op %s not implemented", ggml_op_desc(node));
     }
