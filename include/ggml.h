@@ -1741,6 +1741,84 @@ extern "C" {
             struct ggml_tensor  * a,
             int                   k);
 
+    //
+    // recurrent ops: state-space models and linear attention. Each returns the
+    // per-token outputs followed by the state(s) after the batch, in one F32 tensor.
+    //
+
+    // Mamba's causal convolution: sx [d_conv - 1 + n_t, d_inner, n_s], c [d_conv, d_inner]
+    // -> [d_inner, n_t, n_s]
+    GGML_API struct ggml_tensor * ggml_ssm_conv(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * sx,
+            struct ggml_tensor  * c);
+
+    // Mamba's selective scan. s [d_state, head_dim, n_head, n_rs], x [head_dim, n_head,
+    // n_tokens, n_seqs], dt [n_head, n_tokens, n_seqs], A [d_state (Mamba-1) or 1
+    // (Mamba-2), n_head], B, C [d_state, n_group, n_tokens, n_seqs], ids I32 [n_seqs]
+    // (the row of s each sequence starts from). Result (1-d): y like x, then K state
+    // snapshots, the final state first (K > 1 only with a scalar A)
+    GGML_API struct ggml_tensor * ggml_ssm_scan(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * s,
+            struct ggml_tensor  * x,
+            struct ggml_tensor  * dt,
+            struct ggml_tensor  * A,
+            struct ggml_tensor  * B,
+            struct ggml_tensor  * C,
+            struct ggml_tensor  * ids,
+            int64_t               K);
+
+    // RWKV v6: k, v, r, td [S, H, n_tokens], tf [S, H], state S*S*H per sequence
+    // (state->ne[1] sequences); result [S*H, n_tokens + S*n_seqs]
+    GGML_API struct ggml_tensor * ggml_rwkv_wkv6(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * k,
+            struct ggml_tensor  * v,
+            struct ggml_tensor  * r,
+            struct ggml_tensor  * tf,
+            struct ggml_tensor  * td,
+            struct ggml_tensor  * state);
+
+    // gated linear attention, same layout as ggml_rwkv_wkv6; q is multiplied by scale
+    GGML_API struct ggml_tensor * ggml_gated_linear_attn(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * k,
+            struct ggml_tensor  * v,
+            struct ggml_tensor  * q,
+            struct ggml_tensor  * g,
+            struct ggml_tensor  * state,
+            float                 scale);
+
+    // RWKV v7, same layout as ggml_rwkv_wkv6
+    GGML_API struct ggml_tensor * ggml_rwkv_wkv7(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * r,
+            struct ggml_tensor  * w,
+            struct ggml_tensor  * k,
+            struct ggml_tensor  * v,
+            struct ggml_tensor  * a,
+            struct ggml_tensor  * b,
+            struct ggml_tensor  * state);
+
+    // Gated DeltaNet (scalar gate) and KDA (g of S values per head):
+    //   q, k  : [S, H_k, n_tokens, n_seqs] (H % H_k == 0, heads tiled)
+    //   v     : [S, H, n_tokens, n_seqs]
+    //   g     : [1 or S, H, n_tokens, n_seqs], beta : [1, H, n_tokens, n_seqs]
+    //   state : [S, S, H, n_seqs], the initial state
+    // result [S*H, n_tokens*n_seqs + K*S*n_seqs]: the outputs, then K state snapshots,
+    // slot 0 the final state, slot s the state s tokens back (only slots below
+    // n_tokens are written)
+    GGML_API struct ggml_tensor * ggml_gated_delta_net(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * q,
+            struct ggml_tensor  * k,
+            struct ggml_tensor  * v,
+            struct ggml_tensor  * g,
+            struct ggml_tensor  * beta,
+            struct ggml_tensor  * state,
+            int64_t               K);
+
     // fused attention: softmax(scale * q k^T + slope * mask) v
     // q:    [n_embd_k, n_batch, n_head,    ne3 ]
     // k:    [n_embd_k, n_kv,    n_head_kv, ne3 ]

@@ -545,6 +545,8 @@ static void make_norms(struct tbo_case_list * l) {
             }
         }
     }
+
+    tbo_list_ssm_after_norms(l);
 }
 
 static void make_matmul(struct tbo_case_list * l) {
@@ -1267,6 +1269,8 @@ static void make_fusions(struct tbo_case_list * l) {
             }
         }
     }
+
+    tbo_list_ssm_gated_delta_net(l);
 }
 
 // cases of ours, for ops and inputs upstream's list does not cover

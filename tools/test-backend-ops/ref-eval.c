@@ -417,6 +417,13 @@ static bool op_implemented(const struct ggml_tensor * node) {
         case GGML_OP_TRI:
         case GGML_OP_SOLVE_TRI:
         case GGML_OP_GROUP_NORM:
+        // ref-eval-ssm.c
+        case GGML_OP_SSM_CONV:
+        case GGML_OP_SSM_SCAN:
+        case GGML_OP_RWKV_WKV6:
+        case GGML_OP_GATED_LINEAR_ATTN:
+        case GGML_OP_RWKV_WKV7:
+        case GGML_OP_GATED_DELTA_NET:
             return true;
         case GGML_OP_UNARY:
             return ref_supports_unary(ggml_get_unary_op(node));
@@ -502,6 +509,12 @@ void tbo_ref_compute(struct tbo_ref * r, const struct ggml_tensor * node) {
         case GGML_OP_TRI:            ref_op_tri(r, node); break;
         case GGML_OP_SOLVE_TRI:      ref_op_solve_tri(r, node); break;
         case GGML_OP_GROUP_NORM:     ref_op_group_norm(r, node); break;
+        case GGML_OP_SSM_CONV:       ref_op_ssm_conv(r, node); break;
+        case GGML_OP_SSM_SCAN:       ref_op_ssm_scan(r, node); break;
+        case GGML_OP_RWKV_WKV6:
+        case GGML_OP_GATED_LINEAR_ATTN:
+        case GGML_OP_RWKV_WKV7:      ref_op_wkv(r, node); break;
+        case GGML_OP_GATED_DELTA_NET: ref_op_gated_delta_net(r, node); break;
         default:
             GGML_ABORT("reference: op %s not implemented", ggml_op_desc(node));
     }

@@ -94,3 +94,9 @@ void ref_op_fill(struct tbo_ref * r, const struct ggml_tensor * dst);
 void ref_op_tri(struct tbo_ref * r, const struct ggml_tensor * dst);
 void ref_op_solve_tri(struct tbo_ref * r, const struct ggml_tensor * dst);
 void ref_op_group_norm(struct tbo_ref * r, const struct ggml_tensor * dst);
+
+// ref-eval-ssm.c
+void ref_op_ssm_conv(struct tbo_ref * r, const struct ggml_tensor * dst);
+void ref_op_ssm_scan(struct tbo_ref * r, const struct ggml_tensor * dst);
+void ref_op_wkv(struct tbo_ref * r, const struct ggml_tensor * dst); // RWKV_WKV6 GATED_LINEAR_ATTN RWKV_WKV7
+void ref_op_gated_delta_net(struct tbo_ref * r, const struct ggml_tensor * dst);

@@ -278,6 +278,11 @@ void tbo_list_misc_group_norm(struct tbo_case_list * l);
 void tbo_list_misc_after_leaky_relu(struct tbo_case_list * l);
 void tbo_list_misc_ours(struct tbo_case_list * l);
 
+// cases-ssm.c: SSM_CONV[_BIAS_SILU], SSM_SCAN[_ROLLBACK], RWKV_WKV6/7, GLA (after the
+// norm fusions) and GATED_DELTA_NET (after TOPK_MOE)
+void tbo_list_ssm_after_norms(struct tbo_case_list * l);
+void tbo_list_ssm_gated_delta_net(struct tbo_case_list * l);
+
 // cases-custom.c: MAP_CUSTOM1..3 (kind 1..3) and CUSTOM (kind 4), with functions of the tool's own
 void tbo_add_custom(struct tbo_case_list * l, int kind, const int64_t ne[4], int n_tasks, bool inplace);
 
