@@ -1819,6 +1819,45 @@ extern "C" {
             struct ggml_tensor  * state,
             int64_t               K);
 
+    // DeepSeek's sparse-attention indexer:
+    //   q [n_embd, n_head, n_batch, ne3] (F32), k [n_embd, 1, n_kv, ne3],
+    //   weights [n_head, n_batch, 1, ne3] (F32, prescaled), mask [n_kv, n_batch, 1, ne33] (F16)
+    //   -> [n_kv, n_batch, 1, ne3]: sum_h relu(q_h . k) weights_h + mask (ne3 % ne33 == 0)
+    GGML_API struct ggml_tensor * ggml_lightning_indexer(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * q,
+            struct ggml_tensor  * k,
+            struct ggml_tensor  * weights,
+            struct ggml_tensor  * mask);
+
+    // DeepSeek V4 hyper-connections, with hc = 4 streams.
+    // hc_comb: mixes [(2 + hc)*hc, n_tokens], scale [3], base [(2 + hc)*hc] -> [hc (dst), hc (src), n_tokens]:
+    //   logits[d, s, t] = mixes[2*hc + d + hc*s, t] scale[2] + base[2*hc + d + hc*s], a softmax
+    //   over d plus eps, normalised over s; then n_iter - 1 more rounds of normalising
+    //   over d and then over s (each sum with eps added)
+    GGML_API struct ggml_tensor * ggml_dsv4_hc_comb(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * mixes,
+            struct ggml_tensor  * scale,
+            struct ggml_tensor  * base,
+            float                 eps,
+            int32_t               n_iter);
+
+    // hc_pre: x [n_embd, hc, n_tokens], weights [hc, n_tokens] -> [n_embd, n_tokens], sum_h x[:, h] weights[h]
+    GGML_API struct ggml_tensor * ggml_dsv4_hc_pre(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * x,
+            struct ggml_tensor  * weights);
+
+    // hc_post: x [n_embd, n_tokens], residual [n_embd, hc, n_tokens], post [hc, n_tokens],
+    // comb [hc, hc, n_tokens] -> [n_embd, hc, n_tokens]: x post[d] + sum_s residual[:, s] comb[d, s]
+    GGML_API struct ggml_tensor * ggml_dsv4_hc_post(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * x,
+            struct ggml_tensor  * residual,
+            struct ggml_tensor  * post,
+            struct ggml_tensor  * comb);
+
     // fused attention: softmax(scale * q k^T + slope * mask) v
     // q:    [n_embd_k, n_batch, n_head,    ne3 ]
     // k:    [n_embd_k, n_kv,    n_head_kv, ne3 ]

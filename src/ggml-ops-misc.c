@@ -1,7 +1,8 @@
 // ggml-ops-misc.c: constructors of the small ops upstream added for newer
 // model families: add_id (per-expert biases), cumsum, diag, diag_mask_zero,
-// fill, tri, solve_tri (triangular systems, for chunked linear attention) and
-// group_norm (diffusion models).
+// fill, tri, solve_tri (triangular systems, for chunked linear attention),
+// group_norm (diffusion models), and DeepSeek's lightning indexer and V4
+// hyper-connection ops (dsv4_hc_comb, dsv4_hc_pre, dsv4_hc_post).
 //
 // As everywhere, a constructor checks its arguments (misuse aborts with the
 // reason), creates the result and stores the parameters in op_params in
@@ -138,4 +139,92 @@ struct ggml_tensor * ggml_group_norm(struct ggml_context * ctx, struct ggml_tens
 
 struct ggml_tensor * ggml_group_norm_inplace(struct ggml_context * ctx, struct ggml_tensor * a, int n_groups, float eps) {
     return group_norm_op(ctx, a, n_groups, eps, true);
+}
+
+// DeepSeek's sparse-attention indexer: res[j, t, 0, s] = sum_h relu(q[:, h, t, s] . k[:, 0, j, s])
+// w[h, t, 0, s] + mask[j, t, 0, s % ne33]; q, w F32, mask F16, k any type with to_float
+struct ggml_tensor * ggml_lightning_indexer(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k,
+                                           struct ggml_tensor * weights, struct ggml_tensor * mask) {
+    GGML_ASSERT(q->type == GGML_TYPE_F32);
+    GGML_ASSERT(weights->type == GGML_TYPE_F32);
+    GGML_ASSERT(mask->type == GGML_TYPE_F16);
+    GGML_ASSERT(q->ne[0] == k->ne[0]);
+    GGML_ASSERT(mask->ne[0] == k->ne[2]);
+    GGML_ASSERT(q->ne[1] == weights->ne[0]);
+    GGML_ASSERT(k->ne[1] == 1);
+    GGML_ASSERT(mask->ne[1] == q->ne[2]);
+    GGML_ASSERT(q->ne[2] == weights->ne[1]);
+    GGML_ASSERT(weights->ne[2] == 1);
+    GGML_ASSERT(mask->ne[2] == 1);
+    GGML_ASSERT(q->ne[3] == k->ne[3]);
+    GGML_ASSERT(k->ne[3] == weights->ne[3]);
+    GGML_ASSERT(weights->ne[3] % mask->ne[3] == 0);
+
+    const int64_t ne[4] = { k->ne[2], q->ne[2], 1, q->ne[3] };
+    struct ggml_tensor * result = ggml_new_tensor(ctx, GGML_TYPE_F32, 4, ne);
+    result->op     = GGML_OP_LIGHTNING_INDEXER;
+    result->src[0] = q;
+    result->src[1] = k;
+    result->src[2] = weights;
+    result->src[3] = mask;
+    return result;
+}
+
+// DeepSeek V4 hyper-connections: the mixing matrix of hc = 4 streams per token
+// from mixes [(2 + hc)*hc, n_tokens] (the last hc*hc values of each column),
+// scale [>= 3] and base [(2 + hc)*hc]. op_params: [0] eps (float), [1] n_iter.
+struct ggml_tensor * ggml_dsv4_hc_comb(struct ggml_context * ctx, struct ggml_tensor * mixes, struct ggml_tensor * scale,
+                                      struct ggml_tensor * base, float eps, int32_t n_iter) {
+    GGML_ASSERT(mixes->type == GGML_TYPE_F32 && scale->type == GGML_TYPE_F32 && base->type == GGML_TYPE_F32);
+    GGML_ASSERT(n_iter > 0);
+
+    const int64_t hc = 4;
+    GGML_ASSERT(mixes->ne[0] == (2 + hc) * hc);
+    GGML_ASSERT(mixes->ne[2] == 1 && mixes->ne[3] == 1);
+    GGML_ASSERT(scale->ne[0] >= 3 && scale->ne[1] == 1 && scale->ne[2] == 1 && scale->ne[3] == 1);
+    GGML_ASSERT(base->ne[0] == mixes->ne[0] && base->ne[1] == 1 && base->ne[2] == 1 && base->ne[3] == 1);
+
+    struct ggml_tensor * result = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, hc, hc, mixes->ne[1]);
+    ggml_set_op_params_f32(result, 0, eps);
+    ggml_set_op_params_i32(result, 1, n_iter);
+    result->op     = GGML_OP_DSV4_HC_COMB;
+    result->src[0] = mixes;
+    result->src[1] = scale;
+    result->src[2] = base;
+    return result;
+}
+
+// x [n_embd, hc, n_tokens], weights [hc, n_tokens] -> [n_embd, n_tokens], the weighted sum of the streams
+struct ggml_tensor * ggml_dsv4_hc_pre(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * weights) {
+    GGML_ASSERT(x->type == GGML_TYPE_F32 && weights->type == GGML_TYPE_F32);
+    GGML_ASSERT(x->ne[1] > 0 && x->ne[3] == 1);
+    GGML_ASSERT(weights->ne[0] == x->ne[1] && weights->ne[1] == x->ne[2]);
+    GGML_ASSERT(weights->ne[2] == 1 && weights->ne[3] == 1);
+
+    struct ggml_tensor * result = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, x->ne[0], x->ne[2]);
+    result->op     = GGML_OP_DSV4_HC_PRE;
+    result->src[0] = x;
+    result->src[1] = weights;
+    return result;
+}
+
+// x [n_embd, n_tokens], residual [n_embd, hc, n_tokens], post [hc, n_tokens], comb [hc, hc, n_tokens]
+// -> [n_embd, hc, n_tokens]: x post[d] + sum_s residual[:, s] comb[d, s]
+struct ggml_tensor * ggml_dsv4_hc_post(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * residual,
+                                      struct ggml_tensor * post, struct ggml_tensor * comb) {
+    GGML_ASSERT(x->type == GGML_TYPE_F32 && residual->type == GGML_TYPE_F32);
+    GGML_ASSERT(post->type == GGML_TYPE_F32 && comb->type == GGML_TYPE_F32);
+    const int64_t n_embd = x->ne[0], n_tokens = x->ne[1], hc = residual->ne[1];
+    GGML_ASSERT(hc > 0 && x->ne[2] == 1 && x->ne[3] == 1);
+    GGML_ASSERT(residual->ne[0] == n_embd && residual->ne[2] == n_tokens && residual->ne[3] == 1);
+    GGML_ASSERT(post->ne[0] == hc && post->ne[1] == n_tokens && post->ne[2] == 1 && post->ne[3] == 1);
+    GGML_ASSERT(comb->ne[0] == hc && comb->ne[1] == hc && comb->ne[2] == n_tokens && comb->ne[3] == 1);
+
+    struct ggml_tensor * result = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, n_embd, hc, n_tokens);
+    result->op     = GGML_OP_DSV4_HC_POST;
+    result->src[0] = x;
+    result->src[1] = residual;
+    result->src[2] = post;
+    result->src[3] = comb;
+    return result;
 }

@@ -1,8 +1,10 @@
 // ops-misc.c: the small ops of upstream's later additions: ADD_ID, CUMSUM,
-// DIAG, FILL, TRI, SOLVE_TRI and GROUP_NORM (DIAG_MASK_ZERO shares the
+// DIAG, FILL, TRI, SOLVE_TRI, GROUP_NORM, LIGHTNING_INDEXER and the DeepSeek
+// V4 hyper-connection ops DSV4_HC_COMB/PRE/POST (DIAG_MASK_ZERO shares the
 // kernel of DIAG_MASK_INF in ops-norm.c).
 //
-// F32 throughout (FILL also F16), as upstream's CPU backend. Work is split
+// F32 throughout (FILL also F16; the indexer's K any type with to_float, its
+// mask F16), as upstream's CPU backend. Work is split
 // between threads by whole rows, matrices or groups, so that every result
 // is computed by one thread in a fixed order, whatever the thread count.
 // Sums that run over many elements (CUMSUM, GROUP_NORM) accumulate in double.
@@ -266,6 +268,173 @@ static bool supports_group_norm(const struct ggml_tensor * op) {
     return all_f32(op, 1) && ggml_are_same_shape(op, op->src[0]) && ggml_get_op_params_i32(op, 0) > 0;
 }
 
+//
+// LIGHTNING_INDEXER: threads take rows of K (key positions); a K row of another
+// type than F32 is converted once into the thread's scratch and used for every
+// query token and head
+//
+
+static size_t indexer_row_stride(const struct ggml_tensor * op) {
+    const size_t n = (size_t) op->src[0]->ne[0] * sizeof(float);
+    return (n + GGML_CPU_CACHE_LINE - 1) / GGML_CPU_CACHE_LINE * GGML_CPU_CACHE_LINE;
+}
+
+static size_t work_size_indexer(const struct ggml_tensor * op, int n_threads) {
+    return indexer_row_stride(op) * (size_t) n_threads;
+}
+
+static void forward_lightning_indexer(const struct ggml_compute_params * params, struct ggml_tensor * dst) {
+    const struct ggml_tensor * q = dst->src[0], * k = dst->src[1], * w = dst->src[2], * m = dst->src[3];
+    const int64_t n_embd = q->ne[0], n_head = q->ne[1], n_tok = q->ne[2], n_stream = q->ne[3], n_kv = k->ne[2];
+    const ggml_to_float_t to_float = ggml_get_type_traits(k->type)->to_float;
+    float * kbuf = (float *) ((char *) params->wdata + indexer_row_stride(dst) * (size_t) params->ith);
+
+    int64_t j0, j1;
+    ggml_cpu_split_range(n_kv, params->ith, params->nth, &j0, &j1);
+    for (int64_t s = 0; s < n_stream; s++) {
+        for (int64_t j = j0; j < j1; j++) {
+            const char * krow = (const char *) k->data + j*k->nb[2] + s*k->nb[3];
+            const float * kv = (const float *) krow;
+            if (k->type != GGML_TYPE_F32) {
+                to_float(krow, kbuf, n_embd);
+                kv = kbuf;
+            }
+            for (int64_t t = 0; t < n_tok; t++) {
+                const float * wr = f32_at(w, 0, t, 0, s);
+                float score = 0.0f;
+                for (int64_t h = 0; h < n_head; h++) {
+                    const float * qr = f32_at(q, 0, h, t, s);
+                    float dot = 0.0f;
+                    for (int64_t i = 0; i < n_embd; i++) {
+                        dot += qr[i] * kv[i];
+                    }
+                    score += (dot > 0.0f ? dot : 0.0f) * wr[h];
+                }
+                const ggml_fp16_t mv = *(const ggml_fp16_t *) ((const char *) m->data + j*m->nb[0] + t*m->nb[1] +
+                                                              (s % m->ne[3])*m->nb[3]);
+                *f32_at(dst, j, t, 0, s) = score + ggml_fp16_to_fp32(mv);
+            }
+        }
+    }
+}
+
+static bool supports_lightning_indexer(const struct ggml_tensor * op) {
+    const struct ggml_tensor * q = op->src[0], * k = op->src[1], * w = op->src[2], * m = op->src[3];
+    const bool k_ok = k->type == GGML_TYPE_F32 ||
+                      (ggml_get_type_traits(k->type)->to_float != NULL && ggml_is_contiguous_rows(k));
+    return op->type == GGML_TYPE_F32 && q->type == GGML_TYPE_F32 && w->type == GGML_TYPE_F32 && m->type == GGML_TYPE_F16 &&
+           k_ok && q->nb[0] == sizeof(float) && k->nb[0] == ggml_type_size(k->type) && w->nb[0] == sizeof(float);
+}
+
+//
+// DSV4_HC_COMB: per token, the hc x hc matrix comb[d + hc*s] (d the
+// destination stream, s the source): a softmax over d of the scaled logits
+// plus eps, then alternating normalisations (sums with eps) over s and d
+//
+
+#define DSV4_HC 4
+
+static void hc_normalise(float * comb, float eps, bool over_src) {
+    for (int a = 0; a < DSV4_HC; a++) {
+        float sum = eps;
+        for (int b = 0; b < DSV4_HC; b++) {
+            sum += over_src ? comb[a + DSV4_HC*b] : comb[b + DSV4_HC*a];
+        }
+        for (int b = 0; b < DSV4_HC; b++) {
+            float * v = over_src ? &comb[a + DSV4_HC*b] : &comb[b + DSV4_HC*a];
+            *v /= sum;
+        }
+    }
+}
+
+static void forward_dsv4_hc_comb(const struct ggml_compute_params * params, struct ggml_tensor * dst) {
+    const struct ggml_tensor * mixes = dst->src[0], * scale = dst->src[1], * base = dst->src[2];
+    const float   eps    = ggml_get_op_params_f32(dst, 0);
+    const int32_t n_iter = ggml_get_op_params_i32(dst, 1);
+    const float   sc     = *f32_at(scale, 2, 0, 0, 0);
+    const int64_t off    = 2 * DSV4_HC;
+
+    int64_t t0, t1;
+    ggml_cpu_split_range(mixes->ne[1], params->ith, params->nth, &t0, &t1);
+    for (int64_t t = t0; t < t1; t++) {
+        float comb[DSV4_HC * DSV4_HC];
+        for (int s = 0; s < DSV4_HC; s++) {
+            float mx = -INFINITY;
+            for (int d = 0; d < DSV4_HC; d++) {
+                const int i = d + DSV4_HC*s;
+                comb[i] = *f32_at(mixes, off + i, t, 0, 0) * sc + *f32_at(base, off + i, 0, 0, 0);
+                mx = comb[i] > mx ? comb[i] : mx;
+            }
+            float sum = 0.0f;
+            for (int d = 0; d < DSV4_HC; d++) {
+                comb[d + DSV4_HC*s] = expf(comb[d + DSV4_HC*s] - mx);
+                sum += comb[d + DSV4_HC*s];
+            }
+            for (int d = 0; d < DSV4_HC; d++) {
+                comb[d + DSV4_HC*s] = comb[d + DSV4_HC*s] / sum + eps;
+            }
+        }
+        hc_normalise(comb, eps, true);
+        for (int32_t it = 1; it < n_iter; it++) {
+            hc_normalise(comb, eps, false);
+            hc_normalise(comb, eps, true);
+        }
+        for (int s = 0; s < DSV4_HC; s++) {
+            for (int d = 0; d < DSV4_HC; d++) {
+                *f32_at(dst, d, s, t, 0) = comb[d + DSV4_HC*s];
+            }
+        }
+    }
+}
+
+// DSV4_HC_PRE: out[:, t] = sum_h x[:, h, t] w[h, t]
+static void forward_dsv4_hc_pre(const struct ggml_compute_params * params, struct ggml_tensor * dst) {
+    const struct ggml_tensor * x = dst->src[0], * w = dst->src[1];
+    const int64_t n = x->ne[0], hc = x->ne[1];
+
+    int64_t t0, t1;
+    ggml_cpu_split_range(x->ne[2], params->ith, params->nth, &t0, &t1);
+    for (int64_t t = t0; t < t1; t++) {
+        float * y = f32_at(dst, 0, t, 0, 0);
+        for (int64_t i = 0; i < n; i++) {
+            float sum = 0.0f;
+            for (int64_t h = 0; h < hc; h++) {
+                sum += *f32_at(x, i, h, t, 0) * *f32_at(w, h, t, 0, 0);
+            }
+            y[i] = sum;
+        }
+    }
+}
+
+// DSV4_HC_POST: out[:, d, t] = x[:, t] post[d, t] + sum_s residual[:, s, t] comb[d, s, t]
+static void forward_dsv4_hc_post(const struct ggml_compute_params * params, struct ggml_tensor * dst) {
+    const struct ggml_tensor * x = dst->src[0], * res = dst->src[1], * post = dst->src[2], * comb = dst->src[3];
+    const int64_t n = x->ne[0], hc = res->ne[1];
+
+    int64_t u0, u1;
+    ggml_cpu_split_range(hc * x->ne[1], params->ith, params->nth, &u0, &u1);
+    for (int64_t u = u0; u < u1; u++) {
+        const int64_t d = u % hc, t = u / hc;
+        const float pd = *f32_at(post, d, t, 0, 0);
+        float * y = f32_at(dst, 0, d, t, 0);
+        for (int64_t i = 0; i < n; i++) {
+            float sum = *f32_at(x, i, t, 0, 0) * pd;
+            for (int64_t s = 0; s < hc; s++) {
+                sum += *f32_at(res, i, s, t, 0) * *f32_at(comb, d, s, t, 0);
+            }
+            y[i] = sum;
+        }
+    }
+}
+
+static bool supports_f32_rows(const struct ggml_tensor * op) {
+    int n_src = 0;
+    while (n_src < GGML_MAX_SRC && op->src[n_src] != NULL) {
+        n_src++;
+    }
+    return all_f32(op, n_src) && op->nb[0] == sizeof(float);
+}
+
 void ggml_cpu_register_ops_misc(struct ggml_cpu_op_impl * table) {
     table[GGML_OP_ADD_ID] = (struct ggml_cpu_op_impl) { .forward = forward_add_id, .supports = supports_add_id };
     table[GGML_OP_CUMSUM] = (struct ggml_cpu_op_impl) { .forward = forward_cumsum, .supports = supports_f32_1 };
@@ -274,4 +443,10 @@ void ggml_cpu_register_ops_misc(struct ggml_cpu_op_impl * table) {
     table[GGML_OP_TRI]    = (struct ggml_cpu_op_impl) { .forward = forward_tri,    .supports = supports_f32_1 };
     table[GGML_OP_SOLVE_TRI]  = (struct ggml_cpu_op_impl) { .forward = forward_solve_tri,  .supports = supports_solve_tri };
     table[GGML_OP_GROUP_NORM] = (struct ggml_cpu_op_impl) { .forward = forward_group_norm, .supports = supports_group_norm };
+    table[GGML_OP_LIGHTNING_INDEXER] = (struct ggml_cpu_op_impl) {
+        .forward = forward_lightning_indexer, .supports = supports_lightning_indexer, .work_size = work_size_indexer,
+    };
+    table[GGML_OP_DSV4_HC_COMB] = (struct ggml_cpu_op_impl) { .forward = forward_dsv4_hc_comb, .supports = supports_f32_rows };
+    table[GGML_OP_DSV4_HC_PRE]  = (struct ggml_cpu_op_impl) { .forward = forward_dsv4_hc_pre,  .supports = supports_f32_rows };
+    table[GGML_OP_DSV4_HC_POST] = (struct ggml_cpu_op_impl) { .forward = forward_dsv4_hc_post, .supports = supports_f32_rows };
 }

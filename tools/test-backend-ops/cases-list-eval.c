@@ -4,8 +4,7 @@
 // for every family whose graph consists of ops of our op set, so that the
 // outputs of the two tools can be compared line by line. Left out, because
 // their constructors are outside the op set: the circular PAD cases (ggml_pad
-// circular), the MUL_MAT_VEC_FUSION cases with biases on expert matrices
-// (ADD_ID) and every family of other ops. Cases of ours follow at the end.
+// circular) and every family of other ops. Cases of ours follow at the end.
 
 #include "tbo.h"
 
@@ -173,6 +172,8 @@ static void make_elementwise(struct tbo_case_list * l) {
         tbo_add_snake_fuse(l, type, NE(64, 32, 1, 2));
         tbo_add_snake_fuse(l, type, NE(64, 32, 2, 3));
     }
+
+    tbo_list_misc_dsv4(l);
 
     for (int ti = 0; ti < 2; ti++) {
         for (int v = 0; v <= 1; v++) {
@@ -1228,9 +1229,6 @@ static void make_fusions(struct tbo_case_list * l) {
                                 if (lane && type != GGML_TYPE_NVFP4) {
                                     continue;
                                 }
-                                if (use_id && with_bias) {
-                                    continue; // ADD_ID is outside the op set
-                                }
                                 tbo_add_mul_mat_vec_fusion(l, type, glu_op, 1, 32, 256, use_id, 16, 8, b, with_bias, with_gate, lane, bd42);
                                 tbo_add_mul_mat_vec_fusion(l, type, glu_op, 1, 32, 256, use_id, 16, 8, b, with_bias, with_gate, lane, bd11);
                                 if (!use_id && with_gate && !with_bias) {
@@ -1271,6 +1269,7 @@ static void make_fusions(struct tbo_case_list * l) {
     }
 
     tbo_list_ssm_gated_delta_net(l);
+    tbo_list_misc_lightning_indexer(l);
 }
 
 // cases of ours, for ops and inputs upstream's list does not cover

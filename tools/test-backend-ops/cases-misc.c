@@ -296,6 +296,145 @@ static void add_group_norm(struct tbo_case_list * l, const struct tbo_case_class
 }
 
 //
+// DSV4_HC_COMB, DSV4_HC_PRE, DSV4_HC_POST (hc = 4 streams), inputs in the
+// ranges of their meaning: mixing weights in [0, 1), post in [0, 2)
+//
+
+enum dsv4_kind { DSV4_COMB, DSV4_PRE, DSV4_POST };
+
+struct dsv4_params {
+    enum dsv4_kind kind;
+    int64_t        n_embd, n_tokens;
+    int32_t        n_iter;
+    float          eps;
+};
+
+static struct ggml_tensor * dsv4_build(const struct tbo_case * c, struct tbo_build * b) {
+    const struct dsv4_params * p = c->p;
+    const int64_t hc = 4;
+    switch (p->kind) {
+        case DSV4_COMB: {
+            struct ggml_tensor * mixes = named(tbo_new_tensor_2d(b, GGML_TYPE_F32, (2 + hc)*hc, p->n_tokens), "mixes");
+            struct ggml_tensor * scale = named(tbo_new_tensor_1d(b, GGML_TYPE_F32, 3), "scale");
+            struct ggml_tensor * base  = named(tbo_new_tensor_1d(b, GGML_TYPE_F32, (2 + hc)*hc), "base");
+            return named(ggml_dsv4_hc_comb(b->ctx, mixes, scale, base, p->eps, p->n_iter), "out");
+        }
+        case DSV4_PRE: {
+            struct ggml_tensor * x = named(tbo_new_tensor_3d(b, GGML_TYPE_F32, p->n_embd, hc, p->n_tokens), "x");
+            struct ggml_tensor * w = named(tbo_new_tensor_2d(b, GGML_TYPE_F32, hc, p->n_tokens), "weights");
+            return named(ggml_dsv4_hc_pre(b->ctx, x, w), "out");
+        }
+        case DSV4_POST: {
+            struct ggml_tensor * x    = named(tbo_new_tensor_2d(b, GGML_TYPE_F32, p->n_embd, p->n_tokens), "x");
+            struct ggml_tensor * res  = named(tbo_new_tensor_3d(b, GGML_TYPE_F32, p->n_embd, hc, p->n_tokens), "residual");
+            struct ggml_tensor * post = named(tbo_new_tensor_2d(b, GGML_TYPE_F32, hc, p->n_tokens), "post");
+            struct ggml_tensor * comb = named(tbo_new_tensor_3d(b, GGML_TYPE_F32, hc, hc, p->n_tokens), "comb");
+            return named(ggml_dsv4_hc_post(b->ctx, x, res, post, comb), "out");
+        }
+    }
+    return NULL;
+}
+
+static void dsv4_init(const struct tbo_case * c, struct ggml_context * ctx, struct tbo_rng * rng) {
+    (void) c;
+    static const struct { const char * name; float lo, hi; } ranges[] = {
+        { "mixes", -2.0f, 2.0f }, { "scale", -0.5f, 0.5f }, { "base", -0.25f, 0.25f }, { "weights", 0.0f, 1.0f },
+        { "comb", 0.0f, 1.0f }, { "post", 0.0f, 2.0f }, { "x", -1.0f, 1.0f }, { "residual", -1.0f, 1.0f },
+    };
+    for (struct ggml_tensor * t = ggml_get_first_tensor(ctx); t != NULL; t = ggml_get_next_tensor(ctx, t)) {
+        float lo = -1.0f, hi = 1.0f;
+        for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++) {
+            if (strcmp(ggml_get_name(t), ranges[i].name) == 0) {
+                lo = ranges[i].lo;
+                hi = ranges[i].hi;
+            }
+        }
+        tbo_init_uniform(rng, t, lo, hi);
+    }
+}
+
+static const struct tbo_case_class dsv4_class = {
+    .name  = "dsv4_hc",
+    .build = dsv4_build,
+    .init  = dsv4_init,
+};
+
+static void add_dsv4(struct tbo_case_list * l, struct dsv4_params p) {
+    struct tbo_str s = { 0 };
+    if (p.kind == DSV4_COMB) {
+        tbo_var_i64(&s, "n_tokens", p.n_tokens);
+        tbo_var_i64(&s, "n_iter", p.n_iter);
+        tbo_var_f32(&s, "eps", p.eps);
+    } else {
+        tbo_var_i64(&s, "n_embd", p.n_embd);
+        tbo_var_i64(&s, "n_tokens", p.n_tokens);
+    }
+    tbo_case_add(l, &dsv4_class, &p, sizeof(p), &s);
+}
+
+//
+// LIGHTNING_INDEXER: hsk-sized K rows of type_K, an F16 mask with -inf blocks
+//
+
+struct indexer_params {
+    int64_t        hsk, nh, kv, nb, ns, nm;
+    enum ggml_type type_K;
+};
+
+static struct ggml_tensor * indexer_build(const struct tbo_case * c, struct tbo_build * b) {
+    const struct indexer_params * p = c->p;
+    struct ggml_tensor * q = named(tbo_new_tensor_4d(b, GGML_TYPE_F32, p->hsk, p->nh, p->nb, p->ns), "q");
+    struct ggml_tensor * k = named(tbo_new_tensor_4d(b, p->type_K, p->hsk, 1, p->kv, p->ns), "k");
+    struct ggml_tensor * w = named(tbo_new_tensor_4d(b, GGML_TYPE_F32, p->nh, p->nb, 1, p->ns), "w");
+    struct ggml_tensor * m = named(tbo_new_tensor_4d(b, GGML_TYPE_F16, p->kv, p->nb, 1, p->nm), "m");
+    return named(ggml_lightning_indexer(b->ctx, q, k, w, m), "out");
+}
+
+static void indexer_init(const struct tbo_case * c, struct ggml_context * ctx, struct tbo_rng * rng) {
+    (void) c;
+    for (struct ggml_tensor * t = ggml_get_first_tensor(ctx); t != NULL; t = ggml_get_next_tensor(ctx, t)) {
+        if (strcmp(ggml_get_name(t), "m") == 0) {
+            tbo_init_kq_mask(rng, t, -1.0f, 1.0f);
+        } else {
+            tbo_init_uniform(rng, t, -1.0f, 1.0f);
+        }
+    }
+}
+
+static double indexer_max_err(const struct tbo_case * c) {
+    (void) c;
+    return 1e-6;
+}
+
+static uint64_t indexer_flops(const struct tbo_case * c, const struct ggml_tensor * out) {
+    (void) out;
+    const struct indexer_params * p = c->p;
+    return (uint64_t) (((2 * p->hsk + 2) * p->nh + 1) * p->kv * p->nb * p->ns);
+}
+
+static const struct tbo_case_class indexer_class = {
+    .name    = "lightning_indexer",
+    .build   = indexer_build,
+    .init    = indexer_init,
+    .max_err = indexer_max_err,
+    .flops   = indexer_flops,
+};
+
+static void add_indexer(struct tbo_case_list * l, int64_t hsk, int64_t nh, int64_t kv, int64_t nb, int64_t ns, int64_t nm,
+                        enum ggml_type type_K) {
+    struct indexer_params p = { hsk, nh, kv, nb, ns, nm, type_K };
+    struct tbo_str s = { 0 };
+    tbo_var_i64(&s, "hsk", hsk);
+    tbo_var_i64(&s, "nh", nh);
+    tbo_var_i64(&s, "kv", kv);
+    tbo_var_i64(&s, "nb", nb);
+    tbo_var_i64(&s, "ns", ns);
+    tbo_var_i64(&s, "nm", nm);
+    tbo_var_type(&s, "type_K", type_K);
+    tbo_case_add(l, &indexer_class, &p, sizeof(p), &s);
+}
+
+//
 // the places in upstream's list
 //
 
@@ -381,4 +520,38 @@ void tbo_list_misc_after_leaky_relu(struct tbo_case_list * l) {
 void tbo_list_misc_ours(struct tbo_case_list * l) {
     tbo_add_diag_mask_zero(l, GGML_TYPE_F32, NE(10, 10, 3, 2), 5);
     tbo_add_diag_mask_zero(l, GGML_TYPE_F32, NE(17, 9, 2, 1), 0);
+}
+
+void tbo_list_misc_dsv4(struct tbo_case_list * l) {
+    static const int64_t comb[4][2] = { { 1, 1 }, { 17, 4 }, { 257, 8 }, { 17, 20 } };
+    for (int i = 0; i < 4; i++) {
+        add_dsv4(l, (struct dsv4_params) { .kind = DSV4_COMB, .n_tokens = comb[i][0], .n_iter = (int32_t) comb[i][1], .eps = 1e-6f });
+    }
+    static const int64_t sizes[4][2] = { { 1, 1 }, { 31, 17 }, { 128, 257 }, { 4096, 21 } };
+    for (int i = 0; i < 4; i++) {
+        add_dsv4(l, (struct dsv4_params) { .kind = DSV4_PRE, .n_embd = sizes[i][0], .n_tokens = sizes[i][1] });
+    }
+    for (int i = 0; i < 4; i++) {
+        add_dsv4(l, (struct dsv4_params) { .kind = DSV4_POST, .n_embd = sizes[i][0], .n_tokens = sizes[i][1] });
+    }
+}
+
+void tbo_list_misc_lightning_indexer(struct tbo_case_list * l) {
+    static const enum ggml_type k_types[9] = {
+        GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q8_0, GGML_TYPE_Q5_1, GGML_TYPE_Q5_0, GGML_TYPE_Q4_1,
+        GGML_TYPE_Q4_0, GGML_TYPE_IQ4_NL,
+    };
+    static const int64_t bss[2] = { 1, 512 }, nhs[2] = { 32, 64 }, ns_nm[3][2] = { { 1, 1 }, { 4, 4 }, { 4, 1 } };
+    for (int bi = 0; bi < 2; bi++)
+    for (int hi = 0; hi < 2; hi++)
+    for (int si = 0; si < 3; si++)
+    for (int ti = 0; ti < 9; ti++) {
+        add_indexer(l, 128, nhs[hi], 256, bss[bi], ns_nm[si][0], ns_nm[si][1], k_types[ti]);
+    }
+    static const int64_t kvs[6] = { 1, 7, 8, 63, 64, 65 };
+    for (int ki = 0; ki < 6; ki++) {
+        for (int ti = 0; ti < 8; ti++) {
+            add_indexer(l, 128, 64, kvs[ki], 32, 4, 1, k_types[ti]);
+        }
+    }
 }

@@ -157,3 +157,116 @@ void ref_op_group_norm(struct tbo_ref * r, const struct ggml_tensor * dst) {
     ref_put(r, dst, x);
     free(x);
 }
+
+// sum_h relu(q[:, h, t, s] . k[:, 0, j, s]) w[h, t, 0, s] + mask[j, t, 0, s % ne33]
+void ref_op_lightning_indexer(struct tbo_ref * r, const struct ggml_tensor * dst) {
+    const struct ggml_tensor * Q = dst->src[0], * K = dst->src[1], * W = dst->src[2], * M = dst->src[3];
+    double * q = ref_get(r, Q), * k = ref_get(r, K), * w = ref_get(r, W), * m = ref_get(r, M);
+    double * y = tbo_malloc((size_t) ggml_nelements(dst) * sizeof(double));
+    for (int64_t s = 0; s < Q->ne[3]; s++) {
+        for (int64_t t = 0; t < Q->ne[2]; t++) {
+            for (int64_t j = 0; j < K->ne[2]; j++) {
+                double score = 0.0;
+                for (int64_t h = 0; h < Q->ne[1]; h++) {
+                    double dot = 0.0;
+                    for (int64_t i = 0; i < Q->ne[0]; i++) {
+                        dot += q[ref_idx(Q->ne, i, h, t, s)] * k[ref_idx(K->ne, i, 0, j, s)];
+                    }
+                    score += fmax(dot, 0.0) * w[ref_idx(W->ne, h, t, 0, s)];
+                }
+                y[ref_idx(dst->ne, j, t, 0, s)] = score + m[ref_idx(M->ne, j, t, 0, s % M->ne[3])];
+            }
+        }
+    }
+    ref_put(r, dst, y);
+    free(y);
+    free(m);
+    free(w);
+    free(k);
+    free(q);
+}
+
+// DSV4_HC_COMB, DSV4_HC_PRE, DSV4_HC_POST (hc streams; comb[d, s] with d the destination)
+void ref_op_dsv4_hc(struct tbo_ref * r, const struct ggml_tensor * dst) {
+    double * a = ref_get(r, dst->src[0]);
+    double * b = ref_get(r, dst->src[1]);
+    double * y = tbo_malloc((size_t) ggml_nelements(dst) * sizeof(double));
+    if (dst->op == GGML_OP_DSV4_HC_COMB) {
+        const struct ggml_tensor * mixes = dst->src[0];
+        double * base = ref_get(r, dst->src[2]);
+        const double eps = ref_param_f32(dst, 0);
+        const int n_iter = ref_param_i32(dst, 1);
+        const int64_t hc = dst->ne[0];
+        double c[64];
+        GGML_ASSERT(hc * hc <= 64);
+        for (int64_t t = 0; t < mixes->ne[1]; t++) {
+            for (int64_t s = 0; s < hc; s++) {
+                double mx = -INFINITY, sum = 0.0;
+                for (int64_t d = 0; d < hc; d++) {
+                    const int64_t i = 2*hc + d + hc*s;
+                    c[d + hc*s] = a[t*mixes->ne[0] + i] * b[2] + base[i];
+                    mx = fmax(mx, c[d + hc*s]);
+                }
+                for (int64_t d = 0; d < hc; d++) {
+                    sum += exp(c[d + hc*s] - mx);
+                }
+                for (int64_t d = 0; d < hc; d++) {
+                    c[d + hc*s] = exp(c[d + hc*s] - mx) / sum + eps;
+                }
+            }
+            for (int it = 0; it < 2*n_iter - 1; it++) {
+                const bool over_src = it % 2 == 0; // first over the sources, then alternating
+                for (int64_t x = 0; x < hc; x++) {
+                    double sum = eps;
+                    for (int64_t z = 0; z < hc; z++) {
+                        sum += over_src ? c[x + hc*z] : c[z + hc*x];
+                    }
+                    for (int64_t z = 0; z < hc; z++) {
+                        if (over_src) {
+                            c[x + hc*z] /= sum;
+                        } else {
+                            c[z + hc*x] /= sum;
+                        }
+                    }
+                }
+            }
+            for (int64_t i = 0; i < hc*hc; i++) {
+                y[t*hc*hc + i] = c[i];
+            }
+        }
+        free(base);
+    } else if (dst->op == GGML_OP_DSV4_HC_PRE) {
+        const struct ggml_tensor * x = dst->src[0];
+        for (int64_t t = 0; t < x->ne[2]; t++) {
+            for (int64_t i = 0; i < x->ne[0]; i++) {
+                double sum = 0.0;
+                for (int64_t h = 0; h < x->ne[1]; h++) {
+                    sum += a[ref_idx(x->ne, i, h, t, 0)] * b[t*x->ne[1] + h];
+                }
+                y[t*x->ne[0] + i] = sum;
+            }
+        }
+    } else {
+        const struct ggml_tensor * x = dst->src[0], * res = dst->src[1];
+        double * post = ref_get(r, dst->src[2]);
+        double * comb = ref_get(r, dst->src[3]);
+        const int64_t n = x->ne[0], hc = res->ne[1];
+        for (int64_t t = 0; t < x->ne[1]; t++) {
+            for (int64_t d = 0; d < hc; d++) {
+                for (int64_t i = 0; i < n; i++) {
+                    double sum = a[t*n + i] * post[t*hc + d];
+                    for (int64_t s = 0; s < hc; s++) {
+                        sum += b[ref_idx(res->ne, i, s, t, 0)] * comb[(t*hc + s)*hc + d];
+                    }
+                    y[ref_idx(dst->ne, i, d, t, 0)] = sum;
+                }
+            }
+        }
+        free(comb);
+        free(post);
+    }
+    ref_put(r, dst, y);
+    free(y);
+    free(b);
+    free(a);
+}

@@ -417,6 +417,10 @@ static bool op_implemented(const struct ggml_tensor * node) {
         case GGML_OP_TRI:
         case GGML_OP_SOLVE_TRI:
         case GGML_OP_GROUP_NORM:
+        case GGML_OP_LIGHTNING_INDEXER:
+        case GGML_OP_DSV4_HC_COMB:
+        case GGML_OP_DSV4_HC_PRE:
+        case GGML_OP_DSV4_HC_POST:
         // ref-eval-ssm.c
         case GGML_OP_SSM_CONV:
         case GGML_OP_SSM_SCAN:
@@ -509,6 +513,10 @@ void tbo_ref_compute(struct tbo_ref * r, const struct ggml_tensor * node) {
         case GGML_OP_TRI:            ref_op_tri(r, node); break;
         case GGML_OP_SOLVE_TRI:      ref_op_solve_tri(r, node); break;
         case GGML_OP_GROUP_NORM:     ref_op_group_norm(r, node); break;
+        case GGML_OP_LIGHTNING_INDEXER: ref_op_lightning_indexer(r, node); break;
+        case GGML_OP_DSV4_HC_COMB:
+        case GGML_OP_DSV4_HC_PRE:
+        case GGML_OP_DSV4_HC_POST:   ref_op_dsv4_hc(r, node); break;
         case GGML_OP_SSM_CONV:       ref_op_ssm_conv(r, node); break;
         case GGML_OP_SSM_SCAN:       ref_op_ssm_scan(r, node); break;
         case GGML_OP_RWKV_WKV6:

@@ -94,6 +94,8 @@ void ref_op_fill(struct tbo_ref * r, const struct ggml_tensor * dst);
 void ref_op_tri(struct tbo_ref * r, const struct ggml_tensor * dst);
 void ref_op_solve_tri(struct tbo_ref * r, const struct ggml_tensor * dst);
 void ref_op_group_norm(struct tbo_ref * r, const struct ggml_tensor * dst);
+void ref_op_lightning_indexer(struct tbo_ref * r, const struct ggml_tensor * dst);
+void ref_op_dsv4_hc(struct tbo_ref * r, const struct ggml_tensor * dst); // DSV4_HC_COMB DSV4_HC_PRE DSV4_HC_POST
 
 // ref-eval-ssm.c
 void ref_op_ssm_conv(struct tbo_ref * r, const struct ggml_tensor * dst);

@@ -277,6 +277,9 @@ void tbo_list_misc_add_id(struct tbo_case_list * l);
 void tbo_list_misc_group_norm(struct tbo_case_list * l);
 void tbo_list_misc_after_leaky_relu(struct tbo_case_list * l);
 void tbo_list_misc_ours(struct tbo_case_list * l);
+// DSV4_HC_COMB/PRE/POST (after SNAKE_FUSE) and LIGHTNING_INDEXER (the end of upstream's list)
+void tbo_list_misc_dsv4(struct tbo_case_list * l);
+void tbo_list_misc_lightning_indexer(struct tbo_case_list * l);
 
 // cases-ssm.c: SSM_CONV[_BIAS_SILU], SSM_SCAN[_ROLLBACK], RWKV_WKV6/7, GLA (after the
 // norm fusions) and GATED_DELTA_NET (after TOPK_MOE)
