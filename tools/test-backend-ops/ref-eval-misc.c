@@ -201,7 +201,7 @@ void ref_op_dsv4_hc(struct tbo_ref * r, const struct ggml_tensor * dst) {
         GGML_ASSERT(hc * hc <= 64);
         for (int64_t t = 0; t < mixes->ne[1]; t++) {
             for (int64_t s = 0; s < hc; s++) {
-                double mx = -INFINITY, sum = 0.0;
+                double mx = -(double) INFINITY, sum = 0.0;
                 for (int64_t d = 0; d < hc; d++) {
                     const int64_t i = 2*hc + d + hc*s;
                     c[d + hc*s] = a[t*mixes->ne[0] + i] * b[2] + base[i];
