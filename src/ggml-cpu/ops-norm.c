@@ -1,4 +1,4 @@
-// ops-norm.c: row normalisations (NORM, RMS_NORM, L2_NORM), DIAG_MASK_INF and
+// ops-norm.c: row normalisations (NORM, RMS_NORM, L2_NORM), DIAG_MASK_INF, DIAG_MASK_ZERO and
 // SOFT_MAX with its ext parameters (scale, mask, ALiBi, sinks).
 //
 // All work one row at a time; the rows are split between threads in
