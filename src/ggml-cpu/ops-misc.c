@@ -121,10 +121,12 @@ static void forward_fill(const struct ggml_compute_params * params, struct ggml_
     struct cpu_row_iter it = cpu_row_iter_at(dst, r0);
     for (int64_t r = r0; r < r1; r++, cpu_row_iter_next(&it)) {
         char * z = cpu_row_iter_ptr(&it, dst);
-        for (int64_t i = 0; i < n; i++) {
-            if (dst->type == GGML_TYPE_F32) {
+        if (dst->type == GGML_TYPE_F32) {
+            for (int64_t i = 0; i < n; i++) {
                 *(float *) (z + i*dst->nb[0]) = c;
-            } else {
+            }
+        } else {
+            for (int64_t i = 0; i < n; i++) {
                 *(ggml_fp16_t *) (z + i*dst->nb[0]) = h;
             }
         }
@@ -139,14 +141,17 @@ static bool supports_fill(const struct ggml_tensor * op) {
 // TRI: zeros outside the triangle that op_params[0] names
 //
 
-static bool tri_keeps(enum ggml_tri_type type, int64_t i0, int64_t i1) {
+// the kept elements [*lo, *hi) of row i1 of n
+static void tri_range(enum ggml_tri_type type, int64_t i1, int64_t n, int64_t * lo, int64_t * hi) {
     switch (type) {
-        case GGML_TRI_TYPE_LOWER:      return i0 <  i1;
-        case GGML_TRI_TYPE_LOWER_DIAG: return i0 <= i1;
-        case GGML_TRI_TYPE_UPPER:      return i0 >  i1;
-        case GGML_TRI_TYPE_UPPER_DIAG: return i0 >= i1;
+        case GGML_TRI_TYPE_LOWER:      *lo = 0;      *hi = i1;     break;
+        case GGML_TRI_TYPE_LOWER_DIAG: *lo = 0;      *hi = i1 + 1; break;
+        case GGML_TRI_TYPE_UPPER:      *lo = i1 + 1; *hi = n;      break;
+        case GGML_TRI_TYPE_UPPER_DIAG: *lo = i1;     *hi = n;      break;
+        default: GGML_ABORT("invalid tri type %d", (int) type);
     }
-    GGML_ABORT("invalid tri type %d", (int) type);
+    *lo = MIN(*lo, n);
+    *hi = MIN(*hi, n);
 }
 
 static void forward_tri(const struct ggml_compute_params * params, struct ggml_tensor * dst) {
@@ -158,10 +163,20 @@ static void forward_tri(const struct ggml_compute_params * params, struct ggml_t
     ggml_cpu_split_range(ggml_nrows(dst), params->ith, params->nth, &r0, &r1);
     struct cpu_row_iter it = cpu_row_iter_at(dst, r0);
     for (int64_t r = r0; r < r1; r++, cpu_row_iter_next(&it)) {
-        for (int64_t i = 0; i < n; i++) {
-            *f32_at(dst, i, it.i1, it.i2, it.i3) = tri_keeps(type, i, it.i1) ? *f32_at(src, i, it.i1, it.i2, it.i3) : 0.0f;
+        const float * x = (const float *) cpu_row_iter_ptr(&it, src);
+        float * y = (float *) cpu_row_iter_ptr(&it, dst);
+        int64_t lo, hi;
+        tri_range(type, it.i1, n, &lo, &hi);
+        memset(y, 0, (size_t) lo * sizeof(float));
+        if (hi > lo) {
+            memmove(y + lo, x + lo, (size_t) (hi - lo) * sizeof(float)); // x may be y (in place)
         }
+        memset(y + MAX(lo, hi), 0, (size_t) (n - MAX(lo, hi)) * sizeof(float));
     }
+}
+
+static bool supports_tri(const struct ggml_tensor * op) {
+    return all_f32(op, 1) && op->src[0]->nb[0] == sizeof(float) && op->nb[0] == sizeof(float);
 }
 
 //
@@ -440,7 +455,7 @@ void ggml_cpu_register_ops_misc(struct ggml_cpu_op_impl * table) {
     table[GGML_OP_CUMSUM] = (struct ggml_cpu_op_impl) { .forward = forward_cumsum, .supports = supports_f32_1 };
     table[GGML_OP_DIAG]   = (struct ggml_cpu_op_impl) { .forward = forward_diag,   .supports = supports_f32_1 };
     table[GGML_OP_FILL]   = (struct ggml_cpu_op_impl) { .forward = forward_fill,   .supports = supports_fill };
-    table[GGML_OP_TRI]    = (struct ggml_cpu_op_impl) { .forward = forward_tri,    .supports = supports_f32_1 };
+    table[GGML_OP_TRI]    = (struct ggml_cpu_op_impl) { .forward = forward_tri,    .supports = supports_tri };
     table[GGML_OP_SOLVE_TRI]  = (struct ggml_cpu_op_impl) { .forward = forward_solve_tri,  .supports = supports_solve_tri };
     table[GGML_OP_GROUP_NORM] = (struct ggml_cpu_op_impl) { .forward = forward_group_norm, .supports = supports_group_norm };
     table[GGML_OP_LIGHTNING_INDEXER] = (struct ggml_cpu_op_impl) {

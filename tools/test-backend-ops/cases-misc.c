@@ -555,3 +555,54 @@ void tbo_list_misc_lightning_indexer(struct tbo_case_list * l) {
         }
     }
 }
+
+//
+// perf mode: upstream's shapes of these ops, in its order
+//
+
+void tbo_perf_misc_after_hadamard(struct tbo_case_list * l) {
+    tbo_add_solve_tri(l, GGML_TYPE_F32, NE(64, 64, 4, 4), NE(32, 64, 4, 4));
+    tbo_add_solve_tri(l, GGML_TYPE_F32, NE(128, 128, 4, 2), NE(32, 128, 4, 2));
+    tbo_add_solve_tri(l, GGML_TYPE_F32, NE(64, 64, 8, 32), NE(64, 64, 8, 32));     // qwen3next, chunks of 64
+    tbo_add_solve_tri(l, GGML_TYPE_F32, NE(128, 128, 4, 32), NE(128, 128, 4, 32)); // chunks of 128
+    tbo_add_solve_tri(l, GGML_TYPE_F32, NE(256, 256, 4, 2), NE(128, 256, 4, 2));
+
+    tbo_add_tri(l, GGML_TRI_TYPE_LOWER, GGML_TYPE_F32, NE(256, 256, 4, 4));
+    tbo_add_tri(l, GGML_TRI_TYPE_UPPER_DIAG, GGML_TYPE_F32, NE(1024, 1024, 8, 4));
+
+    tbo_add_cumsum(l, GGML_TYPE_F32, NE(128, 128, 4, 4));
+    tbo_add_cumsum(l, GGML_TYPE_F32, NE(2048, 16, 5, 4));
+    tbo_add_cumsum(l, GGML_TYPE_F32, NE(20000, 10, 4, 1));
+}
+
+void tbo_perf_misc_add_id(struct tbo_case_list * l) {
+    for (int64_t n_token = 1; n_token <= 512; n_token *= 512) {
+        tbo_add_add_id(l, GGML_TYPE_F32, GGML_TYPE_F32, 2880, 128, 4, n_token);
+        tbo_add_add_id(l, GGML_TYPE_F32, GGML_TYPE_F32, 2880, 32, 4, n_token);
+    }
+}
+
+void tbo_perf_misc_cumsum(struct tbo_case_list * l) {
+    static const int64_t nrows[4] = { 1, 4, 8, 16 };
+    static const int64_t cols[10] = { 128, 1024, 4096, 8192, 16384, 32768, 65536, 131072, 200000, 2000000 };
+    for (int r = 0; r < 4; r++) {
+        for (int c = 0; c < 10; c++) {
+            tbo_add_cumsum(l, GGML_TYPE_F32, NE(cols[c], nrows[r], 1, 1));
+        }
+    }
+}
+
+void tbo_perf_misc_lightning_indexer(struct tbo_case_list * l) {
+    static const enum ggml_type k_types[9] = {
+        GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q8_0, GGML_TYPE_Q5_1, GGML_TYPE_Q5_0, GGML_TYPE_Q4_1,
+        GGML_TYPE_Q4_0, GGML_TYPE_IQ4_NL,
+    };
+    static const int64_t kvs[3] = { 256, 4096, 65536 }, bss[3] = { 1, 512, 2048 }, nhs[2] = { 32, 64 }, nss[2] = { 1, 4 };
+    for (int ki = 0; ki < 3; ki++)
+    for (int bi = 0; bi < 3; bi++)
+    for (int hi = 0; hi < 2; hi++)
+    for (int si = 0; si < 2; si++)
+    for (int ti = 0; ti < 9; ti++) {
+        add_indexer(l, 128, nhs[hi], kvs[ki], bss[bi], nss[si], nss[si], k_types[ti]);
+    }
+}

@@ -474,3 +474,33 @@ void tbo_list_ssm_gated_delta_net(struct tbo_case_list * l) {
     add_gdn(l, 4, 32, 8, 1, 1, false, false, 3);
     add_gdn(l, 4, 64, 16, 2, 1, false, false, 4);
 }
+
+//
+// perf mode: upstream's model shapes (granite-4.0-h, Nemotron, Qwen3.5-like)
+//
+
+void tbo_perf_ssm_conv_scan(struct tbo_case_list * l) {
+    add_ssm_conv(l, NE(515, 3328, 1, 1), NE(4, 3328, 1, 1), 0, false); // prefill
+    add_ssm_conv(l, NE(937, 8192, 1, 1), NE(4, 8192, 1, 1), 0, false);
+    add_ssm_conv(l, NE(4, 3328, 1, 1), NE(4, 3328, 1, 1), 0, false);   // generation
+    add_ssm_conv(l, NE(515, 3328, 1, 1), NE(4, 3328, 1, 1), 1, true);
+    add_ssm_conv(l, NE(4, 3328, 1, 1), NE(4, 3328, 1, 1), 1, true);
+    add_ssm_scan(l, false, 128, 64, 48, 1, 512, 1, false, 1);
+    add_ssm_scan(l, false, 128, 64, 48, 1, 1, 1, false, 1);
+    add_ssm_scan(l, false, 128, 80, 128, 1, 512, 1, false, 1);
+    add_ssm_scan(l, false, 128, 80, 128, 1, 1, 1, false, 1);
+}
+
+void tbo_perf_ssm_gated_delta_net(struct tbo_case_list * l) {
+    add_gdn(l, 32, 128, 1, 1, 1, false, false, 1);
+    add_gdn(l, 16, 64, 1, 1, 1, false, false, 1);
+    add_gdn(l, 32, 128, 1, 1, 1, false, true, 1);
+    static const int64_t pp[4] = { 64, 256, 512, 1024 };
+    for (int i = 0; i < 4; i++) {
+        add_gdn(l, 32, 128, pp[i], 1, 1, false, false, 1);
+    }
+    for (int i = 0; i < 4; i++) {
+        add_gdn(l, 4, 128, pp[i], 1, 1, false, false, 1);
+    }
+    add_gdn(l, 32, 128, 64, 1, 1, false, true, 1);
+}

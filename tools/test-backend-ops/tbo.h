@@ -286,6 +286,14 @@ void tbo_list_misc_lightning_indexer(struct tbo_case_list * l);
 void tbo_list_ssm_after_norms(struct tbo_case_list * l);
 void tbo_list_ssm_gated_delta_net(struct tbo_case_list * l);
 
+// the parts of the perf list (cases-misc.c, cases-ssm.c), named for what precedes them upstream
+void tbo_perf_misc_after_hadamard(struct tbo_case_list * l);   // SOLVE_TRI, TRI, CUMSUM
+void tbo_perf_misc_add_id(struct tbo_case_list * l);           // after MEAN
+void tbo_perf_misc_cumsum(struct tbo_case_list * l);           // after TOP_K
+void tbo_perf_ssm_conv_scan(struct tbo_case_list * l);         // after the CUMSUM sweep
+void tbo_perf_ssm_gated_delta_net(struct tbo_case_list * l);   // after ACC
+void tbo_perf_misc_lightning_indexer(struct tbo_case_list * l); // after GATED_DELTA_NET
+
 // cases-custom.c: MAP_CUSTOM1..3 (kind 1..3) and CUSTOM (kind 4), with functions of the tool's own
 void tbo_add_custom(struct tbo_case_list * l, int kind, const int64_t ne[4], int n_tasks, bool inplace);
 
