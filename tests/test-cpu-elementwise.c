@@ -681,7 +681,7 @@ static const struct fn_spec k_fns[N_FNS] = {
     [FN_HARDSIGMOID] = { "hardsigmoid", GGML_OP_UNARY,      GGML_UNARY_OP_HARDSIGMOID, 0.0f,  0.0f, -10.0, 10.0, FN_HARD,   2.0 },
     [FN_EXP]         = { "exp",         GGML_OP_UNARY,      GGML_UNARY_OP_EXP,         0.0f,  0.0f, -10.0, 10.0, FN_EXPISH, 4.0 },
     [FN_EXPM1]       = { "expm1",       GGML_OP_UNARY,      GGML_UNARY_OP_EXPM1,       0.0f,  0.0f, -10.0, 10.0, FN_EXPISH, 4.0 },
-    [FN_SOFTPLUS]    = { "softplus",    GGML_OP_UNARY,      GGML_UNARY_OP_SOFTPLUS,    0.0f,  0.0f, -30.0, 30.0, FN_LIBM,   3.0 },
+    [FN_SOFTPLUS]    = { "softplus",    GGML_OP_UNARY,      GGML_UNARY_OP_SOFTPLUS,    0.0f,  0.0f, -30.0, 30.0, FN_EXPISH, 4.0 },
     [FN_FLOOR]       = { "floor",       GGML_OP_UNARY,      GGML_UNARY_OP_FLOOR,       0.0f,  0.0f, -10.0, 10.0, FN_EXACT,  0.5 },
     [FN_CEIL]        = { "ceil",        GGML_OP_UNARY,      GGML_UNARY_OP_CEIL,        0.0f,  0.0f, -10.0, 10.0, FN_EXACT,  0.5 },
     [FN_ROUND]       = { "round",       GGML_OP_UNARY,      GGML_UNARY_OP_ROUND,       0.0f,  0.0f, -10.0, 10.0, FN_EXACT,  0.5 },
@@ -894,6 +894,8 @@ static void test_accuracy_sweeps(void) {
         { FN_GELU_ERF, -1.5, 1.5 },
         { FN_EXPM1, -30.0, 88.7 },
         { FN_EXPM1, -0.01, 0.01 },
+        { FN_SOFTPLUS, -100.0, 25.0 },
+        { FN_SOFTPLUS, -1.0, 1.0 },
     };
     const int n_sweeps = (int)(sizeof(sweeps) / sizeof(sweeps[0]));
     struct ebatch bt;
@@ -967,7 +969,7 @@ static void test_special_values(void) {
         { FN_EXP, 89.0f, inf }, { FN_EXP, -110.0f, 0.0f },
         { FN_EXPM1, NAN, NAN }, { FN_EXPM1, inf, inf }, { FN_EXPM1, -inf, -1.0f }, { FN_EXPM1, -0.0f, -0.0f },
         { FN_EXPM1, 100.0f, inf }, { FN_EXPM1, 1e-30f, 1e-30f },
-        { FN_SOFTPLUS, inf, inf }, { FN_SOFTPLUS, -inf, 0.0f }, { FN_SOFTPLUS, 30.0f, 30.0f },
+        { FN_SOFTPLUS, inf, inf }, { FN_SOFTPLUS, -inf, 0.0f }, { FN_SOFTPLUS, 30.0f, 30.0f }, { FN_SOFTPLUS, NAN, NAN },
         { FN_FLOOR, -0.5f, -1.0f }, { FN_FLOOR, -0.0f, -0.0f }, { FN_FLOOR, inf, inf }, { FN_FLOOR, NAN, NAN },
         { FN_CEIL, -0.5f, -0.0f }, { FN_CEIL, 0.25f, 1.0f }, { FN_CEIL, -inf, -inf },
         { FN_ROUND, 2.5f, 3.0f }, { FN_ROUND, -2.5f, -3.0f }, { FN_ROUND, 0.5f, 1.0f }, { FN_ROUND, -0.3f, -0.0f },

@@ -7,9 +7,9 @@
 // BF16) into a dst of any float type, rows strided or not, in place or not.
 // The comparisons follow upstream's definitions, which fixes what NaN gives:
 // RELU, STEP, SGN, LEAKY_RELU and HARDSIGMOID map NaN to 0, CLAMP maps it to
-// max. LOG, SIN, COS and SOFTPLUS take the C library on both paths: they are
-// rare in graphs and a vector logarithm would not pay for its risk. ROUND
-// rounds halves away from zero, as roundf does (not to even).
+// max. LOG, SIN and COS take the C library on both paths: they are rare in
+// graphs and a vector version would not pay for its risk. ROUND rounds halves
+// away from zero, as roundf does (not to even).
 
 #include "elementwise.h"
 #include "vec-math.h"
@@ -104,7 +104,7 @@ static inline float fn_scalar(enum ew_fn_kind kind, float a, float b, float c, f
 
 // the C library on both paths
 static inline bool fn_is_libm_only(enum ew_fn_kind kind) {
-    return kind == EW_LOG || kind == EW_SIN || kind == EW_COS || kind == EW_SOFTPLUS;
+    return kind == EW_LOG || kind == EW_SIN || kind == EW_COS;
 }
 
 #ifdef GGML_VF_WIDTH
@@ -128,6 +128,27 @@ static inline ggml_vf round_vector(ggml_vf x) {
     const ggml_vf frac = ggml_vf_abs(ggml_vf_sub(x, t));
     const ggml_vf away = ggml_vf_add(t, ggml_vf_copysign(ggml_vf_set1(1.0f), x));
     return ggml_vf_select(ggml_vf_lt(frac, ggml_vf_set1(0.5f)), t, away);
+}
+
+// log(1 + e^x) = max(x, 0) + log1p(u), u = e^-|x| in (0, 1], with
+// log1p(u) = 2 atanh(s), s = u / (2 + u) <= 1/3: the series 2 s sum_k s^2k / (2k+1)
+// to k = 7 is within 2e-8 relative, and s keeps u's precision where 1 + u would
+// not. Above 20, x itself, as the scalar path and upstream.
+static inline ggml_vf softplus_vector(ggml_vf x) {
+    const ggml_vf u  = ggml_vf_exp(ggml_vf_neg(ggml_vf_abs(x)));
+    const ggml_vf s  = ggml_vf_div(u, ggml_vf_add(ggml_vf_set1(2.0f), u));
+    const ggml_vf t  = ggml_vf_mul(s, s);
+    ggml_vf p = ggml_vf_set1(1.0f / 15.0f);
+    p = ggml_vf_fma(p, t, ggml_vf_set1(1.0f / 13.0f));
+    p = ggml_vf_fma(p, t, ggml_vf_set1(1.0f / 11.0f));
+    p = ggml_vf_fma(p, t, ggml_vf_set1(1.0f / 9.0f));
+    p = ggml_vf_fma(p, t, ggml_vf_set1(1.0f / 7.0f));
+    p = ggml_vf_fma(p, t, ggml_vf_set1(1.0f / 5.0f));
+    p = ggml_vf_fma(p, t, ggml_vf_set1(1.0f / 3.0f));
+    p = ggml_vf_fma(p, t, ggml_vf_set1(1.0f));
+    const ggml_vf l1p = ggml_vf_mul(ggml_vf_add(s, s), p);
+    const ggml_vf y = ggml_vf_add(ggml_vf_max(x, ggml_vf_set1(0.0f)), l1p);
+    return ggml_vf_select(ggml_vf_gt(x, ggml_vf_set1(20.0f)), x, y);
 }
 
 static inline ggml_vf xielu_vector(float an, float eps, float ap, float beta, ggml_vf x) {
@@ -167,6 +188,7 @@ static inline ggml_vf fn_vector(enum ew_fn_kind kind, float a, float b, float c,
         case EW_HARDSIGMOID: return hardsigmoid_vector(x);
         case EW_EXP:         return ggml_vf_exp(x);
         case EW_EXPM1:       return expm1_vector(x);
+        case EW_SOFTPLUS:    return softplus_vector(x);
         case EW_FLOOR:       return ggml_vf_floor(x);
         case EW_CEIL:        return ggml_vf_ceil(x);
         case EW_ROUND:       return round_vector(x);
@@ -174,8 +196,7 @@ static inline ggml_vf fn_vector(enum ew_fn_kind kind, float a, float b, float c,
         case EW_XIELU:       return xielu_vector(a, b, c, d, x);
         case EW_LOG:
         case EW_SIN:
-        case EW_COS:
-        case EW_SOFTPLUS:    break; // fn_is_libm_only
+        case EW_COS:         break; // fn_is_libm_only
     }
     return x;
 }
