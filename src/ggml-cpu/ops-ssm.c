@@ -5,10 +5,12 @@
 // whole heads (or channels for SSM_CONV): every state and output value is
 // computed by one thread in a fixed order, and no barrier is needed. Inner
 // loops run over contiguous rows of the state (the dimension that upstream's
-// layouts make contiguous), so that the compiler vectorises them and each
-// head's state stays in cache from one token to the next.
+// layouts make contiguous), through the row helpers of vec.h (dot products,
+// scale, multiply-add), and each head's state stays in cache from one token
+// to the next. The portable path (use_ref) takes their scalar versions.
 
 #include "cpu-impl.h"
+#include "vec.h"
 
 #include <math.h>
 #include <string.h>
@@ -27,6 +29,18 @@ static bool all_f32(const struct ggml_tensor * op, int n_src) {
 
 static const float * cf32(const struct ggml_tensor * t, int64_t i1, int64_t i2, int64_t i3) {
     return (const float *) ((const char *) t->data + i1*t->nb[1] + i2*t->nb[2] + i3*t->nb[3]);
+}
+
+static inline float row_dot(bool ref, int64_t n, const float * x, const float * y) {
+    return ref ? ggml_vec_dot_f32_ref(n, x, y) : ggml_vec_dot_f32(n, x, y);
+}
+
+static inline void row_mad(bool ref, int64_t n, float * y, const float * x, float v) {
+    if (ref) {
+        ggml_vec_mad_f32_ref(n, y, x, v);
+    } else {
+        ggml_vec_mad_f32(n, y, x, v);
+    }
 }
 
 // log(1 + e^x), x itself above 20, as upstream's Mamba kernels use it
@@ -86,6 +100,7 @@ static void forward_ssm_scan(const struct ggml_compute_params * params, struct g
     const int64_t nt = x->ne[2], ns = x->ne[3];
     const int64_t K  = ggml_get_op_params_i32(dst, 0);
     const bool per_head_A = A->ne[0] == 1;
+    const bool ref = params->use_ref;
 
     float * y_base = (float *) dst->data;
     float * states = y_base + nr*nh*nt*ns;
@@ -111,19 +126,17 @@ static void forward_ssm_scan(const struct ggml_compute_params * params, struct g
                 for (int64_t d = 0; d < nr; d++) {
                     float * row = st + d*nc;
                     const float xdt = xv[d] * dsp;
-                    float sum = 0.0f;
                     if (per_head_A) {
                         for (int64_t n = 0; n < nc; n++) {
-                            row[n] = row[n] * dA + b[n] * xdt;
-                            sum += row[n] * c[n];
+                            row[n] *= dA;
                         }
                     } else {
                         for (int64_t n = 0; n < nc; n++) {
-                            row[n] = row[n] * expf(dsp * a[n]) + b[n] * xdt;
-                            sum += row[n] * c[n];
+                            row[n] *= expf(dsp * a[n]);
                         }
                     }
-                    y[d] = sum;
+                    row_mad(ref, nc, row, b, xdt);
+                    y[d] = row_dot(ref, nc, row, c);
                 }
                 const int64_t slot = nt - 1 - t;
                 if (slot > 0 && slot < K) {
@@ -231,6 +244,7 @@ static void forward_wkv7(const struct ggml_compute_params * params, struct ggml_
     const float * a = (const float *) dst->src[4]->data;
     const float * b = (const float *) dst->src[5]->data;
     const int64_t S = d.S, C = d.S*d.H;
+    const bool ref = params->use_ref;
 
     int64_t h0, h1;
     ggml_cpu_split_range(d.H, params->ith, params->nth, &h0, &h1);
@@ -243,18 +257,12 @@ static void forward_wkv7(const struct ggml_compute_params * params, struct ggml_
             for (int64_t i = 0; i < S; i++) {
                 const float * pr = prev + i*S;
                 float * cr = cur + i*S;
-                float sa = 0.0f;
-                for (int64_t j = 0; j < S; j++) {
-                    sa += a[o + j] * pr[j];
-                }
+                const float sa = row_dot(ref, S, a + o, pr);
                 const float vi = v[o + i];
-                float y = 0.0f;
                 for (int64_t j = 0; j < S; j++) {
-                    const float nsv = pr[j] * w[o + j] + vi * k[o + j] + sa * b[o + j];
-                    cr[j] = nsv;
-                    y += nsv * r[o + j];
+                    cr[j] = pr[j] * w[o + j] + vi * k[o + j] + sa * b[o + j];
                 }
-                d.out[o + i] = y;
+                d.out[o + i] = row_dot(ref, S, cr, r + o);
             }
         }
     }
@@ -300,6 +308,7 @@ static void forward_gated_delta_net(const struct ggml_compute_params * params, s
     const int64_t K = ggml_get_op_params_i32(dst, 0);
     const bool kda = g->ne[0] == S;
     const float scale = 1.0f / sqrtf((float) S);
+    const bool ref = params->use_ref;
 
     float * out_base   = (float *) dst->data;
     float * state_base = out_base + S*H*nt*ns;
@@ -329,21 +338,13 @@ static void forward_gated_delta_net(const struct ggml_compute_params * params, s
                 for (int64_t i = 0; i < S; i++) {
                     row[i] *= decay[i];
                 }
-                float dot = 0.0f;
-                for (int64_t i = 0; i < S; i++) {
-                    dot += row[i] * kv[i];
-                }
-                delta[j] = (vv[j] - dot) * bv;
+                delta[j] = (vv[j] - row_dot(ref, S, row, kv)) * bv;
             }
             float * out = out_base + ((s*nt + t)*H + h)*S;
             for (int64_t j = 0; j < S; j++) {
                 float * row = M + j*S;
-                float dot = 0.0f;
-                for (int64_t i = 0; i < S; i++) {
-                    row[i] += kv[i] * delta[j];
-                    dot += row[i] * qv[i];
-                }
-                out[j] = dot * scale;
+                row_mad(ref, S, row, kv, delta[j]);
+                out[j] = row_dot(ref, S, row, qv) * scale;
             }
             const int64_t slot = nt - 1 - t;
             if (slot > 0 && slot < K) {
