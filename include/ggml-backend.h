@@ -348,6 +348,53 @@ extern "C" {
     GGML_API void                 ggml_backend_sched_set_eval_callback(ggml_backend_sched_t sched, ggml_backend_sched_eval_callback callback, void * user_data);
 
     //
+    // Meta backend: one device made of several, each tensor split across them
+    // (tensor parallelism). The types are upstream's; ggml_backend_meta_device
+    // is not implemented yet and returns NULL (see its comment).
+    //
+
+#define GGML_BACKEND_META_MAX_DEVICES 16
+
+    enum ggml_backend_meta_split_axis {
+        // each device holds a slice of the tensor along this dimension
+        GGML_BACKEND_SPLIT_AXIS_0 = 0,
+        GGML_BACKEND_SPLIT_AXIS_1 = 1,
+        GGML_BACKEND_SPLIT_AXIS_2 = 2,
+        GGML_BACKEND_SPLIT_AXIS_3 = 3,
+
+        GGML_BACKEND_SPLIT_AXIS_MIRRORED = 10, // every device holds all values
+        GGML_BACKEND_SPLIT_AXIS_PARTIAL  = 11, // every device holds a partial sum
+
+        // bookkeeping of the implementation
+        GGML_BACKEND_SPLIT_AXIS_NONE    = 98,
+        GGML_BACKEND_SPLIT_AXIS_UNKNOWN = 99,
+    };
+
+    // "0".."3", "MIRRORED", "PARTIAL", "NONE", "UNKNOWN"; aborts on other values
+    GGML_API const char * ggml_backend_meta_split_axis_name(enum ggml_backend_meta_split_axis split_axis);
+
+    // How a tensor is laid out over the devices. For a split along a dimension,
+    // the extent along it is cut into n_segments segments (a fused QKV matrix
+    // has three), each repeated nr[s] times and divided between the devices:
+    // ne[] holds, segment by segment, the extent each device gets.
+    struct ggml_backend_meta_split_state {
+        enum ggml_backend_meta_split_axis axis;
+
+        int64_t  ne[16*GGML_BACKEND_META_MAX_DEVICES];
+        uint32_t nr[16];
+        uint32_t n_segments;
+    };
+
+    // the split of a statically allocated tensor (weights); the user's choice
+    typedef struct ggml_backend_meta_split_state (*ggml_backend_meta_get_split_state_t)(const struct ggml_tensor * tensor, void * userdata);
+
+    // A meta device over devs[0..n_devs-1]. Not implemented in this version:
+    // logs an error and returns NULL, so that callers fall back to the simple
+    // devices (or to the scheduler's layer split).
+    GGML_API ggml_backend_dev_t ggml_backend_meta_device(
+        ggml_backend_dev_t * devs, size_t n_devs, ggml_backend_meta_get_split_state_t get_split_state, void * get_split_state_ud);
+
+    //
     // Utils
     //
 

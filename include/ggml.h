@@ -750,6 +750,14 @@ extern "C" {
             struct ggml_tensor  * b,
             enum   ggml_type      type);
 
+    // a[:, i1, i2] + b[:, ids[i1, i2]] (per-expert biases): a [n, n_used, n_token],
+    // b [n, n_rows], ids I32 [n_used, n_token]
+    GGML_API struct ggml_tensor * ggml_add_id(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a,
+            struct ggml_tensor  * b,
+            struct ggml_tensor  * ids);
+
     GGML_DEPRECATED(GGML_API struct ggml_tensor * ggml_add1(
             struct ggml_context * ctx,
             struct ggml_tensor  * a,
@@ -858,6 +866,11 @@ extern "C" {
 
     // sum along rows: [a,b,c,d] -> [1,b,c,d]
     GGML_API struct ggml_tensor * ggml_sum_rows(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a);
+
+    // running sums along rows (F32)
+    GGML_API struct ggml_tensor * ggml_cumsum(
             struct ggml_context * ctx,
             struct ggml_tensor  * a);
 
@@ -1020,6 +1033,70 @@ extern "C" {
             struct ggml_context * ctx,
             struct ggml_tensor  * a);
 
+    // e^x - 1
+    GGML_API struct ggml_tensor * ggml_expm1(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a);
+
+    GGML_API struct ggml_tensor * ggml_expm1_inplace(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a);
+
+    // log(1 + e^x) (x itself above 20)
+    GGML_API struct ggml_tensor * ggml_softplus(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a);
+
+    GGML_API struct ggml_tensor * ggml_softplus_inplace(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a);
+
+    // largest integer <= x
+    GGML_API struct ggml_tensor * ggml_floor(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a);
+
+    GGML_API struct ggml_tensor * ggml_floor_inplace(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a);
+
+    // smallest integer >= x
+    GGML_API struct ggml_tensor * ggml_ceil(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a);
+
+    GGML_API struct ggml_tensor * ggml_ceil_inplace(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a);
+
+    // nearest integer, halves away from zero
+    GGML_API struct ggml_tensor * ggml_round(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a);
+
+    GGML_API struct ggml_tensor * ggml_round_inplace(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a);
+
+    // x with its fractional part dropped (towards zero)
+    GGML_API struct ggml_tensor * ggml_trunc(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a);
+
+    GGML_API struct ggml_tensor * ggml_trunc_inplace(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a);
+
+    // xIELU: x > 0: softplus(alpha_p) x^2 + beta x;
+    // else (expm1(min(x, eps)) - x) (beta + softplus(alpha_n)) + beta x
+    GGML_API struct ggml_tensor * ggml_xielu(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a,
+            float                 alpha_n,
+            float                 alpha_p,
+            float                 beta,
+            float                 eps);
+
     // gated linear units, fused form: a row of 2n values, the gate in the second
     // half (the first half when swapped), gives a row of n values
     GGML_API struct ggml_tensor * ggml_glu(
@@ -1052,6 +1129,22 @@ extern "C" {
             struct ggml_context * ctx,
             struct ggml_tensor  * a);
 
+    GGML_API struct ggml_tensor * ggml_geglu_erf(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a);
+
+    GGML_API struct ggml_tensor * ggml_geglu_erf_swapped(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a);
+
+    GGML_API struct ggml_tensor * ggml_geglu_quick(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a);
+
+    GGML_API struct ggml_tensor * ggml_geglu_quick_swapped(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a);
+
     // gated linear units, split form: act(a) * b, a and b of the same shape
     GGML_API struct ggml_tensor * ggml_glu_split(
             struct ggml_context * ctx,
@@ -1073,6 +1166,25 @@ extern "C" {
             struct ggml_context * ctx,
             struct ggml_tensor  * a,
             struct ggml_tensor  * b);
+
+    GGML_API struct ggml_tensor * ggml_geglu_erf_split(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a,
+            struct ggml_tensor  * b);
+
+    GGML_API struct ggml_tensor * ggml_geglu_quick_split(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a,
+            struct ggml_tensor  * b);
+
+    // gpt-oss: min(a, limit) sigmoid(alpha min(a, limit)) (clamp(b, -limit, limit) + 1);
+    // b NULL: the fused form, the gate in the second half of a's rows
+    GGML_API struct ggml_tensor * ggml_swiglu_oai(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a,
+            struct ggml_tensor  * b,
+            float                 alpha,
+            float                 limit);
 
     // (x - mean) / sqrt(var + eps) along rows
     GGML_API struct ggml_tensor * ggml_norm(
@@ -1105,6 +1217,19 @@ extern "C" {
     GGML_API struct ggml_tensor * ggml_l2_norm_inplace(
             struct ggml_context * ctx,
             struct ggml_tensor  * a,
+            float                 eps);
+
+    // normalise each of n_groups groups of channels (dim 2) over dims 0, 1 and the group
+    GGML_API struct ggml_tensor * ggml_group_norm(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a,
+            int                   n_groups,
+            float                 eps);
+
+    GGML_API struct ggml_tensor * ggml_group_norm_inplace(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a,
+            int                   n_groups,
             float                 eps);
 
     // a: [k, n, ne02, ne03], b: [k, m, ne02*x, ne03*y] (b is used transposed)
@@ -1359,6 +1484,51 @@ extern "C" {
             struct ggml_tensor  * a,
             int                   n_past);
 
+    // elements above the diagonal shifted by n_past become 0
+    GGML_API struct ggml_tensor * ggml_diag_mask_zero(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a,
+            int                   n_past);
+
+    GGML_API struct ggml_tensor * ggml_diag_mask_zero_inplace(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a,
+            int                   n_past);
+
+    // a [n, 1, ne2, ne3] -> [n, n, ne2, ne3], a on the diagonal
+    GGML_API struct ggml_tensor * ggml_diag(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a);
+
+    // a square matrix (F32) with zeros outside the triangle: LOWER keeps i0 < i1,
+    // LOWER_DIAG i0 <= i1, UPPER i0 > i1, UPPER_DIAG i0 >= i1 (i0 the column)
+    GGML_API struct ggml_tensor * ggml_tri(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a,
+            enum ggml_tri_type    type);
+
+    // a tensor like a (F32 or F16, contiguous) holding c everywhere
+    GGML_API struct ggml_tensor * ggml_fill(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a,
+            float                 c);
+
+    GGML_API struct ggml_tensor * ggml_fill_inplace(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a,
+            float                 c);
+
+    // X with A X = B, A [n, n] triangular, B [k, n] (k right-hand sides), batched
+    // over dims 2 and 3. Only left = true, lower = true, uni = false exists; uni
+    // would take A's diagonal as ones
+    GGML_API struct ggml_tensor * ggml_solve_tri(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a,
+            struct ggml_tensor  * b,
+            bool                  left,
+            bool                  lower,
+            bool                  uni);
+
     GGML_API struct ggml_tensor * ggml_soft_max(
             struct ggml_context * ctx,
             struct ggml_tensor  * a);
@@ -1570,6 +1740,123 @@ extern "C" {
             struct ggml_context * ctx,
             struct ggml_tensor  * a,
             int                   k);
+
+    //
+    // recurrent ops: state-space models and linear attention. Each returns the
+    // per-token outputs followed by the state(s) after the batch, in one F32 tensor.
+    //
+
+    // Mamba's causal convolution: sx [d_conv - 1 + n_t, d_inner, n_s], c [d_conv, d_inner]
+    // -> [d_inner, n_t, n_s]
+    GGML_API struct ggml_tensor * ggml_ssm_conv(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * sx,
+            struct ggml_tensor  * c);
+
+    // Mamba's selective scan. s [d_state, head_dim, n_head, n_rs], x [head_dim, n_head,
+    // n_tokens, n_seqs], dt [n_head, n_tokens, n_seqs], A [d_state (Mamba-1) or 1
+    // (Mamba-2), n_head], B, C [d_state, n_group, n_tokens, n_seqs], ids I32 [n_seqs]
+    // (the row of s each sequence starts from). Result (1-d): y like x, then K state
+    // snapshots, the final state first (K > 1 only with a scalar A)
+    GGML_API struct ggml_tensor * ggml_ssm_scan(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * s,
+            struct ggml_tensor  * x,
+            struct ggml_tensor  * dt,
+            struct ggml_tensor  * A,
+            struct ggml_tensor  * B,
+            struct ggml_tensor  * C,
+            struct ggml_tensor  * ids,
+            int64_t               K);
+
+    // RWKV v6: k, v, r, td [S, H, n_tokens], tf [S, H], state S*S*H per sequence
+    // (state->ne[1] sequences); result [S*H, n_tokens + S*n_seqs]
+    GGML_API struct ggml_tensor * ggml_rwkv_wkv6(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * k,
+            struct ggml_tensor  * v,
+            struct ggml_tensor  * r,
+            struct ggml_tensor  * tf,
+            struct ggml_tensor  * td,
+            struct ggml_tensor  * state);
+
+    // gated linear attention, same layout as ggml_rwkv_wkv6; q is multiplied by scale
+    GGML_API struct ggml_tensor * ggml_gated_linear_attn(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * k,
+            struct ggml_tensor  * v,
+            struct ggml_tensor  * q,
+            struct ggml_tensor  * g,
+            struct ggml_tensor  * state,
+            float                 scale);
+
+    // RWKV v7, same layout as ggml_rwkv_wkv6
+    GGML_API struct ggml_tensor * ggml_rwkv_wkv7(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * r,
+            struct ggml_tensor  * w,
+            struct ggml_tensor  * k,
+            struct ggml_tensor  * v,
+            struct ggml_tensor  * a,
+            struct ggml_tensor  * b,
+            struct ggml_tensor  * state);
+
+    // Gated DeltaNet (scalar gate) and KDA (g of S values per head):
+    //   q, k  : [S, H_k, n_tokens, n_seqs] (H % H_k == 0, heads tiled)
+    //   v     : [S, H, n_tokens, n_seqs]
+    //   g     : [1 or S, H, n_tokens, n_seqs], beta : [1, H, n_tokens, n_seqs]
+    //   state : [S, S, H, n_seqs], the initial state
+    // result [S*H, n_tokens*n_seqs + K*S*n_seqs]: the outputs, then K state snapshots,
+    // slot 0 the final state, slot s the state s tokens back (only slots below
+    // n_tokens are written)
+    GGML_API struct ggml_tensor * ggml_gated_delta_net(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * q,
+            struct ggml_tensor  * k,
+            struct ggml_tensor  * v,
+            struct ggml_tensor  * g,
+            struct ggml_tensor  * beta,
+            struct ggml_tensor  * state,
+            int64_t               K);
+
+    // DeepSeek's sparse-attention indexer:
+    //   q [n_embd, n_head, n_batch, ne3] (F32), k [n_embd, 1, n_kv, ne3],
+    //   weights [n_head, n_batch, 1, ne3] (F32, prescaled), mask [n_kv, n_batch, 1, ne33] (F16)
+    //   -> [n_kv, n_batch, 1, ne3]: sum_h relu(q_h . k) weights_h + mask (ne3 % ne33 == 0)
+    GGML_API struct ggml_tensor * ggml_lightning_indexer(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * q,
+            struct ggml_tensor  * k,
+            struct ggml_tensor  * weights,
+            struct ggml_tensor  * mask);
+
+    // DeepSeek V4 hyper-connections, with hc = 4 streams.
+    // hc_comb: mixes [(2 + hc)*hc, n_tokens], scale [3], base [(2 + hc)*hc] -> [hc (dst), hc (src), n_tokens]:
+    //   logits[d, s, t] = mixes[2*hc + d + hc*s, t] scale[2] + base[2*hc + d + hc*s], a softmax
+    //   over d plus eps, normalised over s; then n_iter - 1 more rounds of normalising
+    //   over d and then over s (each sum with eps added)
+    GGML_API struct ggml_tensor * ggml_dsv4_hc_comb(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * mixes,
+            struct ggml_tensor  * scale,
+            struct ggml_tensor  * base,
+            float                 eps,
+            int32_t               n_iter);
+
+    // hc_pre: x [n_embd, hc, n_tokens], weights [hc, n_tokens] -> [n_embd, n_tokens], sum_h x[:, h] weights[h]
+    GGML_API struct ggml_tensor * ggml_dsv4_hc_pre(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * x,
+            struct ggml_tensor  * weights);
+
+    // hc_post: x [n_embd, n_tokens], residual [n_embd, hc, n_tokens], post [hc, n_tokens],
+    // comb [hc, hc, n_tokens] -> [n_embd, hc, n_tokens]: x post[d] + sum_s residual[:, s] comb[d, s]
+    GGML_API struct ggml_tensor * ggml_dsv4_hc_post(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * x,
+            struct ggml_tensor  * residual,
+            struct ggml_tensor  * post,
+            struct ggml_tensor  * comb);
 
     // fused attention: softmax(scale * q k^T + slope * mask) v
     // q:    [n_embd_k, n_batch, n_head,    ne3 ]

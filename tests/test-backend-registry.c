@@ -665,12 +665,30 @@ static void test_load_all(void) {
 
 #endif // TEST_MODULES_DIR
 
+// The meta device is not implemented: it says so in its return value and one
+// error line; the axis names are upstream's.
+static void test_meta_device(void) {
+    CHECK(strcmp(ggml_backend_meta_split_axis_name(GGML_BACKEND_SPLIT_AXIS_0), "0") == 0);
+    CHECK(strcmp(ggml_backend_meta_split_axis_name(GGML_BACKEND_SPLIT_AXIS_3), "3") == 0);
+    CHECK(strcmp(ggml_backend_meta_split_axis_name(GGML_BACKEND_SPLIT_AXIS_MIRRORED), "MIRRORED") == 0);
+    CHECK(strcmp(ggml_backend_meta_split_axis_name(GGML_BACKEND_SPLIT_AXIS_PARTIAL), "PARTIAL") == 0);
+    CHECK(strcmp(ggml_backend_meta_split_axis_name(GGML_BACKEND_SPLIT_AXIS_NONE), "NONE") == 0);
+    CHECK(strcmp(ggml_backend_meta_split_axis_name(GGML_BACKEND_SPLIT_AXIS_UNKNOWN), "UNKNOWN") == 0);
+
+    ggml_backend_dev_t devs[2] = { ggml_backend_dev_get(0), ggml_backend_dev_get(0) };
+    log_reset();
+    CHECK(ggml_backend_meta_device(devs, 2, NULL, NULL) == NULL);
+    CHECK_EQ_INT(g_log_errors, 1);
+    CHECK(log_contains("meta backend"));
+}
+
 int main(void) {
     ggml_log_set(capture_log, NULL);
 
     test_enumeration();
     test_threads();
     test_refused_entries();
+    test_meta_device();
 #ifdef TEST_MODULES_DIR
     test_load_module();
     test_refused_modules();

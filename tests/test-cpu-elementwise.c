@@ -651,7 +651,8 @@ struct fn_spec {
 enum {
     FN_SQR, FN_SQRT, FN_LOG, FN_SIN, FN_COS, FN_SCALE, FN_SCALE_BIAS, FN_CLAMP, FN_LEAKY_RELU,
     FN_ABS, FN_SGN, FN_NEG, FN_STEP, FN_TANH, FN_ELU, FN_RELU, FN_SIGMOID, FN_GELU, FN_GELU_QUICK,
-    FN_GELU_ERF, FN_SILU, FN_HARDSWISH, FN_HARDSIGMOID, FN_EXP, N_FNS,
+    FN_GELU_ERF, FN_SILU, FN_HARDSWISH, FN_HARDSIGMOID, FN_EXP, FN_EXPM1, FN_SOFTPLUS, FN_FLOOR, FN_CEIL,
+    FN_ROUND, FN_TRUNC, N_FNS,
 };
 
 static const struct fn_spec k_fns[N_FNS] = {
@@ -679,6 +680,12 @@ static const struct fn_spec k_fns[N_FNS] = {
     [FN_HARDSWISH]   = { "hardswish",   GGML_OP_UNARY,      GGML_UNARY_OP_HARDSWISH,   0.0f,  0.0f, -10.0, 10.0, FN_HARD,   2.0 },
     [FN_HARDSIGMOID] = { "hardsigmoid", GGML_OP_UNARY,      GGML_UNARY_OP_HARDSIGMOID, 0.0f,  0.0f, -10.0, 10.0, FN_HARD,   2.0 },
     [FN_EXP]         = { "exp",         GGML_OP_UNARY,      GGML_UNARY_OP_EXP,         0.0f,  0.0f, -10.0, 10.0, FN_EXPISH, 4.0 },
+    [FN_EXPM1]       = { "expm1",       GGML_OP_UNARY,      GGML_UNARY_OP_EXPM1,       0.0f,  0.0f, -10.0, 10.0, FN_EXPISH, 4.0 },
+    [FN_SOFTPLUS]    = { "softplus",    GGML_OP_UNARY,      GGML_UNARY_OP_SOFTPLUS,    0.0f,  0.0f, -30.0, 30.0, FN_EXPISH, 4.0 },
+    [FN_FLOOR]       = { "floor",       GGML_OP_UNARY,      GGML_UNARY_OP_FLOOR,       0.0f,  0.0f, -10.0, 10.0, FN_EXACT,  0.5 },
+    [FN_CEIL]        = { "ceil",        GGML_OP_UNARY,      GGML_UNARY_OP_CEIL,        0.0f,  0.0f, -10.0, 10.0, FN_EXACT,  0.5 },
+    [FN_ROUND]       = { "round",       GGML_OP_UNARY,      GGML_UNARY_OP_ROUND,       0.0f,  0.0f, -10.0, 10.0, FN_EXACT,  0.5 },
+    [FN_TRUNC]       = { "trunc",       GGML_OP_UNARY,      GGML_UNARY_OP_TRUNC,       0.0f,  0.0f, -10.0, 10.0, FN_EXACT,  0.5 },
 };
 
 static const double k_gelu_c = (double) 0.79788456080286535587989211986876f; // binary32 constants, as the op defines them
@@ -725,6 +732,12 @@ static double fn_ref(const struct fn_spec * f, double x) {
         case GGML_UNARY_OP_HARDSWISH:   return x * hardsigmoid_ref(x);
         case GGML_UNARY_OP_HARDSIGMOID: return hardsigmoid_ref(x);
         case GGML_UNARY_OP_EXP:         return exp(x);
+        case GGML_UNARY_OP_EXPM1:       return expm1(x);
+        case GGML_UNARY_OP_SOFTPLUS:    return x > 20.0 ? x : log1p(exp(x));
+        case GGML_UNARY_OP_FLOOR:       return floor(x);
+        case GGML_UNARY_OP_CEIL:        return ceil(x);
+        case GGML_UNARY_OP_ROUND:       return round(x);
+        case GGML_UNARY_OP_TRUNC:       return trunc(x);
         default:                        return NAN;
     }
 }
@@ -879,6 +892,10 @@ static void test_accuracy_sweeps(void) {
         { FN_GELU_QUICK, -60.0, 60.0 },
         { FN_GELU_ERF, -14.0, 14.0 },
         { FN_GELU_ERF, -1.5, 1.5 },
+        { FN_EXPM1, -30.0, 88.7 },
+        { FN_EXPM1, -0.01, 0.01 },
+        { FN_SOFTPLUS, -100.0, 25.0 },
+        { FN_SOFTPLUS, -1.0, 1.0 },
     };
     const int n_sweeps = (int)(sizeof(sweeps) / sizeof(sweeps[0]));
     struct ebatch bt;
@@ -950,6 +967,14 @@ static void test_special_values(void) {
         { FN_HARDSIGMOID, NAN, 0.0f }, { FN_HARDSIGMOID, inf, 1.0f }, { FN_HARDSIGMOID, -inf, 0.0f },
         { FN_EXP, NAN, NAN }, { FN_EXP, inf, inf }, { FN_EXP, -inf, 0.0f }, { FN_EXP, 0.0f, 1.0f },
         { FN_EXP, 89.0f, inf }, { FN_EXP, -110.0f, 0.0f },
+        { FN_EXPM1, NAN, NAN }, { FN_EXPM1, inf, inf }, { FN_EXPM1, -inf, -1.0f }, { FN_EXPM1, -0.0f, -0.0f },
+        { FN_EXPM1, 100.0f, inf }, { FN_EXPM1, 1e-30f, 1e-30f },
+        { FN_SOFTPLUS, inf, inf }, { FN_SOFTPLUS, -inf, 0.0f }, { FN_SOFTPLUS, 30.0f, 30.0f }, { FN_SOFTPLUS, NAN, NAN },
+        { FN_FLOOR, -0.5f, -1.0f }, { FN_FLOOR, -0.0f, -0.0f }, { FN_FLOOR, inf, inf }, { FN_FLOOR, NAN, NAN },
+        { FN_CEIL, -0.5f, -0.0f }, { FN_CEIL, 0.25f, 1.0f }, { FN_CEIL, -inf, -inf },
+        { FN_ROUND, 2.5f, 3.0f }, { FN_ROUND, -2.5f, -3.0f }, { FN_ROUND, 0.5f, 1.0f }, { FN_ROUND, -0.3f, -0.0f },
+        { FN_ROUND, 0.49975586f, 0.0f }, { FN_ROUND, 100.5f, 101.0f }, { FN_ROUND, inf, inf }, { FN_ROUND, NAN, NAN },
+        { FN_TRUNC, -2.9f, -2.0f }, { FN_TRUNC, 3.7f, 3.0f }, { FN_TRUNC, -0.5f, -0.0f }, { FN_TRUNC, -inf, -inf },
     };
     const int n_cases = (int)(sizeof(cases) / sizeof(cases[0]));
     // each value at a position of the vector loop's body and at the tail; a
@@ -1158,13 +1183,11 @@ static void test_supports(void) {
     struct ggml_tensor * i32 = ggml_new_tensor(ctx, GGML_TYPE_I32, 4, ne);
     struct ggml_tensor * f16 = ggml_new_tensor(ctx, GGML_TYPE_F16, 4, ne);
 
-    // unary ops outside the set
-    const enum ggml_unary_op other_unary[] = {
-        GGML_UNARY_OP_EXPM1, GGML_UNARY_OP_SOFTPLUS, GGML_UNARY_OP_XIELU, GGML_UNARY_OP_FLOOR,
-        GGML_UNARY_OP_CEIL, GGML_UNARY_OP_ROUND, GGML_UNARY_OP_TRUNC,
-    };
-    for (size_t i = 0; i < sizeof(other_unary) / sizeof(other_unary[0]); i++) {
-        CHECK_MSG(!cpu_supports(ggml_unary(ctx, f32, other_unary[i])), "unary %s", ggml_unary_op_name(other_unary[i]));
+    // every unary op, xIELU included, on float data only
+    for (int op = 0; op < GGML_UNARY_OP_COUNT; op++) {
+        const char * name = ggml_unary_op_name((enum ggml_unary_op) op);
+        CHECK_MSG(cpu_supports(ggml_unary(ctx, f32, (enum ggml_unary_op) op)), "unary %s", name);
+        CHECK_MSG(!cpu_supports(ggml_unary(ctx, i32, (enum ggml_unary_op) op)), "unary %s i32", name);
     }
     for (int i = 0; i < N_FNS; i++) {
         CHECK_MSG(cpu_supports(fn_node(ctx, &k_fns[i], f32, GGML_TYPE_F32, false)), "%s f32", k_fns[i].name);
@@ -1172,10 +1195,9 @@ static void test_supports(void) {
         CHECK_MSG(!cpu_supports(fn_node(ctx, &k_fns[i], f32, GGML_TYPE_Q8_0, false)), "%s -> q8_0", k_fns[i].name);
         CHECK_MSG(!cpu_supports(fn_node(ctx, &k_fns[i], q40, GGML_TYPE_F32, false)), "%s q4_0 ->", k_fns[i].name);
     }
-    // glu ops outside the set
-    const enum ggml_glu_op other_glu[] = { GGML_GLU_OP_SWIGLU_OAI, GGML_GLU_OP_GEGLU_ERF, GGML_GLU_OP_GEGLU_QUICK };
-    for (size_t i = 0; i < sizeof(other_glu) / sizeof(other_glu[0]); i++) {
-        CHECK_MSG(!cpu_supports(ggml_glu(ctx, f32, other_glu[i], false)), "glu %s", ggml_glu_op_name(other_glu[i]));
+    // every glu op
+    for (int op = 0; op < GGML_GLU_OP_COUNT; op++) {
+        CHECK_MSG(cpu_supports(ggml_glu(ctx, f32, (enum ggml_glu_op) op, false)), "glu %s", ggml_glu_op_name((enum ggml_glu_op) op));
     }
     CHECK(cpu_supports(ggml_glu(ctx, f32, GGML_GLU_OP_SWIGLU, false)));
     CHECK(!cpu_supports(ggml_glu(ctx, i32, GGML_GLU_OP_SWIGLU, false)));

@@ -308,6 +308,12 @@ static void test_unary(void) {
         { ggml_hardswish,   NULL,                    GGML_UNARY_OP_HARDSWISH   },
         { ggml_hardsigmoid, NULL,                    GGML_UNARY_OP_HARDSIGMOID },
         { ggml_exp,         ggml_exp_inplace,        GGML_UNARY_OP_EXP         },
+        { ggml_expm1,       ggml_expm1_inplace,      GGML_UNARY_OP_EXPM1       },
+        { ggml_softplus,    ggml_softplus_inplace,   GGML_UNARY_OP_SOFTPLUS    },
+        { ggml_floor,       ggml_floor_inplace,      GGML_UNARY_OP_FLOOR       },
+        { ggml_ceil,        ggml_ceil_inplace,       GGML_UNARY_OP_CEIL        },
+        { ggml_round,       ggml_round_inplace,      GGML_UNARY_OP_ROUND       },
+        { ggml_trunc,       ggml_trunc_inplace,      GGML_UNARY_OP_TRUNC       },
     };
     struct ggml_tensor * a = named(ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 33, 7, 2, 3), "u");
     // rows of 5 taken every 33 elements: rows contiguous, the tensor is not
@@ -369,6 +375,8 @@ static void test_glu(void) {
         { ggml_reglu,  ggml_reglu_swapped,  ggml_reglu_split,  GGML_GLU_OP_REGLU  },
         { ggml_geglu,  ggml_geglu_swapped,  ggml_geglu_split,  GGML_GLU_OP_GEGLU  },
         { ggml_swiglu, ggml_swiglu_swapped, ggml_swiglu_split, GGML_GLU_OP_SWIGLU },
+        { ggml_geglu_erf,   ggml_geglu_erf_swapped,   ggml_geglu_erf_split,   GGML_GLU_OP_GEGLU_ERF   },
+        { ggml_geglu_quick, ggml_geglu_quick_swapped, ggml_geglu_quick_split, GGML_GLU_OP_GEGLU_QUICK },
     };
     for (size_t k = 0; k < sizeof(ops)/sizeof(ops[0]); k++) {
         struct ggml_tensor * r = ops[k].fused(ctx, a);

@@ -78,6 +78,8 @@ void ggml_cpu_register_ops_rope       (struct ggml_cpu_op_impl * table); // ops-
 void ggml_cpu_register_ops_matmul     (struct ggml_cpu_op_impl * table); // ops-matmul.c: mul_mat, mul_mat_id, out_prod
 void ggml_cpu_register_ops_attention  (struct ggml_cpu_op_impl * table); // ops-attention.c: flash_attn_ext
 void ggml_cpu_register_ops_custom     (struct ggml_cpu_op_impl * table); // ops-custom.c: map_custom1/2/3, custom
+void ggml_cpu_register_ops_misc       (struct ggml_cpu_op_impl * table); // ops-misc.c: add_id, cumsum, diag, fill, tri, solve_tri, group_norm
+void ggml_cpu_register_ops_ssm        (struct ggml_cpu_op_impl * table); // ops-ssm.c: ssm_conv/scan, rwkv_wkv6/7, gla, gated_delta_net
 
 //
 // thread pool (threadpool.c)

@@ -22,6 +22,8 @@ static void op_table_init(void) {
     ggml_cpu_register_ops_copy(g_op_table);
     ggml_cpu_register_ops_reduce(g_op_table);
     ggml_cpu_register_ops_norm(g_op_table);
+    ggml_cpu_register_ops_misc(g_op_table);
+    ggml_cpu_register_ops_ssm(g_op_table);
     ggml_cpu_register_ops_rope(g_op_table);
     ggml_cpu_register_ops_matmul(g_op_table);
     ggml_cpu_register_ops_attention(g_op_table);

@@ -1,4 +1,4 @@
-// ops-norm.c: row normalisations (NORM, RMS_NORM, L2_NORM), DIAG_MASK_INF and
+// ops-norm.c: row normalisations (NORM, RMS_NORM, L2_NORM), DIAG_MASK_INF, DIAG_MASK_ZERO and
 // SOFT_MAX with its ext parameters (scale, mask, ALiBi, sinks).
 //
 // All work one row at a time; the rows are split between threads in
@@ -126,11 +126,13 @@ static bool supports_f32(const struct ggml_tensor * op) {
 }
 
 //
-// DIAG_MASK_INF: element (i0, i1) becomes -inf where i0 > n_past + i1 (op_params[0] n_past)
+// DIAG_MASK_INF, DIAG_MASK_ZERO: element (i0, i1) becomes -inf (0) where
+// i0 > n_past + i1 (op_params[0] n_past)
 //
 
 static void forward_diag_mask_inf(const struct ggml_compute_params * params, struct ggml_tensor * dst) {
     const struct ggml_tensor * src = dst->src[0];
+    const float masked = dst->op == GGML_OP_DIAG_MASK_ZERO ? 0.0f : -INFINITY;
     const int64_t n = src->ne[0];
     const int64_t n_past = ggml_get_op_params_i32(dst, 0);
     const bool contiguous = rows_are_contiguous(src) && rows_are_contiguous(dst);
@@ -148,12 +150,12 @@ static void forward_diag_mask_inf(const struct ggml_compute_params * params, str
                 memcpy(y, x, (size_t) keep * sizeof(float));
             }
             for (int64_t i = keep; i < n; i++) {
-                ((float *) y)[i] = -INFINITY;
+                ((float *) y)[i] = masked;
             }
             continue;
         }
         for (int64_t i = 0; i < n; i++) {
-            *(float *)(y + i*dst->nb[0]) = i < keep ? *(const float *)(x + i*src->nb[0]) : -INFINITY;
+            *(float *)(y + i*dst->nb[0]) = i < keep ? *(const float *)(x + i*src->nb[0]) : masked;
         }
     }
 }
@@ -317,6 +319,7 @@ void ggml_cpu_register_ops_norm(struct ggml_cpu_op_impl * table) {
     table[GGML_OP_DIAG_MASK_INF] = (struct ggml_cpu_op_impl) {
         .forward = forward_diag_mask_inf, .supports = supports_f32, .work_size = NULL,
     };
+    table[GGML_OP_DIAG_MASK_ZERO] = table[GGML_OP_DIAG_MASK_INF];
     table[GGML_OP_SOFT_MAX] = (struct ggml_cpu_op_impl) {
         .forward = forward_soft_max, .supports = supports_soft_max, .work_size = NULL,
     };

@@ -1,13 +1,15 @@
 // ops-unary.c: functions applied to each element: SQR, SQRT, LOG, SIN, COS,
 // SCALE (s x + b), CLAMP, LEAKY_RELU and the UNARY op (ABS SGN NEG STEP TANH
-// ELU RELU SIGMOID GELU GELU_QUICK GELU_ERF SILU HARDSWISH HARDSIGMOID EXP).
+// ELU RELU SIGMOID GELU GELU_QUICK GELU_ERF SILU HARDSWISH HARDSIGMOID EXP
+// EXPM1 SOFTPLUS FLOOR CEIL ROUND TRUNC XIELU).
 //
 // Values are computed in binary32 from a src of any float type (F32, F16,
 // BF16) into a dst of any float type, rows strided or not, in place or not.
 // The comparisons follow upstream's definitions, which fixes what NaN gives:
 // RELU, STEP, SGN, LEAKY_RELU and HARDSIGMOID map NaN to 0, CLAMP maps it to
 // max. LOG, SIN and COS take the C library on both paths: they are rare in
-// graphs and a vector version would not pay for its risk.
+// graphs and a vector version would not pay for its risk. ROUND rounds halves
+// away from zero, as roundf does (not to even).
 
 #include "elementwise.h"
 #include "vec-math.h"
@@ -37,18 +39,32 @@ enum ew_fn_kind {
     EW_HARDSWISH,
     EW_HARDSIGMOID,
     EW_EXP,
+    EW_EXPM1,
+    EW_SOFTPLUS,
+    EW_FLOOR,
+    EW_CEIL,
+    EW_ROUND,
+    EW_TRUNC,
+    EW_XIELU,       // x > 0: c x^2 + d x, else (expm1(min(x, b)) - x) a + d x
 };
 
 struct ew_fn {
     enum ew_fn_kind kind;
-    float a, b; // parameters, see the kinds
+    float a, b, c, d; // parameters, see the kinds
 };
 
 static inline float hardsigmoid_scalar(float x) {
     return fminf(1.0f, fmaxf(0.0f, (x + 3.0f) / 6.0f));
 }
 
-static inline float fn_scalar(enum ew_fn_kind kind, float a, float b, float x) {
+static inline float xielu_scalar(float an, float eps, float ap, float beta, float x) {
+    if (x > 0.0f) {
+        return ap * x * x + beta * x;
+    }
+    return (expm1f(fminf(x, eps)) - x) * an + beta * x;
+}
+
+static inline float fn_scalar(enum ew_fn_kind kind, float a, float b, float c, float d, float x) {
     switch (kind) {
         case EW_SQR:         return x * x;
         case EW_SQRT:        return sqrtf(x);
@@ -75,6 +91,13 @@ static inline float fn_scalar(enum ew_fn_kind kind, float a, float b, float x) {
         case EW_HARDSWISH:   return x * hardsigmoid_scalar(x);
         case EW_HARDSIGMOID: return hardsigmoid_scalar(x);
         case EW_EXP:         return expf(x);
+        case EW_EXPM1:       return expm1f(x);
+        case EW_SOFTPLUS:    return x > 20.0f ? x : log1pf(expf(x));
+        case EW_FLOOR:       return floorf(x);
+        case EW_CEIL:        return ceilf(x);
+        case EW_ROUND:       return roundf(x);
+        case EW_TRUNC:       return truncf(x);
+        case EW_XIELU:       return xielu_scalar(a, b, c, d, x);
     }
     return x;
 }
@@ -92,9 +115,53 @@ static inline ggml_vf hardsigmoid_vector(ggml_vf x) {
     return ggml_vf_min(ggml_vf_max(v, ggml_vf_set1(0.0f)), ggml_vf_set1(1.0f));
 }
 
+// e^x - 1: the reduced form near 0, e^x itself where ggml_vf_expm1 clamps
+// its argument (the two agree to binary32 long before 80)
+static inline ggml_vf expm1_vector(ggml_vf x) {
+    return ggml_vf_select(ggml_vf_gt(x, ggml_vf_set1(80.0f)), ggml_vf_exp(x), ggml_vf_expm1(x));
+}
+
+// roundf: the truncation, moved one away from zero when the dropped fraction
+// is at least one half (x - trunc(x) is exact)
+static inline ggml_vf round_vector(ggml_vf x) {
+    const ggml_vf t = ggml_vf_trunc(x);
+    const ggml_vf frac = ggml_vf_abs(ggml_vf_sub(x, t));
+    const ggml_vf away = ggml_vf_add(t, ggml_vf_copysign(ggml_vf_set1(1.0f), x));
+    return ggml_vf_select(ggml_vf_lt(frac, ggml_vf_set1(0.5f)), t, away);
+}
+
+// log(1 + e^x) = max(x, 0) + log1p(u), u = e^-|x| in (0, 1], with
+// log1p(u) = 2 atanh(s), s = u / (2 + u) <= 1/3: the series 2 s sum_k s^2k / (2k+1)
+// to k = 7 is within 2e-8 relative, and s keeps u's precision where 1 + u would
+// not. Above 20, x itself, as the scalar path and upstream.
+static inline ggml_vf softplus_vector(ggml_vf x) {
+    const ggml_vf u  = ggml_vf_exp(ggml_vf_neg(ggml_vf_abs(x)));
+    const ggml_vf s  = ggml_vf_div(u, ggml_vf_add(ggml_vf_set1(2.0f), u));
+    const ggml_vf t  = ggml_vf_mul(s, s);
+    ggml_vf p = ggml_vf_set1(1.0f / 15.0f);
+    p = ggml_vf_fma(p, t, ggml_vf_set1(1.0f / 13.0f));
+    p = ggml_vf_fma(p, t, ggml_vf_set1(1.0f / 11.0f));
+    p = ggml_vf_fma(p, t, ggml_vf_set1(1.0f / 9.0f));
+    p = ggml_vf_fma(p, t, ggml_vf_set1(1.0f / 7.0f));
+    p = ggml_vf_fma(p, t, ggml_vf_set1(1.0f / 5.0f));
+    p = ggml_vf_fma(p, t, ggml_vf_set1(1.0f / 3.0f));
+    p = ggml_vf_fma(p, t, ggml_vf_set1(1.0f));
+    const ggml_vf l1p = ggml_vf_mul(ggml_vf_add(s, s), p);
+    const ggml_vf y = ggml_vf_add(ggml_vf_max(x, ggml_vf_set1(0.0f)), l1p);
+    return ggml_vf_select(ggml_vf_gt(x, ggml_vf_set1(20.0f)), x, y);
+}
+
+static inline ggml_vf xielu_vector(float an, float eps, float ap, float beta, ggml_vf x) {
+    const ggml_vf bx  = ggml_vf_mul(ggml_vf_set1(beta), x);
+    const ggml_vf pos = ggml_vf_fma(ggml_vf_mul(ggml_vf_set1(ap), x), x, bx);
+    const ggml_vf em  = ggml_vf_expm1(ggml_vf_min(x, ggml_vf_set1(eps)));
+    const ggml_vf neg = ggml_vf_fma(ggml_vf_sub(em, x), ggml_vf_set1(an), bx);
+    return ggml_vf_select(ggml_vf_gt(x, ggml_vf_set1(0.0f)), pos, neg);
+}
+
 // The comparisons use the operand orders of simd-f32.h, so that each NaN
 // case matches fn_scalar.
-static inline ggml_vf fn_vector(enum ew_fn_kind kind, float a, float b, ggml_vf x) {
+static inline ggml_vf fn_vector(enum ew_fn_kind kind, float a, float b, float c, float d, ggml_vf x) {
     const ggml_vf zero = ggml_vf_set1(0.0f);
     const ggml_vf one  = ggml_vf_set1(1.0f);
     switch (kind) {
@@ -120,6 +187,13 @@ static inline ggml_vf fn_vector(enum ew_fn_kind kind, float a, float b, ggml_vf 
         case EW_HARDSWISH:   return ggml_vf_mul(x, hardsigmoid_vector(x));
         case EW_HARDSIGMOID: return hardsigmoid_vector(x);
         case EW_EXP:         return ggml_vf_exp(x);
+        case EW_EXPM1:       return expm1_vector(x);
+        case EW_SOFTPLUS:    return softplus_vector(x);
+        case EW_FLOOR:       return ggml_vf_floor(x);
+        case EW_CEIL:        return ggml_vf_ceil(x);
+        case EW_ROUND:       return round_vector(x);
+        case EW_TRUNC:       return ggml_vf_trunc(x);
+        case EW_XIELU:       return xielu_vector(a, b, c, d, x);
         case EW_LOG:
         case EW_SIN:
         case EW_COS:         break; // fn_is_libm_only
@@ -132,53 +206,60 @@ static inline ggml_vf fn_vector(enum ew_fn_kind kind, float a, float b, ggml_vf 
 // z[i] = f(x[i]). Called with a constant kind, so that each caller gets its
 // own loop. The vector tail goes through the vector function too: every
 // element gets the same function whatever its position. z may be x.
-static inline void fn_rows(enum ew_fn_kind kind, float a, float b, int64_t n, float * z, const float * x, bool ref) {
+static inline void fn_rows(enum ew_fn_kind kind, const struct ew_fn * f, int64_t n, float * z, const float * x, bool ref) {
+    const float a = f->a, b = f->b, c = f->c, d = f->d;
     (void) ref; // without a vector path, every call takes the scalar loop
     int64_t i = 0;
 #ifdef GGML_VF_WIDTH
     if (!ref && !fn_is_libm_only(kind)) {
         for (; i + GGML_VF_WIDTH <= n; i += GGML_VF_WIDTH) {
-            ggml_vf_store(z + i, fn_vector(kind, a, b, ggml_vf_load(x + i)));
+            ggml_vf_store(z + i, fn_vector(kind, a, b, c, d, ggml_vf_load(x + i)));
         }
         if (i < n) {
             const int rest = (int)(n - i);
-            ggml_vf_store_part(z + i, fn_vector(kind, a, b, ggml_vf_load_part(x + i, rest)), rest);
+            ggml_vf_store_part(z + i, fn_vector(kind, a, b, c, d, ggml_vf_load_part(x + i, rest)), rest);
         }
         return;
     }
 #endif
     for (; i < n; i++) {
-        z[i] = fn_scalar(kind, a, b, x[i]);
+        z[i] = fn_scalar(kind, a, b, c, d, x[i]);
     }
 }
 
 static void fn_apply(const struct ew_fn * f, int64_t n, float * z, const float * x, bool ref) {
-    const float a = f->a, b = f->b;
     switch (f->kind) {
-        case EW_SQR:         fn_rows(EW_SQR,         a, b, n, z, x, ref); break;
-        case EW_SQRT:        fn_rows(EW_SQRT,        a, b, n, z, x, ref); break;
-        case EW_LOG:         fn_rows(EW_LOG,         a, b, n, z, x, ref); break;
-        case EW_SIN:         fn_rows(EW_SIN,         a, b, n, z, x, ref); break;
-        case EW_COS:         fn_rows(EW_COS,         a, b, n, z, x, ref); break;
-        case EW_SCALE:       fn_rows(EW_SCALE,       a, b, n, z, x, ref); break;
-        case EW_SCALE_BIAS:  fn_rows(EW_SCALE_BIAS,  a, b, n, z, x, ref); break;
-        case EW_CLAMP:       fn_rows(EW_CLAMP,       a, b, n, z, x, ref); break;
-        case EW_LEAKY_RELU:  fn_rows(EW_LEAKY_RELU,  a, b, n, z, x, ref); break;
-        case EW_ABS:         fn_rows(EW_ABS,         a, b, n, z, x, ref); break;
-        case EW_SGN:         fn_rows(EW_SGN,         a, b, n, z, x, ref); break;
-        case EW_NEG:         fn_rows(EW_NEG,         a, b, n, z, x, ref); break;
-        case EW_STEP:        fn_rows(EW_STEP,        a, b, n, z, x, ref); break;
-        case EW_TANH:        fn_rows(EW_TANH,        a, b, n, z, x, ref); break;
-        case EW_ELU:         fn_rows(EW_ELU,         a, b, n, z, x, ref); break;
-        case EW_RELU:        fn_rows(EW_RELU,        a, b, n, z, x, ref); break;
-        case EW_SIGMOID:     fn_rows(EW_SIGMOID,     a, b, n, z, x, ref); break;
-        case EW_GELU:        fn_rows(EW_GELU,        a, b, n, z, x, ref); break;
-        case EW_GELU_QUICK:  fn_rows(EW_GELU_QUICK,  a, b, n, z, x, ref); break;
-        case EW_GELU_ERF:    fn_rows(EW_GELU_ERF,    a, b, n, z, x, ref); break;
-        case EW_SILU:        fn_rows(EW_SILU,        a, b, n, z, x, ref); break;
-        case EW_HARDSWISH:   fn_rows(EW_HARDSWISH,   a, b, n, z, x, ref); break;
-        case EW_HARDSIGMOID: fn_rows(EW_HARDSIGMOID, a, b, n, z, x, ref); break;
-        case EW_EXP:         fn_rows(EW_EXP,         a, b, n, z, x, ref); break;
+        case EW_SQR:         fn_rows(EW_SQR,         f, n, z, x, ref); break;
+        case EW_SQRT:        fn_rows(EW_SQRT,        f, n, z, x, ref); break;
+        case EW_LOG:         fn_rows(EW_LOG,         f, n, z, x, ref); break;
+        case EW_SIN:         fn_rows(EW_SIN,         f, n, z, x, ref); break;
+        case EW_COS:         fn_rows(EW_COS,         f, n, z, x, ref); break;
+        case EW_SCALE:       fn_rows(EW_SCALE,       f, n, z, x, ref); break;
+        case EW_SCALE_BIAS:  fn_rows(EW_SCALE_BIAS,  f, n, z, x, ref); break;
+        case EW_CLAMP:       fn_rows(EW_CLAMP,       f, n, z, x, ref); break;
+        case EW_LEAKY_RELU:  fn_rows(EW_LEAKY_RELU,  f, n, z, x, ref); break;
+        case EW_ABS:         fn_rows(EW_ABS,         f, n, z, x, ref); break;
+        case EW_SGN:         fn_rows(EW_SGN,         f, n, z, x, ref); break;
+        case EW_NEG:         fn_rows(EW_NEG,         f, n, z, x, ref); break;
+        case EW_STEP:        fn_rows(EW_STEP,        f, n, z, x, ref); break;
+        case EW_TANH:        fn_rows(EW_TANH,        f, n, z, x, ref); break;
+        case EW_ELU:         fn_rows(EW_ELU,         f, n, z, x, ref); break;
+        case EW_RELU:        fn_rows(EW_RELU,        f, n, z, x, ref); break;
+        case EW_SIGMOID:     fn_rows(EW_SIGMOID,     f, n, z, x, ref); break;
+        case EW_GELU:        fn_rows(EW_GELU,        f, n, z, x, ref); break;
+        case EW_GELU_QUICK:  fn_rows(EW_GELU_QUICK,  f, n, z, x, ref); break;
+        case EW_GELU_ERF:    fn_rows(EW_GELU_ERF,    f, n, z, x, ref); break;
+        case EW_SILU:        fn_rows(EW_SILU,        f, n, z, x, ref); break;
+        case EW_HARDSWISH:   fn_rows(EW_HARDSWISH,   f, n, z, x, ref); break;
+        case EW_HARDSIGMOID: fn_rows(EW_HARDSIGMOID, f, n, z, x, ref); break;
+        case EW_EXP:         fn_rows(EW_EXP,         f, n, z, x, ref); break;
+        case EW_EXPM1:       fn_rows(EW_EXPM1,       f, n, z, x, ref); break;
+        case EW_SOFTPLUS:    fn_rows(EW_SOFTPLUS,    f, n, z, x, ref); break;
+        case EW_FLOOR:       fn_rows(EW_FLOOR,       f, n, z, x, ref); break;
+        case EW_CEIL:        fn_rows(EW_CEIL,        f, n, z, x, ref); break;
+        case EW_ROUND:       fn_rows(EW_ROUND,       f, n, z, x, ref); break;
+        case EW_TRUNC:       fn_rows(EW_TRUNC,       f, n, z, x, ref); break;
+        case EW_XIELU:       fn_rows(EW_XIELU,       f, n, z, x, ref); break;
     }
 }
 
@@ -200,6 +281,13 @@ static bool fn_of_unary(enum ggml_unary_op op, enum ew_fn_kind * kind) {
         case GGML_UNARY_OP_HARDSWISH:   *kind = EW_HARDSWISH;   return true;
         case GGML_UNARY_OP_HARDSIGMOID: *kind = EW_HARDSIGMOID; return true;
         case GGML_UNARY_OP_EXP:         *kind = EW_EXP;         return true;
+        case GGML_UNARY_OP_EXPM1:       *kind = EW_EXPM1;       return true;
+        case GGML_UNARY_OP_SOFTPLUS:    *kind = EW_SOFTPLUS;    return true;
+        case GGML_UNARY_OP_FLOOR:       *kind = EW_FLOOR;       return true;
+        case GGML_UNARY_OP_CEIL:        *kind = EW_CEIL;        return true;
+        case GGML_UNARY_OP_ROUND:       *kind = EW_ROUND;       return true;
+        case GGML_UNARY_OP_TRUNC:       *kind = EW_TRUNC;       return true;
+        case GGML_UNARY_OP_XIELU:       *kind = EW_XIELU;       return true;
         default:                        return false;
     }
 }
@@ -208,6 +296,8 @@ static bool fn_of_unary(enum ggml_unary_op op, enum ew_fn_kind * kind) {
 static bool fn_of_node(const struct ggml_tensor * node, struct ew_fn * f) {
     f->a = 0.0f;
     f->b = 0.0f;
+    f->c = 0.0f;
+    f->d = 0.0f;
     switch (node->op) {
         case GGML_OP_SQR:  f->kind = EW_SQR;  return true;
         case GGML_OP_SQRT: f->kind = EW_SQRT; return true;
@@ -230,6 +320,13 @@ static bool fn_of_node(const struct ggml_tensor * node, struct ew_fn * f) {
             f->a = ggml_get_op_params_f32(node, 0);
             return true;
         case GGML_OP_UNARY:
+            if (ggml_get_unary_op(node) == GGML_UNARY_OP_XIELU) {
+                // op_params: alpha_n (with beta added), alpha_p, beta, eps, as ggml_xielu stores them
+                f->a = ggml_get_op_params_f32(node, 1);
+                f->c = ggml_get_op_params_f32(node, 2);
+                f->d = ggml_get_op_params_f32(node, 3);
+                f->b = ggml_get_op_params_f32(node, 4);
+            }
             return fn_of_unary(ggml_get_unary_op(node), &f->kind);
         default:
             return false;

@@ -36,6 +36,8 @@ static inline ggml_vf ggml_vf_min  (ggml_vf a, ggml_vf b)           { return _mm
 static inline ggml_vf ggml_vf_max  (ggml_vf a, ggml_vf b)           { return _mm512_max_ps(a, b); }
 static inline ggml_vf ggml_vf_round(ggml_vf a)                      { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
 static inline ggml_vf ggml_vf_floor(ggml_vf a)                      { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC); }
+static inline ggml_vf ggml_vf_ceil (ggml_vf a)                      { return _mm512_roundscale_ps(a, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC); }
+static inline ggml_vf ggml_vf_trunc(ggml_vf a)                      { return _mm512_roundscale_ps(a, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC); }
 
 static inline ggml_vf ggml_vf_and(ggml_vf a, ggml_vf b) {
     return _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(a), _mm512_castps_si512(b)));
@@ -91,6 +93,8 @@ static inline ggml_vf ggml_vf_min  (ggml_vf a, ggml_vf b)           { return _mm
 static inline ggml_vf ggml_vf_max  (ggml_vf a, ggml_vf b)           { return _mm256_max_ps(a, b); }
 static inline ggml_vf ggml_vf_round(ggml_vf a)                      { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
 static inline ggml_vf ggml_vf_floor(ggml_vf a)                      { return _mm256_round_ps(a, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC); }
+static inline ggml_vf ggml_vf_ceil (ggml_vf a)                      { return _mm256_round_ps(a, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC); }
+static inline ggml_vf ggml_vf_trunc(ggml_vf a)                      { return _mm256_round_ps(a, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC); }
 static inline ggml_vf ggml_vf_and   (ggml_vf a, ggml_vf b)          { return _mm256_and_ps(a, b); }
 static inline ggml_vf ggml_vf_andnot(ggml_vf a, ggml_vf b)          { return _mm256_andnot_ps(a, b); }
 static inline ggml_vf ggml_vf_or    (ggml_vf a, ggml_vf b)          { return _mm256_or_ps(a, b); }

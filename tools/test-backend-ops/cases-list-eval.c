@@ -4,8 +4,7 @@
 // for every family whose graph consists of ops of our op set, so that the
 // outputs of the two tools can be compared line by line. Left out, because
 // their constructors are outside the op set: the circular PAD cases (ggml_pad
-// circular), the MUL_MAT_VEC_FUSION cases with biases on expert matrices
-// (ADD_ID) and every family of other ops. Cases of ours follow at the end.
+// circular) and every family of other ops. Cases of ours follow at the end.
 
 #include "tbo.h"
 
@@ -178,6 +177,8 @@ static void make_elementwise(struct tbo_case_list * l) {
         tbo_add_snake_fuse(l, type, NE(64, 32, 2, 3));
     }
 
+    tbo_list_misc_dsv4(l);
+
     for (int ti = 0; ti < 2; ti++) {
         for (int v = 0; v <= 1; v++) {
             for (int op = 0; op < GGML_GLU_OP_COUNT; op++) {
@@ -190,6 +191,16 @@ static void make_elementwise(struct tbo_case_list * l) {
                 }
                 tbo_add_glu_split(l, (enum ggml_glu_op) op, f16_f32[ti], NE(128, 2, 2, 2), v);
                 tbo_add_glu_split(l, (enum ggml_glu_op) op, f16_f32[ti], NE(5, 7, 11, 13), v);
+            }
+        }
+    }
+
+    for (int v = 0; v <= 1; v++) {
+        static const float alphas[2] = { 0.5f, 1.702f };
+        static const float limits[2] = { 2.0f, 7.0f };
+        for (int ai = 0; ai < 2; ai++) {
+            for (int li = 0; li < 2; li++) {
+                tbo_add_swiglu_oai(l, GGML_TYPE_F32, NE(128, 2, 2, 2), v, alphas[ai], limits[li]);
             }
         }
     }
@@ -541,6 +552,8 @@ static void make_norms(struct tbo_case_list * l) {
             }
         }
     }
+
+    tbo_list_ssm_after_norms(l);
 }
 
 static void make_matmul(struct tbo_case_list * l) {
@@ -748,6 +761,8 @@ static void make_matmul(struct tbo_case_list * l) {
     for (int i = 0; i < 3; i++) {
         tbo_add_out_prod(l, GGML_TYPE_F32, GGML_TYPE_F32, 256, 16, 16, ONE2, NE(nr2s[i], 1), false);
     }
+
+    tbo_list_misc_add_id(l);
 }
 
 static void make_simple(struct tbo_case_list * l) {
@@ -1036,6 +1051,7 @@ static void make_reduce_pad(struct tbo_case_list * l) {
     tbo_add_sum_rows(l, GGML_TYPE_F32, NE(33, 1, 1, 1), false, false);
     tbo_add_sum_rows(l, GGML_TYPE_F32, NE(33, 1024, 1, 1), false, false);
     tbo_add_sum_rows(l, GGML_TYPE_F32, NE(33, 256, 1, 1), false, false);
+    tbo_list_misc_group_norm(l);
 
     tbo_add_acc(l, GGML_TYPE_F32, NE(256, 17, 1, 1), NE(256, 16, 1, 1), -1);
     tbo_add_acc(l, GGML_TYPE_F32, NE(256, 17, 2, 3), NE(256, 16, 2, 3), -1);
@@ -1064,6 +1080,8 @@ static void make_reduce_pad(struct tbo_case_list * l) {
     tbo_add_arange(l, GGML_TYPE_F32, 0.0f, 10.0f, 1.0f);
     tbo_add_arange(l, GGML_TYPE_F32, 0.0f, 1048576.0f, 1.0f);
     tbo_add_leaky_relu(l, GGML_TYPE_F32, def_ne, 0.1f);
+
+    tbo_list_misc_after_leaky_relu(l);
 
     static const int pad_a[8] = { 0, 1, 0, 1, 0, 0, 0, 0 };
     static const int pad_b[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
@@ -1229,9 +1247,6 @@ static void make_fusions(struct tbo_case_list * l) {
                                 if (lane && type != GGML_TYPE_NVFP4) {
                                     continue;
                                 }
-                                if (use_id && with_bias) {
-                                    continue; // ADD_ID is outside the op set
-                                }
                                 tbo_add_mul_mat_vec_fusion(l, type, glu_op, 1, 32, 256, use_id, 16, 8, b, with_bias, with_gate, lane, bd42);
                                 tbo_add_mul_mat_vec_fusion(l, type, glu_op, 1, 32, 256, use_id, 16, 8, b, with_bias, with_gate, lane, bd11);
                                 if (!use_id && with_gate && !with_bias) {
@@ -1270,6 +1285,9 @@ static void make_fusions(struct tbo_case_list * l) {
             }
         }
     }
+
+    tbo_list_ssm_gated_delta_net(l);
+    tbo_list_misc_lightning_indexer(l);
 }
 
 // cases of ours, for ops and inputs upstream's list does not cover
@@ -1289,6 +1307,7 @@ static void make_ours(struct tbo_case_list * l) {
             tbo_add_custom(l, kind, NE(17, 5, 3, 2), 1, true);
         }
     }
+    tbo_list_misc_ours(l);
 }
 
 void tbo_make_cases_eval(struct tbo_case_list * l) {

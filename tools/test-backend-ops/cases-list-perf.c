@@ -1,7 +1,7 @@
 // cases-list-perf.c: the cases of perf mode.
 //
 // The list follows upstream's make_test_cases_perf() in order and parameters
-// for the families of our op set (only forward ROPE; no ADD_ID), then adds
+// for the families of our op set (only forward ROPE), then adds
 // matrix products at prompt sizes between upstream's n = 8 and n = 512.
 
 #include "tbo.h"
@@ -111,6 +111,8 @@ void tbo_make_cases_perf(struct tbo_case_list * l) {
     tbo_add_mul_mat_hadamard(l, 256, 2048, 256, ONE2);
     tbo_add_mul_mat_hadamard(l, 512, 2048, 512, ONE2);
 
+    tbo_perf_misc_after_hadamard(l);
+
     // a 4096 x 14336 weight: generation (n small) and a prompt batch of 512
     static const int64_t bss[7] = { 1, 2, 3, 4, 5, 8, 512 };
     for (int bi = 0; bi < 7; bi++) {
@@ -177,6 +179,8 @@ void tbo_make_cases_perf(struct tbo_case_list * l) {
 
     tbo_add_mean(l, GGML_TYPE_F32, NE(256, 256, 3, 1));
 
+    tbo_perf_misc_add_id(l);
+
     // forward rope only: ROPE_BACK is outside the op set
     for (int ti = 0; ti < 2; ti++) {
         for (int ff = 0; ff <= 1; ff++) {
@@ -215,12 +219,18 @@ void tbo_make_cases_perf(struct tbo_case_list * l) {
         }
     }
 
+    tbo_perf_misc_cumsum(l);
+    tbo_perf_ssm_conv_scan(l);
+
     tbo_add_acc(l, GGML_TYPE_F32, NE(256, 17, 1, 1), NE(256, 16, 1, 1), -1);
     tbo_add_acc(l, GGML_TYPE_F32, NE(256, 17, 2, 3), NE(256, 16, 2, 3), -1);
     tbo_add_acc(l, GGML_TYPE_F32, NE(256, 17, 2, 3), NE(128, 16, 2, 3), -1);
     tbo_add_acc(l, GGML_TYPE_F32, NE(256, 17, 2, 3), NE(256, 16, 2, 3), 1);
     tbo_add_acc(l, GGML_TYPE_F32, NE(256, 17, 2, 3), NE(128, 16, 2, 3), 2);
     tbo_add_acc(l, GGML_TYPE_F32, NE(256, 17, 2, 3), NE(64, 16, 2, 3), 3);
+
+    tbo_perf_ssm_gated_delta_net(l);
+    tbo_perf_misc_lightning_indexer(l);
 
     // ours: prompt batches between n = 8 and n = 512 for the types of the op set
     static const enum ggml_type mm_types[8] = { GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q4_0, GGML_TYPE_Q4_1,

@@ -436,8 +436,11 @@ static struct ggml_tensor * id_lane(struct tbo_build * b, const struct vec_fusio
         s = ggml_get_rows(ctx, s, ids);
         r = ggml_mul(ctx, r, s);
     }
-    // with_bias needs ADD_ID, which is outside the op set: such cases are not listed
-    GGML_ASSERT(!p->with_bias);
+    if (p->with_bias) {
+        // a bias row per expert, picked by the same ids
+        struct ggml_tensor * bias = tbo_new_tensor_2d(b, GGML_TYPE_F32, r->ne[0], p->n_mats);
+        r = ggml_add_id(ctx, r, bias, ids);
+    }
     return r;
 }
 

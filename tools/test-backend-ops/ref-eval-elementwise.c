@@ -54,10 +54,22 @@ bool ref_supports_unary(enum ggml_unary_op op) {
         case GGML_UNARY_OP_CEIL:
         case GGML_UNARY_OP_ROUND:
         case GGML_UNARY_OP_TRUNC:
+        case GGML_UNARY_OP_XIELU:
             return true;
         default:
-            return false; // XIELU has parameters of its own
+            return false;
     }
+}
+
+// xIELU with the constrained alphas as the node stores them: op_params [1]
+// beta + softplus(alpha_n), [2] softplus(alpha_p), [3] beta, [4] eps
+static double xielu(const struct ggml_tensor * dst, double x) {
+    const double an = ref_param_f32(dst, 1), ap = ref_param_f32(dst, 2);
+    const double beta = ref_param_f32(dst, 3), eps = ref_param_f32(dst, 4);
+    if (x > 0.0) {
+        return ap * x * x + beta * x;
+    }
+    return (expm1(fmin(x, eps)) - x) * an + beta * x;
 }
 
 static double unary(enum ggml_unary_op op, double x) {
@@ -92,7 +104,7 @@ void ref_op_unary(struct tbo_ref * r, const struct ggml_tensor * dst) {
     double * x = ref_get(r, dst->src[0]);
     const int64_t n = ggml_nelements(dst);
     for (int64_t i = 0; i < n; i++) {
-        x[i] = unary(op, x[i]);
+        x[i] = op == GGML_UNARY_OP_XIELU ? xielu(dst, x[i]) : unary(op, x[i]);
     }
     ref_put(r, dst, x);
     free(x);
@@ -105,10 +117,18 @@ bool ref_supports_glu(enum ggml_glu_op op) {
         case GGML_GLU_OP_SWIGLU:
         case GGML_GLU_OP_GEGLU_ERF:
         case GGML_GLU_OP_GEGLU_QUICK:
+        case GGML_GLU_OP_SWIGLU_OAI:
             return true;
         default:
-            return false; // SWIGLU_OAI has parameters of its own
+            return false;
     }
+}
+
+// gpt-oss: x clamped above and the gate both sides by limit, alpha scaling the sigmoid
+static double swiglu_oai(double alpha, double limit, double x, double g) {
+    const double xc = fmin(x, limit);
+    const double gc = fmax(-limit, fmin(g, limit));
+    return xc / (1.0 + exp(-alpha * xc)) * (gc + 1.0);
 }
 
 static double glu_gate(enum ggml_glu_op op, double x) {
@@ -126,6 +146,8 @@ static double glu_gate(enum ggml_glu_op op, double x) {
 void ref_op_glu(struct tbo_ref * r, const struct ggml_tensor * dst) {
     const enum ggml_glu_op op = ggml_get_glu_op(dst);
     const bool swapped = ref_param_i32(dst, 1) != 0;
+    const double alpha = ref_param_f32(dst, 2);
+    const double limit = ref_param_f32(dst, 3);
     const struct ggml_tensor * src0 = dst->src[0];
     const struct ggml_tensor * src1 = dst->src[1];
     const int64_t nc = dst->ne[0];
@@ -146,7 +168,7 @@ void ref_op_glu(struct tbo_ref * r, const struct ggml_tensor * dst) {
             b = swapped ? s : s + nc;
         }
         for (int64_t i = 0; i < nc; i++) {
-            y[row*nc + i] = glu_gate(op, a[i]) * b[i];
+            y[row*nc + i] = op == GGML_GLU_OP_SWIGLU_OAI ? swiglu_oai(alpha, limit, a[i], b[i]) : glu_gate(op, a[i]) * b[i];
         }
     }
     ref_put(r, dst, y);

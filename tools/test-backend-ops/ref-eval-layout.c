@@ -214,9 +214,10 @@ void ref_op_arange(struct tbo_ref * r, const struct ggml_tensor * dst) {
     free(y);
 }
 
-// -inf above the diagonal shifted right by n_past
+// -inf (DIAG_MASK_INF) or 0 (DIAG_MASK_ZERO) above the diagonal shifted right by n_past
 void ref_op_diag_mask_inf(struct tbo_ref * r, const struct ggml_tensor * dst) {
     const int64_t n_past = ref_param_i32(dst, 0);
+    const double masked = dst->op == GGML_OP_DIAG_MASK_ZERO ? 0.0 : -(double) INFINITY;
     double * x = ref_get(r, dst->src[0]);
     const int64_t * ne = dst->ne;
     for (int64_t i3 = 0; i3 < ne[3]; i3++) {
@@ -224,7 +225,7 @@ void ref_op_diag_mask_inf(struct tbo_ref * r, const struct ggml_tensor * dst) {
             for (int64_t i1 = 0; i1 < ne[1]; i1++) {
                 for (int64_t i0 = 0; i0 < ne[0]; i0++) {
                     if (i0 > n_past + i1) {
-                        x[ref_idx(ne, i0, i1, i2, i3)] = -(double) INFINITY;
+                        x[ref_idx(ne, i0, i1, i2, i3)] = masked;
                     }
                 }
             }

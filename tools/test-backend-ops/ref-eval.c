@@ -435,6 +435,27 @@ static bool op_implemented(const struct ggml_tensor * node) {
         case GGML_OP_TOP_K:
         case GGML_OP_FLASH_ATTN_EXT:
             return true;
+        // ref-eval-misc.c
+        case GGML_OP_ADD_ID:
+        case GGML_OP_CUMSUM:
+        case GGML_OP_DIAG:
+        case GGML_OP_DIAG_MASK_ZERO:
+        case GGML_OP_FILL:
+        case GGML_OP_TRI:
+        case GGML_OP_SOLVE_TRI:
+        case GGML_OP_GROUP_NORM:
+        case GGML_OP_LIGHTNING_INDEXER:
+        case GGML_OP_DSV4_HC_COMB:
+        case GGML_OP_DSV4_HC_PRE:
+        case GGML_OP_DSV4_HC_POST:
+        // ref-eval-ssm.c
+        case GGML_OP_SSM_CONV:
+        case GGML_OP_SSM_SCAN:
+        case GGML_OP_RWKV_WKV6:
+        case GGML_OP_GATED_LINEAR_ATTN:
+        case GGML_OP_RWKV_WKV7:
+        case GGML_OP_GATED_DELTA_NET:
+            return true;
         case GGML_OP_UNARY:
             return ref_supports_unary(ggml_get_unary_op(node));
         case GGML_OP_GLU:
@@ -511,6 +532,24 @@ void tbo_ref_compute(struct tbo_ref * r, const struct ggml_tensor * node) {
         case GGML_OP_FLASH_ATTN_EXT: ref_op_flash_attn_ext(r, node); break;
         case GGML_OP_UNARY:          ref_op_unary(r, node); break;
         case GGML_OP_GLU:            ref_op_glu(r, node); break;
+        case GGML_OP_ADD_ID:         ref_op_add_id(r, node); break;
+        case GGML_OP_CUMSUM:         ref_op_cumsum(r, node); break;
+        case GGML_OP_DIAG:           ref_op_diag(r, node); break;
+        case GGML_OP_DIAG_MASK_ZERO: ref_op_diag_mask_inf(r, node); break;
+        case GGML_OP_FILL:           ref_op_fill(r, node); break;
+        case GGML_OP_TRI:            ref_op_tri(r, node); break;
+        case GGML_OP_SOLVE_TRI:      ref_op_solve_tri(r, node); break;
+        case GGML_OP_GROUP_NORM:     ref_op_group_norm(r, node); break;
+        case GGML_OP_LIGHTNING_INDEXER: ref_op_lightning_indexer(r, node); break;
+        case GGML_OP_DSV4_HC_COMB:
+        case GGML_OP_DSV4_HC_PRE:
+        case GGML_OP_DSV4_HC_POST:   ref_op_dsv4_hc(r, node); break;
+        case GGML_OP_SSM_CONV:       ref_op_ssm_conv(r, node); break;
+        case GGML_OP_SSM_SCAN:       ref_op_ssm_scan(r, node); break;
+        case GGML_OP_RWKV_WKV6:
+        case GGML_OP_GATED_LINEAR_ATTN:
+        case GGML_OP_RWKV_WKV7:      ref_op_wkv(r, node); break;
+        case GGML_OP_GATED_DELTA_NET: ref_op_gated_delta_net(r, node); break;
         default:
             GGML_ABORT("reference: op %s not implemented", ggml_op_desc(node));
     }

@@ -66,7 +66,7 @@ void ref_op_concat(struct tbo_ref * r, const struct ggml_tensor * dst);
 void ref_op_set_acc(struct tbo_ref * r, const struct ggml_tensor * dst); // SET ACC
 void ref_op_pad(struct tbo_ref * r, const struct ggml_tensor * dst);
 void ref_op_arange(struct tbo_ref * r, const struct ggml_tensor * dst);
-void ref_op_diag_mask_inf(struct tbo_ref * r, const struct ggml_tensor * dst);
+void ref_op_diag_mask_inf(struct tbo_ref * r, const struct ggml_tensor * dst); // DIAG_MASK_INF DIAG_MASK_ZERO
 
 // ref-eval-reduce.c
 void ref_op_sum(struct tbo_ref * r, const struct ggml_tensor * dst);
@@ -85,3 +85,20 @@ void ref_op_out_prod(struct tbo_ref * r, const struct ggml_tensor * dst);
 void ref_op_soft_max(struct tbo_ref * r, const struct ggml_tensor * dst);
 void ref_op_rope(struct tbo_ref * r, const struct ggml_tensor * dst);
 void ref_op_flash_attn_ext(struct tbo_ref * r, const struct ggml_tensor * dst);
+
+// ref-eval-misc.c
+void ref_op_add_id(struct tbo_ref * r, const struct ggml_tensor * dst);
+void ref_op_cumsum(struct tbo_ref * r, const struct ggml_tensor * dst);
+void ref_op_diag(struct tbo_ref * r, const struct ggml_tensor * dst);
+void ref_op_fill(struct tbo_ref * r, const struct ggml_tensor * dst);
+void ref_op_tri(struct tbo_ref * r, const struct ggml_tensor * dst);
+void ref_op_solve_tri(struct tbo_ref * r, const struct ggml_tensor * dst);
+void ref_op_group_norm(struct tbo_ref * r, const struct ggml_tensor * dst);
+void ref_op_lightning_indexer(struct tbo_ref * r, const struct ggml_tensor * dst);
+void ref_op_dsv4_hc(struct tbo_ref * r, const struct ggml_tensor * dst); // DSV4_HC_COMB DSV4_HC_PRE DSV4_HC_POST
+
+// ref-eval-ssm.c
+void ref_op_ssm_conv(struct tbo_ref * r, const struct ggml_tensor * dst);
+void ref_op_ssm_scan(struct tbo_ref * r, const struct ggml_tensor * dst);
+void ref_op_wkv(struct tbo_ref * r, const struct ggml_tensor * dst); // RWKV_WKV6 GATED_LINEAR_ATTN RWKV_WKV7
+void ref_op_gated_delta_net(struct tbo_ref * r, const struct ggml_tensor * dst);

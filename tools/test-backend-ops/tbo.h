@@ -260,6 +260,42 @@ void tbo_add_clamp(struct tbo_case_list * l, enum ggml_type type, const int64_t 
 void tbo_add_leaky_relu(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4], float negative_slope);
 void tbo_add_add1(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4]);
 
+// cases-activ.c
+void tbo_add_xielu(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4]);
+void tbo_add_swiglu_oai(struct tbo_case_list * l, enum ggml_type type, const int64_t ne_a[4], int v, float alpha, float limit);
+
+// cases-misc.c
+void tbo_add_add_id(struct tbo_case_list * l, enum ggml_type type_a, enum ggml_type type_b, int64_t n_embd, int64_t n_experts,
+                    int64_t n_experts_used, int64_t n_token);
+void tbo_add_cumsum(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4]);
+void tbo_add_diag(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4]);
+void tbo_add_tri(struct tbo_case_list * l, enum ggml_tri_type tri_type, enum ggml_type type, const int64_t ne[4]);
+void tbo_add_fill(struct tbo_case_list * l, float c, enum ggml_type type, const int64_t ne[4]);
+void tbo_add_diag_mask_zero(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4], int n_past);
+void tbo_add_solve_tri(struct tbo_case_list * l, enum ggml_type type, const int64_t ne_lhs[4], const int64_t ne_rhs[4]);
+// the parts of the list: ADD_ID (after OUT_PROD), GROUP_NORM[_MUL_ADD] (after
+// SUM_ROWS), CUMSUM XIELU TRI FILL DIAG SOLVE_TRI (after LEAKY_RELU), ours
+void tbo_list_misc_add_id(struct tbo_case_list * l);
+void tbo_list_misc_group_norm(struct tbo_case_list * l);
+void tbo_list_misc_after_leaky_relu(struct tbo_case_list * l);
+void tbo_list_misc_ours(struct tbo_case_list * l);
+// DSV4_HC_COMB/PRE/POST (after SNAKE_FUSE) and LIGHTNING_INDEXER (the end of upstream's list)
+void tbo_list_misc_dsv4(struct tbo_case_list * l);
+void tbo_list_misc_lightning_indexer(struct tbo_case_list * l);
+
+// cases-ssm.c: SSM_CONV[_BIAS_SILU], SSM_SCAN[_ROLLBACK], RWKV_WKV6/7, GLA (after the
+// norm fusions) and GATED_DELTA_NET (after TOPK_MOE)
+void tbo_list_ssm_after_norms(struct tbo_case_list * l);
+void tbo_list_ssm_gated_delta_net(struct tbo_case_list * l);
+
+// the parts of the perf list (cases-misc.c, cases-ssm.c), named for what precedes them upstream
+void tbo_perf_misc_after_hadamard(struct tbo_case_list * l);   // SOLVE_TRI, TRI, CUMSUM
+void tbo_perf_misc_add_id(struct tbo_case_list * l);           // after MEAN
+void tbo_perf_misc_cumsum(struct tbo_case_list * l);           // after TOP_K
+void tbo_perf_ssm_conv_scan(struct tbo_case_list * l);         // after the CUMSUM sweep
+void tbo_perf_ssm_gated_delta_net(struct tbo_case_list * l);   // after ACC
+void tbo_perf_misc_lightning_indexer(struct tbo_case_list * l); // after GATED_DELTA_NET
+
 // cases-custom.c: MAP_CUSTOM1..3 (kind 1..3) and CUSTOM (kind 4), with functions of the tool's own
 void tbo_add_custom(struct tbo_case_list * l, int kind, const int64_t ne[4], int n_tasks, bool inplace);
 
