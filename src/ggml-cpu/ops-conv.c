@@ -119,7 +119,8 @@ static void conv_geom_im2col_3d(struct conv_geom * g, const struct ggml_tensor *
     *g = (struct conv_geom) {
         .IW = b->ne[0], .IH = b->ne[1], .ID = b->ne[2], .IC = IC, .N = b->ne[3] / IC,
         .KW = k->ne[0], .KH = k->ne[1], .KD = k->ne[2],
-        .OW = dst->ne[1], .OH = dst->ne[2], .OD = dst->ne[3] / (b->ne[3] / IC),
+        .OW = dst->ne[1], .OH = dst->ne[2],
+        .OD = (b->ne[2] + 2*ggml_get_op_params_i32(dst, 5) - ggml_get_op_params_i32(dst, 8)*(k->ne[2] - 1) - 1) / ggml_get_op_params_i32(dst, 2) + 1,
         .s0 = ggml_get_op_params_i32(dst, 0), .s1 = ggml_get_op_params_i32(dst, 1), .s2 = ggml_get_op_params_i32(dst, 2),
         .p0 = ggml_get_op_params_i32(dst, 3), .p1 = ggml_get_op_params_i32(dst, 4), .p2 = ggml_get_op_params_i32(dst, 5),
         .d0 = ggml_get_op_params_i32(dst, 6), .d1 = ggml_get_op_params_i32(dst, 7), .d2 = ggml_get_op_params_i32(dst, 8),

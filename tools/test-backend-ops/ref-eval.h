@@ -85,3 +85,24 @@ void ref_op_out_prod(struct tbo_ref * r, const struct ggml_tensor * dst);
 void ref_op_soft_max(struct tbo_ref * r, const struct ggml_tensor * dst);
 void ref_op_rope(struct tbo_ref * r, const struct ggml_tensor * dst);
 void ref_op_flash_attn_ext(struct tbo_ref * r, const struct ggml_tensor * dst);
+
+// ref-eval-conv.c
+void ref_op_im2col(struct tbo_ref * r, const struct ggml_tensor * dst);
+void ref_op_im2col_3d(struct tbo_ref * r, const struct ggml_tensor * dst);
+void ref_op_im2col_back(struct tbo_ref * r, const struct ggml_tensor * dst);
+void ref_op_col2im_1d(struct tbo_ref * r, const struct ggml_tensor * dst);
+void ref_op_conv(struct tbo_ref * r, const struct ggml_tensor * dst);           // CONV_2D CONV_3D
+void ref_op_conv_2d_dw(struct tbo_ref * r, const struct ggml_tensor * dst);
+void ref_op_conv_transpose(struct tbo_ref * r, const struct ggml_tensor * dst); // CONV_TRANSPOSE_1D CONV_TRANSPOSE_2D
+void ref_op_pool(struct tbo_ref * r, const struct ggml_tensor * dst);           // POOL_1D POOL_2D
+void ref_op_pool_2d_back(struct tbo_ref * r, const struct ggml_tensor * dst);
+
+// ref-eval-image.c
+void ref_op_upscale(struct tbo_ref * r, const struct ggml_tensor * dst);
+void ref_op_pad_reflect_1d(struct tbo_ref * r, const struct ggml_tensor * dst);
+void ref_op_roll(struct tbo_ref * r, const struct ggml_tensor * dst);
+void ref_op_timestep_embedding(struct tbo_ref * r, const struct ggml_tensor * dst);
+void ref_op_win_part(struct tbo_ref * r, const struct ggml_tensor * dst);
+void ref_op_win_unpart(struct tbo_ref * r, const struct ggml_tensor * dst);
+void ref_op_get_rel_pos(struct tbo_ref * r, const struct ggml_tensor * dst);
+void ref_op_add_rel_pos(struct tbo_ref * r, const struct ggml_tensor * dst);
