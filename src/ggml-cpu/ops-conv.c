@@ -62,28 +62,102 @@ static int64_t conv_patch_len(const struct conv_geom * g) {
     return g->IC * g->KD * g->KH * g->KW;
 }
 
-// the patch of output pixel p (= (oz*OH + oy)*OW + ox) of image n, as F32 values in
-// the order (ic, kz, ky, kx), kx fastest; positions outside the input are 0
-static void conv_gather_patch(const struct conv_geom * g, int64_t n, int64_t p, float * row) {
+// the values of one kernel row (KW taps, dilation d0) starting at input x0
+// of an input row, into out; taps [lo, hi) are inside the input
+static inline void conv_gather_taps(const struct conv_geom * g, const char * src, int64_t x0, int64_t lo, int64_t hi,
+                                    float * out) {
+    for (int64_t kx = 0; kx < lo; kx++) {
+        out[kx] = 0.0f;
+    }
+    if (g->in_type == GGML_TYPE_F32 && g->in_x == sizeof(float) && g->d0 == 1 && hi - lo >= 32) {
+        memcpy(out + lo, (const float *) src + x0 + lo, (size_t) (hi - lo) * sizeof(float));
+    } else if (g->in_type == GGML_TYPE_F32) {
+        // short runs (the usual 3 to 7 taps): a call to memcpy costs more than the copy
+        const char * p = src + (x0 + lo*g->d0) * (int64_t) g->in_x;
+        const int64_t step = g->d0 * (int64_t) g->in_x;
+        for (int64_t kx = lo; kx < hi; kx++, p += step) {
+            out[kx] = *(const float *) p;
+        }
+    } else {
+        for (int64_t kx = lo; kx < hi; kx++) {
+            out[kx] = conv_load(g->in_type, src + (x0 + kx*g->d0) * (int64_t) g->in_x);
+        }
+    }
+    for (int64_t kx = hi; kx < g->KW; kx++) {
+        out[kx] = 0.0f;
+    }
+}
+
+// where output pixel p (= (oz*OH + oy)*OW + ox) of image n reads: its first
+// input x, the taps kx in [lo, hi) inside the input row, and its y and z
+struct conv_pixel {
+    int64_t x0, lo, hi, y0, z0;
+};
+
+static struct conv_pixel conv_pixel_of(const struct conv_geom * g, int64_t p) {
     const int64_t ox = p % g->OW;
     const int64_t oy = (p / g->OW) % g->OH;
     const int64_t oz = p / (g->OW * g->OH);
+    struct conv_pixel px = { .x0 = ox*g->s0 - g->p0, .y0 = oy*g->s1 - g->p1, .z0 = oz*g->s2 - g->p2 };
+    // 0 <= x0 + kx*d0 < IW exactly for kx in [lo, hi)
+    px.lo = px.x0 >= 0 ? 0 : (-px.x0 + g->d0 - 1) / g->d0;
+    px.hi = px.x0 >= g->IW ? 0 : (g->IW - 1 - px.x0) / g->d0 + 1;
+    px.lo = MIN(px.lo, g->KW);
+    px.hi = MAX(px.lo, MIN(px.hi, g->KW));
+    return px;
+}
+
+// KW contiguous F32 values (a whole kernel row inside the input); the usual
+// sizes unrolled, since a loop of three costs more than the copy
+static inline void conv_copy_taps(int64_t KW, const float * src, float * out) {
+    switch (KW) {
+        case 1: out[0] = src[0]; break;
+        case 3: out[0] = src[0]; out[1] = src[1]; out[2] = src[2]; break;
+        default:
+            for (int64_t kx = 0; kx < KW; kx++) {
+                out[kx] = src[kx];
+            }
+    }
+}
+
+// The patches of np consecutive output pixels from p0 of image n, as rows of
+// F32 values (ldk apart) in the order (ic, kz, ky, kx), kx fastest; positions
+// outside the input are 0. The walk goes input row by input row, each row
+// serving every pixel of a run of one output row while it is in L1 (walking
+// pixel by pixel instead reads IC*KD*KH rows per pixel, whose planes are
+// often a multiple of 1 KiB apart and evict each other from a few cache sets).
+static void conv_gather_patches(const struct conv_geom * g, int64_t n, int64_t p0, int64_t np, float * panel, int64_t ldk,
+                                struct conv_pixel * px) {
+    for (int64_t r = 0; r < np; r++) {
+        px[r] = conv_pixel_of(g, p0 + r);
+    }
+    const bool contiguous = g->in_type == GGML_TYPE_F32 && g->in_x == sizeof(float) && g->d0 == 1;
     const char * base = g->in + n*g->in_n;
-    for (int64_t ic = 0; ic < g->IC; ic++) {
-        for (int64_t kz = 0; kz < g->KD; kz++) {
-            const int64_t iz = oz*g->s2 + kz*g->d2 - g->p2;
-            for (int64_t ky = 0; ky < g->KH; ky++, row += g->KW) {
-                const int64_t iy = oy*g->s1 + ky*g->d1 - g->p1;
-                if (iz < 0 || iz >= g->ID || iy < 0 || iy >= g->IH) {
-                    memset(row, 0, (size_t) g->KW * sizeof(float));
-                    continue;
-                }
-                const char * src = base + ic*g->in_c + iz*g->in_z + iy*g->in_y;
-                for (int64_t kx = 0; kx < g->KW; kx++) {
-                    const int64_t ix = ox*g->s0 + kx*g->d0 - g->p0;
-                    row[kx] = (ix < 0 || ix >= g->IW) ? 0.0f
-                            : g->in_type == GGML_TYPE_F32 ? *(const float *)(src + ix*g->in_x)
-                            : conv_load(g->in_type, src + ix*g->in_x);
+    for (int64_t ra = 0, rb; ra < np; ra = rb) {
+        // the run of pixels [ra, rb) of one output row: the same input rows
+        for (rb = ra + 1; rb < np && px[rb].y0 == px[ra].y0 && px[rb].z0 == px[ra].z0; rb++) {
+        }
+        int64_t col = 0;
+        for (int64_t ic = 0; ic < g->IC; ic++) {
+            for (int64_t kz = 0; kz < g->KD; kz++) {
+                const int64_t iz = px[ra].z0 + kz*g->d2;
+                for (int64_t ky = 0; ky < g->KH; ky++, col += g->KW) {
+                    const int64_t iy = px[ra].y0 + ky*g->d1;
+                    if (iz < 0 || iz >= g->ID || iy < 0 || iy >= g->IH) {
+                        for (int64_t r = ra; r < rb; r++) {
+                            memset(panel + r*ldk + col, 0, (size_t) g->KW * sizeof(float));
+                        }
+                        continue;
+                    }
+                    const char * src = base + ic*g->in_c + iz*g->in_z + iy*g->in_y;
+                    for (int64_t r = ra; r < rb; r++) {
+                        float * out = panel + r*ldk + col;
+                        if (contiguous && px[r].lo == 0 && px[r].hi == g->KW) {
+                            conv_copy_taps(g->KW, (const float *) src + px[r].x0, out);
+                        } else {
+                            conv_gather_taps(g, src, px[r].x0, px[r].lo, px[r].hi, out);
+                        }
+                    }
                 }
             }
         }
@@ -134,24 +208,36 @@ static bool supports_im2col(const struct ggml_tensor * op) {
            ggml_is_contiguous(op);
 }
 
+#define IM2COL_CHUNK 64
+
 static size_t work_size_im2col(const struct ggml_tensor * op, int n_threads) {
-    // one F32 row per thread when the destination is F16
-    return op->type == GGML_TYPE_F32 ? 0 : (size_t) n_threads * (size_t) op->ne[0] * sizeof(float) + GGML_CPU_CACHE_LINE;
+    // IM2COL_CHUNK F32 rows per thread when the destination is F16
+    return op->type == GGML_TYPE_F32 ? 0 : (size_t) n_threads * (size_t) (op->ne[0] * IM2COL_CHUNK) * sizeof(float);
 }
+
+// rows of IM2COL_CHUNK pixels at a time (see conv_gather_patches)
 
 static void im2col_rows(const struct ggml_compute_params * params, struct ggml_tensor * dst, const struct conv_geom * g) {
     const int64_t len    = conv_patch_len(g);
     const int64_t pixels = g->OD * g->OH * g->OW;
     int64_t r0, r1;
     ggml_cpu_split_range(pixels * g->N, params->ith, params->nth, &r0, &r1);
-    float * tmp = dst->type == GGML_TYPE_F32 ? NULL : (float *) params->wdata + (size_t) params->ith * (size_t) len;
-    for (int64_t r = r0; r < r1; r++) {
+    float * tmp = dst->type == GGML_TYPE_F32 ? NULL : (float *) params->wdata + (size_t) params->ith * (size_t) (len * IM2COL_CHUNK);
+    struct conv_pixel px[IM2COL_CHUNK];
+    for (int64_t r = r0; r < r1; ) {
+        const int64_t n = r / pixels, p = r % pixels;
+        const int64_t np = MIN(MIN(IM2COL_CHUNK, r1 - r), pixels - p);
         char * out = (char *) dst->data + (size_t) r * dst->nb[1];
-        float * row = tmp ? tmp : (float *) out;
-        conv_gather_patch(g, r / pixels, r % pixels, row);
-        if (tmp) {
-            ggml_fp32_to_fp16_row(row, (ggml_fp16_t *) out, len);
+        if (tmp == NULL) {
+            conv_gather_patches(g, n, p, np, (float *) out, (int64_t) (dst->nb[1] / sizeof(float)), px);
+        } else {
+            conv_gather_patches(g, n, p, np, tmp, len, px);
+            for (int64_t i = 0; i < np; i++) {
+                (params->use_ref ? ggml_vec_fp32_to_fp16_ref : ggml_vec_fp32_to_fp16)(len, tmp + i*len,
+                                                                                    (ggml_fp16_t *)(out + (size_t) i * dst->nb[1]));
+            }
         }
+        r += np;
     }
 }
 
@@ -280,9 +366,9 @@ static void patch_gemm_init(struct patch_gemm * pg, const struct ggml_tensor * d
     pg->pix = MAX(8, MIN(256, PATCH_PANEL_BYTES / (pg->ldk * (int64_t) sizeof(float))));
     pg->kernel_direct = k->type == GGML_TYPE_F32 && ggml_is_contiguous(k);
     pg->shared_size = pg->kernel_direct ? 0 : GGML_PAD((size_t) pg->OC * (size_t) pg->ldk * sizeof(float), GGML_CPU_CACHE_LINE);
-    // panel, then the column pointers of B (whole rows and one k block) and C
-    pg->thread_size = GGML_PAD((size_t) pg->pix * (size_t) pg->ldk * sizeof(float) + 3 * (size_t) pg->OC * sizeof(void *),
-                               GGML_CPU_CACHE_LINE);
+    // panel, the column pointers of B (whole rows and one k block) and C, the chunk's pixels
+    pg->thread_size = GGML_PAD((size_t) pg->pix * (size_t) pg->ldk * sizeof(float) + 3 * (size_t) pg->OC * sizeof(void *) +
+                               (size_t) pg->pix * sizeof(struct conv_pixel), GGML_CPU_CACHE_LINE);
 }
 
 static bool supports_patch_gemm(const struct ggml_tensor * op) {
@@ -318,9 +404,8 @@ static void patch_gemm_chunk(const struct patch_gemm * pg, struct ggml_tensor * 
     const void ** bcol = (const void **)(thr + (size_t) pg->pix * (size_t) pg->ldk * sizeof(float));
     const void ** bk   = bcol + pg->OC;
     float **      ccol = (float **)(bk + pg->OC);
-    for (int64_t r = 0; r < np; r++) {
-        conv_gather_patch(&pg->g, n, p0 + r, panel + r*pg->ldk);
-    }
+    struct conv_pixel * pxs = (struct conv_pixel *)(ccol + pg->OC);
+    conv_gather_patches(&pg->g, n, p0, np, panel, pg->ldk, pxs);
     const size_t krow_stride = pg->kernel_direct ? (size_t) pg->len : (size_t) pg->ldk;
     for (int64_t oc = 0; oc < pg->OC; oc++) {
         bcol[oc] = krows + (size_t) oc * krow_stride;
