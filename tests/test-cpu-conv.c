@@ -8,6 +8,7 @@
 //   - conv_transpose_1d with a one-tap kernel spreads the input s apart;
 //   - max pooling of increasing values takes each window's last inside value;
 //   - win_unpart(win_part(x)) = x, roll by s then -s = x, pad_reflect_1d mirrors;
+//   - get_rel_pos / add_rel_pos (and in place) and pool_2d_back by their closed forms;
 //   - the CPU device refuses what it does not implement (F16 upscale, POOL_COUNT).
 
 #include "cpu-testing.h"
@@ -179,6 +180,81 @@ static void test_round_trips(void) {
     ggml_free(ctx);
 }
 
+// get_rel_pos: dst[:, k, q] = a[:, q - k + kh - 1]; add_rel_pos: a + pw[x] + ph[y] (also in place)
+static void test_rel_pos(void) {
+    struct ggml_context * ctx = tt_ctx_new(8);
+    const int kh = 5;
+    struct ggml_tensor * a = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, 3, 2*kh - 1);
+    for (int64_t r = 0; r < a->ne[1]; r++) {
+        for (int64_t c = 0; c < 3; c++) {
+            ((ggml_fp16_t *) a->data)[r*3 + c] = ggml_fp32_to_fp16((float) (r * 4 + c));
+        }
+    }
+    struct ggml_tensor * rel = ggml_get_rel_pos(ctx, a, kh, kh);
+    CHECK(tt_compute(ctx, rel, 2) == GGML_STATUS_SUCCESS);
+    for (int64_t q = 0; q < kh; q++)
+    for (int64_t k = 0; k < kh; k++)
+    for (int64_t c = 0; c < 3; c++) {
+        CHECK_NEAR(tt_get(rel, c, k, q, 0), (double) ((q - k + kh - 1) * 4 + c), 0.0);
+    }
+
+    const int64_t W = 3, n1 = 4, n2 = 2, B = 2;
+    struct ggml_tensor * x  = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, W*W, n1*n2, B);
+    struct ggml_tensor * pw = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, W, n1, n2, B);
+    struct ggml_tensor * ph = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, W, n1, n2, B);
+    tt_fill_uniform(x, -1.0, 1.0, 4);
+    tt_fill_uniform(pw, -1.0, 1.0, 5);
+    tt_fill_uniform(ph, -1.0, 1.0, 6);
+    struct ggml_tensor * x0 = ggml_dup_tensor(ctx, x);
+    memcpy(x0->data, x->data, ggml_nbytes(x));
+    struct ggml_tensor * out = ggml_add_rel_pos(ctx, x, pw, ph);
+    CHECK(tt_compute(ctx, out, 3) == GGML_STATUS_SUCCESS);
+    struct ggml_tensor * in_place = ggml_add_rel_pos_inplace(ctx, x, pw, ph);
+    CHECK(in_place->data == x->data);
+    CHECK(tt_compute(ctx, in_place, 2) == GGML_STATUS_SUCCESS);
+    double worst = 0.0;
+    for (int64_t b = 0; b < B; b++)
+    for (int64_t j = 0; j < n2; j++)
+    for (int64_t i = 0; i < n1; i++)
+    for (int64_t yy = 0; yy < W; yy++)
+    for (int64_t xx = 0; xx < W; xx++) {
+        const double want = tt_get(x0, yy*W + xx, j*n1 + i, b, 0) + tt_get(pw, xx, i, j, b) + tt_get(ph, yy, i, j, b);
+        worst = fmax(worst, fabs(tt_get(out, yy*W + xx, j*n1 + i, b, 0) - want));
+        worst = fmax(worst, fabs(tt_get(in_place, yy*W + xx, j*n1 + i, b, 0) - want));
+    }
+    CHECK(worst < 1e-6);
+    ggml_free(ctx);
+}
+
+// pool_2d_back with 2x2 windows, stride 2: max sends each gradient to its
+// window's maximum, avg spreads it over the window
+static void test_pool_2d_back(void) {
+    struct ggml_context * ctx = tt_ctx_new(4);
+    struct ggml_tensor * x = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 6, 4, 3);
+    tt_fill_uniform(x, -1.0, 1.0, 7);
+    struct ggml_tensor * g = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 3, 2, 3);
+    tt_fill_uniform(g, 0.5, 1.5, 8);
+    struct ggml_tensor * bmax = ggml_pool_2d_back(ctx, g, x, GGML_OP_POOL_MAX, 2, 2, 2, 2, 0, 0);
+    struct ggml_tensor * bavg = ggml_pool_2d_back(ctx, g, x, GGML_OP_POOL_AVG, 2, 2, 2, 2, 0, 0);
+    CHECK(tt_compute(ctx, bmax, 2) == GGML_STATUS_SUCCESS);
+    CHECK(tt_compute(ctx, bavg, 2) == GGML_STATUS_SUCCESS);
+    for (int64_t c = 0; c < 3; c++)
+    for (int64_t iy = 0; iy < 4; iy++)
+    for (int64_t ix = 0; ix < 6; ix++) {
+        const int64_t oy = iy / 2, ox = ix / 2;
+        bool is_max = true;
+        for (int64_t y = oy*2; y < oy*2 + 2; y++) {
+            for (int64_t xx = ox*2; xx < ox*2 + 2; xx++) {
+                is_max = is_max && tt_get(x, xx, y, c, 0) <= tt_get(x, ix, iy, c, 0);
+            }
+        }
+        const double gr = tt_get(g, ox, oy, c, 0);
+        CHECK_NEAR(tt_get(bmax, ix, iy, c, 0), is_max ? gr : 0.0, 1e-7);
+        CHECK_NEAR(tt_get(bavg, ix, iy, c, 0), gr / 4.0, 1e-7);
+    }
+    ggml_free(ctx);
+}
+
 static void test_supports(void) {
     ggml_backend_dev_t dev = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU);
     CHECK(dev != NULL);
@@ -212,6 +288,8 @@ int main(void) {
     test_conv_transpose_1d_spread();
     test_pool_max_increasing();
     test_round_trips();
+    test_rel_pos();
+    test_pool_2d_back();
     test_supports();
     return TEST_RESULT();
 }
