@@ -1541,7 +1541,6 @@ extern "C" {
             int                  rp3
             );
 
-
     //
     // convolutions, pooling and image ops (src/ggml-ops-conv.c, src/ggml-ops-image.c)
     //
@@ -1921,6 +1920,7 @@ extern "C" {
             struct ggml_tensor  * a,
             struct ggml_tensor  * pw,
             struct ggml_tensor  * ph);
+
     // F32 [ceil((stop - start) / step)]: start, start + step, ...
     GGML_API struct ggml_tensor * ggml_arange(
             struct ggml_context * ctx,
