@@ -401,10 +401,11 @@ static void patch_gemm_kernel_row(const struct patch_gemm * pg, int64_t oc, floa
 static void patch_gemm_chunk(const struct patch_gemm * pg, struct ggml_tensor * dst, const float * krows, int64_t n,
                              int64_t p0, int64_t np, char * thr, bool use_ref) {
     float * panel = (float *) thr;
-    const void ** bcol = (const void **)(thr + (size_t) pg->pix * (size_t) pg->ldk * sizeof(float));
-    const void ** bk   = bcol + pg->OC;
-    float **      ccol = (float **)(bk + pg->OC);
-    struct conv_pixel * pxs = (struct conv_pixel *)(ccol + pg->OC);
+    char * ptrs = thr + (size_t) pg->pix * (size_t) pg->ldk * sizeof(float);
+    const void ** bcol = (const void **) ptrs;
+    const void ** bk   = (const void **)(ptrs + (size_t) pg->OC * sizeof(void *));
+    float **      ccol = (float **)(ptrs + 2 * (size_t) pg->OC * sizeof(void *));
+    struct conv_pixel * pxs = (struct conv_pixel *)(ptrs + 3 * (size_t) pg->OC * sizeof(void *));
     conv_gather_patches(&pg->g, n, p0, np, panel, pg->ldk, pxs);
     const size_t krow_stride = pg->kernel_direct ? (size_t) pg->len : (size_t) pg->ldk;
     for (int64_t oc = 0; oc < pg->OC; oc++) {

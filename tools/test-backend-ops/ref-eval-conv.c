@@ -327,7 +327,7 @@ void ref_op_pool(struct tbo_ref * r, const struct ggml_tensor * dst) {
                     }
                 }
                 if (is_max && count == 0) {
-                    acc = -FLT_MAX;
+                    acc = -(double) FLT_MAX;
                 } else if (!is_max) {
                     acc = is_2d ? acc / (double) (k0*k1) : count > 0 ? acc / (double) count : 0.0;
                 }
