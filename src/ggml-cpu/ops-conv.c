@@ -450,11 +450,38 @@ static void forward_patch_gemm(const struct ggml_compute_params * params, struct
 
 //
 // CONV_2D_DW: depthwise, kernel [KW, KH, 1, C]; any input and output strides
-// (the CWHN layout included); output rows split among threads
+// (the CWHN layout included). Output rows are split among threads; a row is
+// accumulated tap by tap in F32 over the range of outputs whose input lies
+// inside (no bounds checks in the loop, which vectorizes for stride 1).
 //
 
 static bool supports_conv_2d_dw(const struct ggml_tensor * op) {
     return conv_float_type(op->src[0]->type) && conv_float_type(op->src[1]->type) && conv_float_type(op->type);
+}
+
+static size_t work_size_conv_2d_dw(const struct ggml_tensor * op, int n_threads) {
+    return (size_t) n_threads * (size_t) GGML_PAD(op->ne[0], 16) * sizeof(float);
+}
+
+// acc[o] += w * in[o*s + off] for the outputs o < n whose input index lies in [0, IW)
+static void conv_dw_tap(float * acc, int64_t n, float w, const char * in, enum ggml_type type, size_t nb0, int s, int64_t off,
+                        int64_t IW) {
+    const int64_t lo = off >= 0 ? 0 : (-off + s - 1) / s;
+    const int64_t hi = MIN(n, IW - 1 - off < 0 ? 0 : (IW - 1 - off) / s + 1);
+    if (type == GGML_TYPE_F32 && nb0 == sizeof(float) && s == 1) {
+        const float * x = (const float *) in + off;
+        for (int64_t o = lo; o < hi; o++) {
+            acc[o] += w * x[o];
+        }
+    } else if (type == GGML_TYPE_F32) {
+        for (int64_t o = lo; o < hi; o++) {
+            acc[o] += w * *(const float *)(in + (o*s + off) * (int64_t) nb0);
+        }
+    } else {
+        for (int64_t o = lo; o < hi; o++) {
+            acc[o] += w * conv_load(type, in + (o*s + off) * (int64_t) nb0);
+        }
+    }
 }
 
 static void forward_conv_2d_dw(const struct ggml_compute_params * params, struct ggml_tensor * dst) {
@@ -465,6 +492,7 @@ static void forward_conv_2d_dw(const struct ggml_compute_params * params, struct
     const int d0 = ggml_get_op_params_i32(dst, 4), d1 = ggml_get_op_params_i32(dst, 5);
     const int64_t KW = k->ne[0], KH = k->ne[1];
     const int64_t OW = dst->ne[0], OH = dst->ne[1], C = dst->ne[2];
+    float * acc = (float *) params->wdata + (size_t) params->ith * (size_t) GGML_PAD(OW, 16);
 
     int64_t r0, r1;
     ggml_cpu_split_range(OH * C * dst->ne[3], params->ith, params->nth, &r0, &r1);
@@ -473,22 +501,19 @@ static void forward_conv_2d_dw(const struct ggml_compute_params * params, struct
         const char * kc = (const char *) k->data + c*k->nb[3];
         const char * in = (const char *) b->data + c*b->nb[2] + n*b->nb[3];
         char * out = (char *) dst->data + oy*dst->nb[1] + c*dst->nb[2] + n*dst->nb[3];
-        for (int64_t ox = 0; ox < OW; ox++) {
-            float sum = 0.0f;
-            for (int64_t ky = 0; ky < KH; ky++) {
-                const int64_t iy = oy*s1 + ky*d1 - p1;
-                if (iy < 0 || iy >= b->ne[1]) {
-                    continue;
-                }
-                for (int64_t kx = 0; kx < KW; kx++) {
-                    const int64_t ix = ox*s0 + kx*d0 - p0;
-                    if (ix < 0 || ix >= b->ne[0]) {
-                        continue;
-                    }
-                    sum += conv_load(k->type, kc + kx*k->nb[0] + ky*k->nb[1]) * conv_load(b->type, in + ix*b->nb[0] + iy*b->nb[1]);
-                }
+        memset(acc, 0, (size_t) OW * sizeof(float));
+        for (int64_t ky = 0; ky < KH; ky++) {
+            const int64_t iy = oy*s1 + ky*d1 - p1;
+            if (iy < 0 || iy >= b->ne[1]) {
+                continue;
             }
-            conv_store(dst->type, out + ox*dst->nb[0], sum);
+            for (int64_t kx = 0; kx < KW; kx++) {
+                const float w = conv_load(k->type, kc + kx*k->nb[0] + ky*k->nb[1]);
+                conv_dw_tap(acc, OW, w, in + iy*b->nb[1], b->type, b->nb[0], s0, kx*d0 - p0, b->ne[0]);
+            }
+        }
+        for (int64_t ox = 0; ox < OW; ox++) {
+            conv_store(dst->type, out + ox*dst->nb[0], acc[ox]);
         }
     }
 }
@@ -592,6 +617,14 @@ static void forward_col2im_1d(const struct ggml_compute_params * params, struct 
         int64_t l0, l1;
         conv_transpose_range(t + p0, K, s0, T_in, &l0, &l1);
         float sum = 0.0f;
+        if (a->type == GGML_TYPE_F32) {
+            const float * col = (const float *) a->data + oc*K + t + p0; // contiguous: row l at l*ne0
+            for (int64_t l = l0; l <= l1; l++) {
+                sum += col[l*(a->ne[0] - s0)];
+            }
+            ((float *) dst->data)[oc*T_out + t] = sum;
+            continue;
+        }
         for (int64_t l = l0; l <= l1; l++) {
             sum += conv_load(a->type, (const char *) a->data + (oc*K + t + p0 - l*s0)*a->nb[0] + l*a->nb[1]);
         }
@@ -606,7 +639,7 @@ void ggml_cpu_register_ops_conv(struct ggml_cpu_op_impl * table) {
     table[GGML_OP_COL2IM_1D]         = (struct ggml_cpu_op_impl) { forward_col2im_1d,         supports_col2im_1d,      NULL };
     table[GGML_OP_CONV_2D]           = (struct ggml_cpu_op_impl) { forward_patch_gemm,        supports_patch_gemm,     work_size_patch_gemm };
     table[GGML_OP_CONV_3D]           = (struct ggml_cpu_op_impl) { forward_patch_gemm,        supports_patch_gemm,     work_size_patch_gemm };
-    table[GGML_OP_CONV_2D_DW]        = (struct ggml_cpu_op_impl) { forward_conv_2d_dw,        supports_conv_2d_dw,     NULL };
+    table[GGML_OP_CONV_2D_DW]        = (struct ggml_cpu_op_impl) { forward_conv_2d_dw,        supports_conv_2d_dw,     work_size_conv_2d_dw };
     table[GGML_OP_CONV_TRANSPOSE_1D] = (struct ggml_cpu_op_impl) { forward_conv_transpose_1d, supports_conv_transpose, NULL };
     table[GGML_OP_CONV_TRANSPOSE_2D] = (struct ggml_cpu_op_impl) { forward_conv_transpose_2d, supports_conv_transpose, NULL };
 }
