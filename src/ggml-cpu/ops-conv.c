@@ -527,7 +527,8 @@ static void forward_conv_2d_dw(const struct ggml_compute_params * params, struct
 //
 
 static bool supports_conv_transpose(const struct ggml_tensor * op) {
-    return conv_float_type(op->src[0]->type) && op->src[1]->type == GGML_TYPE_F32 && op->type == GGML_TYPE_F32;
+    return conv_float_type(op->src[0]->type) && op->src[1]->type == GGML_TYPE_F32 && op->type == GGML_TYPE_F32 &&
+           op->nb[0] == sizeof(float);
 }
 
 // the inputs l < n whose positions l*s + k cover t for some 0 <= k < K: [*l0, *l1]
@@ -600,7 +601,8 @@ static void forward_conv_transpose_2d(const struct ggml_compute_params * params,
 //
 
 static bool supports_col2im_1d(const struct ggml_tensor * op) {
-    return conv_float_type(op->src[0]->type) && op->type == op->src[0]->type && ggml_is_contiguous(op);
+    return conv_float_type(op->src[0]->type) && op->type == op->src[0]->type && ggml_is_contiguous(op->src[0]) &&
+           ggml_is_contiguous(op);
 }
 
 static void forward_col2im_1d(const struct ggml_compute_params * params, struct ggml_tensor * dst) {

@@ -203,6 +203,10 @@ static void forward_roll(const struct ggml_compute_params * params, struct ggml_
 // f_j = exp(-ln(max_period) j / half)
 //
 
+static bool supports_timestep_embedding(const struct ggml_tensor * op) {
+    return supports_f32(op) && op->nb[0] == sizeof(float);
+}
+
 static void forward_timestep_embedding(const struct ggml_compute_params * params, struct ggml_tensor * dst) {
     const struct ggml_tensor * src = dst->src[0];
     const int dim  = ggml_get_op_params_i32(dst, 0);
@@ -288,7 +292,9 @@ static void forward_get_rel_pos(const struct ggml_compute_params * params, struc
 }
 
 static bool supports_add_rel_pos(const struct ggml_tensor * op) {
-    return op->type == GGML_TYPE_F32 && op->src[0]->type == GGML_TYPE_F32 && ggml_is_contiguous(op);
+    return op->type == GGML_TYPE_F32 && op->src[0]->type == GGML_TYPE_F32 && ggml_is_contiguous(op) &&
+           op->src[1]->type == GGML_TYPE_F32 && ggml_is_contiguous(op->src[1]) &&
+           op->src[2]->type == GGML_TYPE_F32 && ggml_is_contiguous(op->src[2]);
 }
 
 static void forward_add_rel_pos(const struct ggml_compute_params * params, struct ggml_tensor * dst) {
@@ -313,12 +319,12 @@ static void forward_add_rel_pos(const struct ggml_compute_params * params, struc
 }
 
 void ggml_cpu_register_ops_image(struct ggml_cpu_op_impl * table) {
-    table[GGML_OP_UPSCALE]            = (struct ggml_cpu_op_impl) { forward_upscale,            supports_upscale,     NULL };
-    table[GGML_OP_PAD_REFLECT_1D]     = (struct ggml_cpu_op_impl) { forward_pad_reflect_1d,     supports_f32,         NULL };
-    table[GGML_OP_ROLL]               = (struct ggml_cpu_op_impl) { forward_roll,               supports_roll,        NULL };
-    table[GGML_OP_TIMESTEP_EMBEDDING] = (struct ggml_cpu_op_impl) { forward_timestep_embedding, supports_f32,         NULL };
-    table[GGML_OP_WIN_PART]           = (struct ggml_cpu_op_impl) { forward_win_part,           supports_f32,         NULL };
-    table[GGML_OP_WIN_UNPART]         = (struct ggml_cpu_op_impl) { forward_win_unpart,         supports_f32,         NULL };
-    table[GGML_OP_GET_REL_POS]        = (struct ggml_cpu_op_impl) { forward_get_rel_pos,        supports_get_rel_pos, NULL };
-    table[GGML_OP_ADD_REL_POS]        = (struct ggml_cpu_op_impl) { forward_add_rel_pos,        supports_add_rel_pos, NULL };
+    table[GGML_OP_UPSCALE]    = (struct ggml_cpu_op_impl) { forward_upscale,            supports_upscale,            NULL };
+    table[GGML_OP_PAD_REFLECT_1D] = (struct ggml_cpu_op_impl) { forward_pad_reflect_1d,     supports_f32,                NULL };
+    table[GGML_OP_ROLL]       = (struct ggml_cpu_op_impl) { forward_roll,               supports_roll,               NULL };
+    table[GGML_OP_TIMESTEP_EMBEDDING] = (struct ggml_cpu_op_impl) { forward_timestep_embedding, supports_timestep_embedding, NULL };
+    table[GGML_OP_WIN_PART]   = (struct ggml_cpu_op_impl) { forward_win_part,           supports_f32,                NULL };
+    table[GGML_OP_WIN_UNPART] = (struct ggml_cpu_op_impl) { forward_win_unpart,         supports_f32,                NULL };
+    table[GGML_OP_GET_REL_POS] = (struct ggml_cpu_op_impl) { forward_get_rel_pos,        supports_get_rel_pos,        NULL };
+    table[GGML_OP_ADD_REL_POS] = (struct ggml_cpu_op_impl) { forward_add_rel_pos,        supports_add_rel_pos,        NULL };
 }
