@@ -319,12 +319,12 @@ static void forward_add_rel_pos(const struct ggml_compute_params * params, struc
 }
 
 void ggml_cpu_register_ops_image(struct ggml_cpu_op_impl * table) {
-    table[GGML_OP_UPSCALE]    = (struct ggml_cpu_op_impl) { forward_upscale,            supports_upscale,            NULL };
-    table[GGML_OP_PAD_REFLECT_1D] = (struct ggml_cpu_op_impl) { forward_pad_reflect_1d,     supports_f32,                NULL };
-    table[GGML_OP_ROLL]       = (struct ggml_cpu_op_impl) { forward_roll,               supports_roll,               NULL };
+    table[GGML_OP_UPSCALE]            = (struct ggml_cpu_op_impl) { forward_upscale,            supports_upscale,            NULL };
+    table[GGML_OP_PAD_REFLECT_1D]     = (struct ggml_cpu_op_impl) { forward_pad_reflect_1d,     supports_f32,                NULL };
+    table[GGML_OP_ROLL]               = (struct ggml_cpu_op_impl) { forward_roll,               supports_roll,               NULL };
     table[GGML_OP_TIMESTEP_EMBEDDING] = (struct ggml_cpu_op_impl) { forward_timestep_embedding, supports_timestep_embedding, NULL };
-    table[GGML_OP_WIN_PART]   = (struct ggml_cpu_op_impl) { forward_win_part,           supports_f32,                NULL };
-    table[GGML_OP_WIN_UNPART] = (struct ggml_cpu_op_impl) { forward_win_unpart,         supports_f32,                NULL };
-    table[GGML_OP_GET_REL_POS] = (struct ggml_cpu_op_impl) { forward_get_rel_pos,        supports_get_rel_pos,        NULL };
-    table[GGML_OP_ADD_REL_POS] = (struct ggml_cpu_op_impl) { forward_add_rel_pos,        supports_add_rel_pos,        NULL };
+    table[GGML_OP_WIN_PART]           = (struct ggml_cpu_op_impl) { forward_win_part,           supports_f32,                NULL };
+    table[GGML_OP_WIN_UNPART]         = (struct ggml_cpu_op_impl) { forward_win_unpart,         supports_f32,                NULL };
+    table[GGML_OP_GET_REL_POS]        = (struct ggml_cpu_op_impl) { forward_get_rel_pos,        supports_get_rel_pos,        NULL };
+    table[GGML_OP_ADD_REL_POS]        = (struct ggml_cpu_op_impl) { forward_add_rel_pos,        supports_add_rel_pos,        NULL };
 }
