@@ -80,6 +80,9 @@ void ggml_cpu_register_ops_attention  (struct ggml_cpu_op_impl * table); // ops-
 void ggml_cpu_register_ops_custom     (struct ggml_cpu_op_impl * table); // ops-custom.c: map_custom1/2/3, custom
 void ggml_cpu_register_ops_misc       (struct ggml_cpu_op_impl * table); // ops-misc.c: add_id, cumsum, diag, fill, tri, solve_tri, group_norm
 void ggml_cpu_register_ops_ssm        (struct ggml_cpu_op_impl * table); // ops-ssm.c: ssm_conv/scan, rwkv_wkv6/7, gla, gated_delta_net
+void ggml_cpu_register_ops_conv       (struct ggml_cpu_op_impl * table); // ops-conv.c: im2col, convolutions, col2im
+void ggml_cpu_register_ops_pool       (struct ggml_cpu_op_impl * table); // ops-pool.c: pool_1d, pool_2d, pool_2d_back
+void ggml_cpu_register_ops_image      (struct ggml_cpu_op_impl * table); // ops-image.c: upscale, pad_reflect_1d, roll, sam ops...
 
 //
 // thread pool (threadpool.c)

@@ -661,13 +661,15 @@ struct pad_params {
     int64_t        ne_a[4];
     int            lp_rp[8]; // left and right padding of each dim
     int            tfrm;     // 0: none, 1: a non-contiguous view, 2: a permutation
+    bool           circular; // ggml_pad_circular / ggml_pad_ext_circular
 };
 
 static struct ggml_tensor * pad_build(const struct tbo_case * c, struct tbo_build * b) {
     const struct pad_params * p = c->p;
     struct ggml_tensor * a = tbo_new_tensor(b, p->type, 4, p->ne_a);
     ggml_set_name(a, "a");
-    struct ggml_tensor * out = ggml_pad(b->ctx, a, p->lp_rp[1], p->lp_rp[3], 0, 0);
+    struct ggml_tensor * out = p->circular ? ggml_pad_circular(b->ctx, a, p->lp_rp[1], p->lp_rp[3], 0, 0)
+                                           : ggml_pad(b->ctx, a, p->lp_rp[1], p->lp_rp[3], 0, 0);
     ggml_set_name(out, "out");
     return out;
 }
@@ -677,16 +679,24 @@ static const struct tbo_case_class pad_class = {
     .build = pad_build,
 };
 
-void tbo_add_pad(struct tbo_case_list * l, enum ggml_type type, const int64_t ne_a[4], int pad_0, int pad_1) {
-    struct pad_params p = { .type = type, .lp_rp = { 0, pad_0, 0, pad_1, 0, 0, 0, 0 } };
+static void add_pad(struct tbo_case_list * l, enum ggml_type type, const int64_t ne_a[4], int pad_0, int pad_1, bool circular) {
+    struct pad_params p = { .type = type, .lp_rp = { 0, pad_0, 0, pad_1, 0, 0, 0, 0 }, .circular = circular };
     tbo_copy4(p.ne_a, ne_a);
     struct tbo_str s = { 0 };
     tbo_var_type(&s, "type", type);
     tbo_var_arr(&s, "ne_a", ne_a, 4);
     tbo_var_i64(&s, "pad_0", pad_0);
     tbo_var_i64(&s, "pad_1", pad_1);
-    tbo_var_i64(&s, "circular", 0);
+    tbo_var_i64(&s, "circular", circular);
     tbo_case_add(l, &pad_class, &p, sizeof(p), &s);
+}
+
+void tbo_add_pad(struct tbo_case_list * l, enum ggml_type type, const int64_t ne_a[4], int pad_0, int pad_1) {
+    add_pad(l, type, ne_a, pad_0, pad_1, false);
+}
+
+void tbo_add_pad_circular(struct tbo_case_list * l, enum ggml_type type, const int64_t ne_a[4], int pad_0, int pad_1) {
+    add_pad(l, type, ne_a, pad_0, pad_1, true);
 }
 
 static struct ggml_tensor * pad_ext_build(const struct tbo_case * c, struct tbo_build * b) {
@@ -702,7 +712,8 @@ static struct ggml_tensor * pad_ext_build(const struct tbo_case * c, struct tbo_
         ggml_set_name(a, "permuted a");
     }
     const int * q = p->lp_rp;
-    struct ggml_tensor * out = ggml_pad_ext(b->ctx, a, q[0], q[1], q[2], q[3], q[4], q[5], q[6], q[7]);
+    struct ggml_tensor * out = p->circular ? ggml_pad_ext_circular(b->ctx, a, q[0], q[1], q[2], q[3], q[4], q[5], q[6], q[7])
+                                           : ggml_pad_ext(b->ctx, a, q[0], q[1], q[2], q[3], q[4], q[5], q[6], q[7]);
     ggml_set_name(out, "out");
     return out;
 }
@@ -712,8 +723,9 @@ static const struct tbo_case_class pad_ext_class = {
     .build = pad_ext_build,
 };
 
-void tbo_add_pad_ext(struct tbo_case_list * l, enum ggml_type type, const int64_t ne_a[4], const int lp_rp[8], int tfrm) {
-    struct pad_params p = { .type = type, .tfrm = tfrm };
+static void add_pad_ext(struct tbo_case_list * l, enum ggml_type type, const int64_t ne_a[4], const int lp_rp[8], int tfrm,
+                        bool circular) {
+    struct pad_params p = { .type = type, .tfrm = tfrm, .circular = circular };
     tbo_copy4(p.ne_a, ne_a);
     memcpy(p.lp_rp, lp_rp, sizeof(p.lp_rp));
     struct tbo_str s = { 0 };
@@ -724,8 +736,16 @@ void tbo_add_pad_ext(struct tbo_case_list * l, enum ggml_type type, const int64_
         tbo_var_i64(&s, names[i], lp_rp[i]);
     }
     tbo_var_i64(&s, "tfrm", tfrm);
-    tbo_var_i64(&s, "circular", 0);
+    tbo_var_i64(&s, "circular", circular);
     tbo_case_add(l, &pad_ext_class, &p, sizeof(p), &s);
+}
+
+void tbo_add_pad_ext(struct tbo_case_list * l, enum ggml_type type, const int64_t ne_a[4], const int lp_rp[8], int tfrm) {
+    add_pad_ext(l, type, ne_a, lp_rp, tfrm, false);
+}
+
+void tbo_add_pad_ext_circular(struct tbo_case_list * l, enum ggml_type type, const int64_t ne_a[4], const int lp_rp[8], int tfrm) {
+    add_pad_ext(l, type, ne_a, lp_rp, tfrm, true);
 }
 
 //

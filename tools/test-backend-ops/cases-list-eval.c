@@ -3,8 +3,8 @@
 // The list follows upstream's make_test_cases_eval() in order and parameters,
 // for every family whose graph consists of ops of our op set, so that the
 // outputs of the two tools can be compared line by line. Left out, because
-// their constructors are outside the op set: the circular PAD cases (ggml_pad
-// circular) and every family of other ops. Cases of ours follow at the end.
+// their constructors are outside the op set: the MUL_MAT_VEC_FUSION cases with biases on expert matrices
+// (ADD_ID), the circular PAD cases (ggml_pad circular) and every family of other ops. Cases of ours follow at the end.
 
 #include "tbo.h"
 
@@ -1061,6 +1061,7 @@ static void make_reduce_pad(struct tbo_case_list * l) {
     tbo_add_acc(l, GGML_TYPE_F32, NE(256, 17, 2, 3), NE(64, 16, 2, 3), 3);
 
     tbo_add_pad(l, GGML_TYPE_F32, NE(512, 512, 1, 1), 1, 1);
+    tbo_add_pad_circular(l, GGML_TYPE_F32, NE(33, 17, 2, 1), 4, 3);
     static const int pad_ext_default[8] = { 1, 1, 1, 1, 1, 1, 1, 1 };
     tbo_add_pad_ext(l, GGML_TYPE_F32, NE(512, 512, 3, 1), pad_ext_default, 0);
     tbo_add_pad(l, GGML_TYPE_F32, NE(1024, 1, 1, 1), 1, 0);
@@ -1077,8 +1078,13 @@ static void make_reduce_pad(struct tbo_case_list * l) {
     tbo_add_pad(l, GGML_TYPE_F32, NE(100, 1, 1, 1), 0, 100);
     tbo_add_pad(l, GGML_TYPE_F32, NE(100, 100, 1, 1), 50, 50);
 
+    tbo_add_pad_reflect_1d(l, GGML_TYPE_F32, NE(512, 34, 2, 1), 10, 9);
+    tbo_add_pad_reflect_1d(l, GGML_TYPE_F32, NE(3000, 384, 4, 1), 10, 9);
+    tbo_add_roll(l, 3, -2, 1, -1, false);
+    tbo_add_roll(l, 3, -2, 1, -1, true);
     tbo_add_arange(l, GGML_TYPE_F32, 0.0f, 10.0f, 1.0f);
     tbo_add_arange(l, GGML_TYPE_F32, 0.0f, 1048576.0f, 1.0f);
+    tbo_add_timestep_embedding(l, GGML_TYPE_F32, NE(2, 1, 1, 1), 320, 10000);
     tbo_add_leaky_relu(l, GGML_TYPE_F32, def_ne, 0.1f);
 
     tbo_list_misc_after_leaky_relu(l);
@@ -1086,9 +1092,10 @@ static void make_reduce_pad(struct tbo_case_list * l) {
     static const int pad_a[8] = { 0, 1, 0, 1, 0, 0, 0, 0 };
     static const int pad_b[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
     for (int tfrm = 0; tfrm < 3; tfrm++) {
-        // the circular variants are left out
         tbo_add_pad_ext(l, GGML_TYPE_F32, NE(512, 512, 1, 1), pad_a, tfrm);
         tbo_add_pad_ext(l, GGML_TYPE_F32, NE(11, 22, 33, 44), pad_b, tfrm);
+        tbo_add_pad_ext_circular(l, GGML_TYPE_F32, NE(512, 512, 1, 1), pad_a, tfrm);
+        tbo_add_pad_ext_circular(l, GGML_TYPE_F32, NE(11, 22, 33, 44), pad_b, tfrm);
     }
 }
 
@@ -1313,6 +1320,7 @@ static void make_ours(struct tbo_case_list * l) {
 void tbo_make_cases_eval(struct tbo_case_list * l) {
     make_elementwise(l);
     make_rows(l);
+    tbo_add_conv_list(l, TBO_CONV_EVAL_CONV);
     make_copies(l);
     make_binary(l);
     make_norms(l);
@@ -1321,6 +1329,7 @@ void tbo_make_cases_eval(struct tbo_case_list * l) {
     make_soft_max(l);
     make_rope(l);
     make_concat_sort(l);
+    tbo_add_conv_list(l, TBO_CONV_EVAL_UPSCALE);
     make_reduce_pad(l);
     make_flash_attn(l);
     make_fusions(l);

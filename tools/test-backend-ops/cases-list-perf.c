@@ -63,6 +63,8 @@ void tbo_make_cases_perf(struct tbo_case_list * l) {
         tbo_add_cont(l, GGML_TYPE_F32, NE(n_kvs[i], 512, 64, 1), false, NE(2, 1, 0, 3));
     }
 
+    tbo_add_conv_list(l, TBO_CONV_PERF_CONV);
+
     tbo_add_bin_bcast(l, ggml_add, GGML_TYPE_F32, NE(4096, 1, 1, 1), NE(1, 1, 1, 1), 1, false, false);
     tbo_add_bin_bcast(l, ggml_add, GGML_TYPE_F32, NE(4096, 1, 1, 1), NE(1, 512, 1, 1), 1, false, false);
 
@@ -94,6 +96,8 @@ void tbo_make_cases_perf(struct tbo_case_list * l) {
     tbo_add_argmax(l, GGML_TYPE_F32, NE(32, 10, 1, 1));
     tbo_add_argmax(l, GGML_TYPE_F32, NE(1024, 10, 1, 1));
     tbo_add_argmax(l, GGML_TYPE_F32, NE(32000, 512, 1, 1));
+
+    tbo_add_conv_list(l, TBO_CONV_PERF_REFLECT);
 
     tbo_add_snake_fuse(l, GGML_TYPE_F32,  NE(7680, 192, 1, 1));
     tbo_add_snake_fuse(l, GGML_TYPE_F16,  NE(7680, 192, 1, 1));
@@ -143,6 +147,8 @@ void tbo_make_cases_perf(struct tbo_case_list * l) {
         tbo_add_mul_mat_id_fusion(l, GGML_TYPE_MXFP4, GGML_TYPE_F32, 32, 4, false, 2880, oss_bss[bi], 2880, 1, false);
     }
 
+    tbo_add_conv_list(l, TBO_CONV_PERF_IM2COL);
+
     tbo_add_flash_attn_ext(l, 72, 72, 16, ONE2, 5776, 5776, false, false, 0.0f, 0.0f, GGML_PREC_F32, GGML_TYPE_F16, GGML_TYPE_F16,
                            ID_PERM, true, false);
     fa(l, 64, 8, 8, 7680, 1,   true, GGML_TYPE_F16);
@@ -176,6 +182,8 @@ void tbo_make_cases_perf(struct tbo_case_list * l) {
             tbo_add_soft_max(l, GGML_TYPE_F32, NE(col, rows, 1, 1), false, false, GGML_TYPE_F32, ONE2, 1.0f, 0.0f, false);
         }
     }
+
+    tbo_add_conv_list(l, TBO_CONV_PERF_TAIL);
 
     tbo_add_mean(l, GGML_TYPE_F32, NE(256, 256, 3, 1));
 

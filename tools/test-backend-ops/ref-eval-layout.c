@@ -176,6 +176,7 @@ void ref_op_set_acc(struct tbo_ref * r, const struct ggml_tensor * dst) {
 // zeros around the source: op_params lp0, rp0, lp1, rp1, lp2, rp2, lp3, rp3
 void ref_op_pad(struct tbo_ref * r, const struct ggml_tensor * dst) {
     const struct ggml_tensor * src = dst->src[0];
+    const bool circular = ref_param_i32(dst, 8) != 0; // every index taken modulo the source's size
     int64_t lp[4];
     for (int d = 0; d < 4; d++) {
         lp[d] = ref_param_i32(dst, 2*d);
@@ -187,9 +188,12 @@ void ref_op_pad(struct tbo_ref * r, const struct ggml_tensor * dst) {
         for (int64_t i2 = 0; i2 < ne[2]; i2++) {
             for (int64_t i1 = 0; i1 < ne[1]; i1++) {
                 for (int64_t i0 = 0; i0 < ne[0]; i0++) {
-                    const int64_t j[4] = { i0 - lp[0], i1 - lp[1], i2 - lp[2], i3 - lp[3] };
+                    int64_t j[4] = { i0 - lp[0], i1 - lp[1], i2 - lp[2], i3 - lp[3] };
                     bool inside = true;
                     for (int d = 0; d < 4; d++) {
+                        if (circular) {
+                            j[d] = ((j[d] % src->ne[d]) + src->ne[d]) % src->ne[d];
+                        }
                         inside = inside && j[d] >= 0 && j[d] < src->ne[d];
                     }
                     y[ref_idx(ne, i0, i1, i2, i3)] = inside ? x[ref_idx(src->ne, j[0], j[1], j[2], j[3])] : 0.0;

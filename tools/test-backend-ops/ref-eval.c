@@ -434,6 +434,26 @@ static bool op_implemented(const struct ggml_tensor * node) {
         case GGML_OP_ARGSORT:
         case GGML_OP_TOP_K:
         case GGML_OP_FLASH_ATTN_EXT:
+        case GGML_OP_IM2COL:
+        case GGML_OP_IM2COL_3D:
+        case GGML_OP_IM2COL_BACK:
+        case GGML_OP_COL2IM_1D:
+        case GGML_OP_CONV_2D:
+        case GGML_OP_CONV_3D:
+        case GGML_OP_CONV_2D_DW:
+        case GGML_OP_CONV_TRANSPOSE_1D:
+        case GGML_OP_CONV_TRANSPOSE_2D:
+        case GGML_OP_POOL_1D:
+        case GGML_OP_POOL_2D:
+        case GGML_OP_POOL_2D_BACK:
+        case GGML_OP_UPSCALE:
+        case GGML_OP_PAD_REFLECT_1D:
+        case GGML_OP_ROLL:
+        case GGML_OP_TIMESTEP_EMBEDDING:
+        case GGML_OP_WIN_PART:
+        case GGML_OP_WIN_UNPART:
+        case GGML_OP_GET_REL_POS:
+        case GGML_OP_ADD_REL_POS:
             return true;
         // ref-eval-misc.c
         case GGML_OP_ADD_ID:
@@ -468,10 +488,6 @@ static bool op_implemented(const struct ggml_tensor * node) {
 bool tbo_ref_supports(const struct ggml_tensor * node, const char ** why) {
     if (!op_implemented(node)) {
         *why = "op not implemented by the reference";
-        return false;
-    }
-    if (node->op == GGML_OP_PAD && ref_param_i32(node, 8) != 0) {
-        *why = "circular padding not implemented by the reference";
         return false;
     }
     if (node->op != GGML_OP_NONE && !types_readable(node)) {
@@ -530,6 +546,26 @@ void tbo_ref_compute(struct tbo_ref * r, const struct ggml_tensor * node) {
         case GGML_OP_ARGSORT:
         case GGML_OP_TOP_K:          ref_op_argsort(r, node); break;
         case GGML_OP_FLASH_ATTN_EXT: ref_op_flash_attn_ext(r, node); break;
+        case GGML_OP_IM2COL:             ref_op_im2col(r, node); break;
+        case GGML_OP_IM2COL_3D:          ref_op_im2col_3d(r, node); break;
+        case GGML_OP_IM2COL_BACK:        ref_op_im2col_back(r, node); break;
+        case GGML_OP_COL2IM_1D:          ref_op_col2im_1d(r, node); break;
+        case GGML_OP_CONV_2D:
+        case GGML_OP_CONV_3D:            ref_op_conv(r, node); break;
+        case GGML_OP_CONV_2D_DW:         ref_op_conv_2d_dw(r, node); break;
+        case GGML_OP_CONV_TRANSPOSE_1D:
+        case GGML_OP_CONV_TRANSPOSE_2D:  ref_op_conv_transpose(r, node); break;
+        case GGML_OP_POOL_1D:
+        case GGML_OP_POOL_2D:            ref_op_pool(r, node); break;
+        case GGML_OP_POOL_2D_BACK:       ref_op_pool_2d_back(r, node); break;
+        case GGML_OP_UPSCALE:            ref_op_upscale(r, node); break;
+        case GGML_OP_PAD_REFLECT_1D:     ref_op_pad_reflect_1d(r, node); break;
+        case GGML_OP_ROLL:               ref_op_roll(r, node); break;
+        case GGML_OP_TIMESTEP_EMBEDDING: ref_op_timestep_embedding(r, node); break;
+        case GGML_OP_WIN_PART:           ref_op_win_part(r, node); break;
+        case GGML_OP_WIN_UNPART:         ref_op_win_unpart(r, node); break;
+        case GGML_OP_GET_REL_POS:        ref_op_get_rel_pos(r, node); break;
+        case GGML_OP_ADD_REL_POS:        ref_op_add_rel_pos(r, node); break;
         case GGML_OP_UNARY:          ref_op_unary(r, node); break;
         case GGML_OP_GLU:            ref_op_glu(r, node); break;
         case GGML_OP_ADD_ID:         ref_op_add_id(r, node); break;

@@ -102,3 +102,23 @@ void ref_op_ssm_conv(struct tbo_ref * r, const struct ggml_tensor * dst);
 void ref_op_ssm_scan(struct tbo_ref * r, const struct ggml_tensor * dst);
 void ref_op_wkv(struct tbo_ref * r, const struct ggml_tensor * dst); // RWKV_WKV6 GATED_LINEAR_ATTN RWKV_WKV7
 void ref_op_gated_delta_net(struct tbo_ref * r, const struct ggml_tensor * dst);
+// ref-eval-conv.c
+void ref_op_im2col(struct tbo_ref * r, const struct ggml_tensor * dst);
+void ref_op_im2col_3d(struct tbo_ref * r, const struct ggml_tensor * dst);
+void ref_op_im2col_back(struct tbo_ref * r, const struct ggml_tensor * dst);
+void ref_op_col2im_1d(struct tbo_ref * r, const struct ggml_tensor * dst);
+void ref_op_conv(struct tbo_ref * r, const struct ggml_tensor * dst);           // CONV_2D CONV_3D
+void ref_op_conv_2d_dw(struct tbo_ref * r, const struct ggml_tensor * dst);
+void ref_op_conv_transpose(struct tbo_ref * r, const struct ggml_tensor * dst); // CONV_TRANSPOSE_1D CONV_TRANSPOSE_2D
+void ref_op_pool(struct tbo_ref * r, const struct ggml_tensor * dst);           // POOL_1D POOL_2D
+void ref_op_pool_2d_back(struct tbo_ref * r, const struct ggml_tensor * dst);
+
+// ref-eval-image.c
+void ref_op_upscale(struct tbo_ref * r, const struct ggml_tensor * dst);
+void ref_op_pad_reflect_1d(struct tbo_ref * r, const struct ggml_tensor * dst);
+void ref_op_roll(struct tbo_ref * r, const struct ggml_tensor * dst);
+void ref_op_timestep_embedding(struct tbo_ref * r, const struct ggml_tensor * dst);
+void ref_op_win_part(struct tbo_ref * r, const struct ggml_tensor * dst);
+void ref_op_win_unpart(struct tbo_ref * r, const struct ggml_tensor * dst);
+void ref_op_get_rel_pos(struct tbo_ref * r, const struct ggml_tensor * dst);
+void ref_op_add_rel_pos(struct tbo_ref * r, const struct ggml_tensor * dst);

@@ -126,6 +126,19 @@ static double node_cost(const struct ggml_tensor * t) {
             return n * (double) t->src[0]->ne[1];
         case GGML_OP_FLASH_ATTN_EXT:
             return (double) ggml_nrows(t->src[0]) * (double) t->src[1]->ne[1] * (double) (t->src[0]->ne[0] + t->src[2]->ne[0]);
+        // convolutions: every output (input, for the transposed ones) meets a kernel's worth of values
+        case GGML_OP_CONV_2D:
+            return n * (double) (t->src[0]->ne[0] * t->src[0]->ne[1] * t->src[0]->ne[2]);
+        case GGML_OP_CONV_3D: {
+            int32_t ic; // op_params[9]
+            memcpy(&ic, (const char *) t->op_params + 9 * sizeof(int32_t), sizeof(ic));
+            return n * (double) (t->src[0]->ne[0] * t->src[0]->ne[1] * t->src[0]->ne[2]) * ic;
+        }
+        case GGML_OP_CONV_2D_DW:
+            return n * (double) (t->src[0]->ne[0] * t->src[0]->ne[1]);
+        case GGML_OP_CONV_TRANSPOSE_1D:
+        case GGML_OP_CONV_TRANSPOSE_2D:
+            return (double) ggml_nelements(t->src[1]) * (double) ggml_nelements(t->src[0]) / (double) t->src[0]->ne[t->op == GGML_OP_CONV_TRANSPOSE_1D ? 2 : 3];
         default: {
             double c = n;
             for (int i = 0; i < GGML_MAX_SRC; i++) {

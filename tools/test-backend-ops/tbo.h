@@ -316,6 +316,8 @@ void tbo_add_concat(struct tbo_case_list * l, enum ggml_type type, const int64_t
 void tbo_add_acc(struct tbo_case_list * l, enum ggml_type type, const int64_t ne_a[4], const int64_t ne_b[4], int64_t stride_dim);
 void tbo_add_pad(struct tbo_case_list * l, enum ggml_type type, const int64_t ne_a[4], int pad_0, int pad_1);
 void tbo_add_pad_ext(struct tbo_case_list * l, enum ggml_type type, const int64_t ne_a[4], const int lp_rp[8], int tfrm);
+void tbo_add_pad_circular(struct tbo_case_list * l, enum ggml_type type, const int64_t ne_a[4], int pad_0, int pad_1);
+void tbo_add_pad_ext_circular(struct tbo_case_list * l, enum ggml_type type, const int64_t ne_a[4], const int lp_rp[8], int tfrm);
 void tbo_add_arange(struct tbo_case_list * l, enum ggml_type type, float start, float stop, float step);
 void tbo_add_diag_mask_inf(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4], int n_past);
 
@@ -369,6 +371,49 @@ void tbo_add_flash_attn_ext(struct tbo_case_list * l, int64_t hsk, int64_t hsv, 
                             int64_t nb, bool mask, bool sinks, float max_bias, float logit_softcap, enum ggml_prec prec,
                             enum ggml_type type_k, enum ggml_type type_v, const int64_t permute[4], bool kv_view,
                             bool v_is_view_of_k);
+
+// cases-conv.c
+void tbo_add_pool2d(struct tbo_case_list * l, enum ggml_op_pool pool_type, enum ggml_type type_input, const int64_t ne[4],
+                    int k0, int k1, int s0, int s1, int p0, int p1);
+void tbo_add_pool1d(struct tbo_case_list * l, enum ggml_op_pool pool_type, enum ggml_type type_input, const int64_t ne[4],
+                    int k0, int s0, int p0);
+void tbo_add_im2col(struct tbo_case_list * l, enum ggml_type type_input, enum ggml_type type_kernel, enum ggml_type dst_type,
+                    const int64_t ne_input[4], const int64_t ne_kernel[4], int s0, int s1, int p0, int p1, int d0, int d1,
+                    bool is_2D);
+void tbo_add_im2col_3d(struct tbo_case_list * l, enum ggml_type type_input, enum ggml_type type_kernel, enum ggml_type dst_type,
+                       const int64_t ne_input[4], const int64_t ne_kernel[4], int64_t IC, const int s[3], const int p[3],
+                       const int d[3], bool v);
+void tbo_add_conv_2d(struct tbo_case_list * l, const int64_t ne_input[4], const int64_t ne_kernel[4], enum ggml_type type_kernel,
+                     int s0, int s1, int p0, int p1, int d0, int d1, bool cwhn);
+void tbo_add_conv_2d_dw(struct tbo_case_list * l, const int64_t ne_input[4], const int64_t ne_kernel[4], enum ggml_type type_kernel,
+                        int stride, int padding, int dilation, bool cwhn);
+struct tbo_conv3d {
+    int64_t        N, IC, ID, IH, IW, OC, KD, KH, KW;
+    int            s0, s1, s2, p0, p1, p2, d0, d1, d2;
+    enum ggml_type type_kernel;
+};
+void tbo_add_conv_3d(struct tbo_case_list * l, const struct tbo_conv3d * p);
+void tbo_add_conv_transpose_1d(struct tbo_case_list * l, const int64_t ne_input[4], const int64_t ne_kernel[4], int s0, int p0, int d0);
+void tbo_add_conv_transpose_2d(struct tbo_case_list * l, const int64_t ne_input[4], const int64_t ne_kernel[4], int stride,
+                               enum ggml_type kernel_type);
+void tbo_add_col2im_1d(struct tbo_case_list * l, enum ggml_type type, int64_t K, int64_t OC, int64_t T_in, int s0, int p0);
+void tbo_add_upscale(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4], int scale_factor, uint32_t mode, bool transpose);
+void tbo_add_interpolate(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4], const int64_t ne_tgt[4], uint32_t mode);
+void tbo_add_pad_reflect_1d(struct tbo_case_list * l, enum ggml_type type, const int64_t ne_a[4], int pad_0, int pad_1);
+void tbo_add_roll(struct tbo_case_list * l, int shift0, int shift1, int shift3, int shift4, bool permute);
+void tbo_add_timestep_embedding(struct tbo_case_list * l, enum ggml_type type, const int64_t ne_a[4], int dim, int max_period);
+
+// cases-list-conv.c: the parts of upstream's lists with these families, each
+// appended where upstream has it
+enum tbo_conv_list {
+    TBO_CONV_EVAL_CONV,     // pool2d .. conv_transpose_2d, after rope_set_rows
+    TBO_CONV_EVAL_UPSCALE,  // upscale, interpolate, after top_k
+    TBO_CONV_PERF_CONV,     // conv_2d and conv_3d, after the CONT cases
+    TBO_CONV_PERF_REFLECT,  // pad_reflect_1d, after argmax
+    TBO_CONV_PERF_IM2COL,   // im2col, after the mul_mat_id cases
+    TBO_CONV_PERF_TAIL,     // conv_2d_dw, conv_transpose_2d, col2im_1d, after the soft_max rows
+};
+void tbo_add_conv_list(struct tbo_case_list * l, enum tbo_conv_list which);
 
 //
 // the reference evaluator (ref-eval*.c)
