@@ -42,6 +42,9 @@
 #ifdef GGML_USE_CPU
 #include "ggml-cpu.h"
 #endif
+#ifdef GGML_USE_VULKAN
+#include "ggml-vulkan.h"
+#endif
 
 #include <ctype.h>
 #include <pthread.h>
@@ -129,6 +132,9 @@ static void registry_init(void) {
 
     // the backends compiled in, most capable first
     pthread_mutex_lock(&g_registry.mutex);
+#ifdef GGML_USE_VULKAN
+    register_backend_locked(ggml_backend_vk_reg(), NULL);
+#endif
 #ifdef GGML_USE_CPU
     register_backend_locked(ggml_backend_cpu_reg(), NULL);
 #endif
