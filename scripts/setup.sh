@@ -3,7 +3,9 @@
 # new machine; a no-op when everything is present).
 set -euo pipefail
 
-pkgs="cmake make gcc g++ pkg-config"
+# libvulkan-dev, glslc: build the Vulkan backend; mesa-vulkan-drivers: lavapipe, a
+# Vulkan driver on the CPU, so that the Vulkan tests run on machines without a GPU
+pkgs="cmake make gcc g++ pkg-config libvulkan-dev glslc mesa-vulkan-drivers"
 missing=""
 for p in $pkgs; do
     dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -404,7 +404,7 @@ ggml_backend_reg_t ggml_backend_vk_reg(void) {
 ggml_backend_t ggml_backend_vk_init(size_t dev_num) {
     struct ggml_vk_device * d = ggml_vk_device_get(dev_num);
     if (d == NULL) {
-        GGML_LOG_ERROR("%s: no Vulkan device %zu (%zu devices)\n", __func__, dev_num, ggml_vk_device_count());
+        GGML_LOG_ERROR("%s: device index %zu out of range (%zu Vulkan devices)\n", __func__, dev_num, ggml_vk_device_count());
         return NULL;
     }
     return vk_dev_init_backend(&d->dev, NULL);
@@ -434,7 +434,7 @@ void ggml_backend_vk_get_device_memory(int device, size_t * free, size_t * total
 ggml_backend_buffer_type_t ggml_backend_vk_buffer_type(size_t dev_num) {
     struct ggml_vk_device * d = ggml_vk_device_get(dev_num);
     if (d == NULL) {
-        GGML_LOG_ERROR("%s: no Vulkan device %zu\n", __func__, dev_num);
+        GGML_LOG_ERROR("%s: device index %zu out of range\n", __func__, dev_num);
         return NULL;
     }
     return &d->buft;

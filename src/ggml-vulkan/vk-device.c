@@ -12,7 +12,8 @@
 // normally host-visible and coherent too: such buffers are mapped and read
 // and written with memcpy. Otherwise data goes through a staging buffer
 // (HOST_VISIBLE | HOST_COHERENT) and a copy command, synchronously, in
-// chunks of at most GGML_VK_STAGING_SIZE.
+// chunks of at most GGML_VK_STAGING_SIZE. GGML_VK_NO_MAPPED_DEVICE_MEMORY=1
+// turns the mapping off, so that the staging paths run on any device.
 
 #include "vk-impl.h"
 
@@ -63,8 +64,11 @@ static bool choose_memory_types(struct ggml_vk_device * d) {
 
     const VkMemoryPropertyFlags host_coherent = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
     const bool uma = d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU || d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+    // GGML_VK_NO_MAPPED_DEVICE_MEMORY=1: device buffers go through staging even
+    // where they could be mapped (to test those paths on such devices)
+    const char * no_map = getenv("GGML_VK_NO_MAPPED_DEVICE_MEMORY");
     int dev_type = -1;
-    if (uma) {
+    if (uma && (no_map == NULL || strcmp(no_map, "1") != 0)) {
         dev_type = find_memory_type(d, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | host_coherent, 0);
     }
     d->device_mem_mapped = dev_type >= 0;

@@ -2,7 +2,8 @@
 //
 // The answer is exactly what vk-ops-record.c records; the scheduler runs
 // everything else elsewhere. Common conditions: element counts and byte
-// sizes fit 32 bits (the shaders index with uint), strides and view offsets
+// sizes fit 32 bits (the shaders index with uint) and every tensor fits one
+// storage-buffer binding (maxStorageBufferRange: 128 MiB on lavapipe), strides and view offsets
 // are multiples of the element size (the shaders index typed arrays; rows of
 // quantized blocks need even offsets), and rows read as rows are contiguous.
 
@@ -28,13 +29,14 @@ static size_t index_unit(const struct ggml_tensor * t) {
     return ggml_is_quantized(t->type) ? 2 : ggml_type_size(t->type);
 }
 
-// indexable by the shaders (NULL is fine: an absent optional source)
-static bool layout_ok(const struct ggml_tensor * t) {
+// indexable by the shaders and bindable as one storage buffer (NULL is
+// fine: an absent optional source)
+static bool layout_ok(const struct ggml_vk_device * d, const struct ggml_tensor * t) {
     if (t == NULL) {
         return true;
     }
     const size_t unit = index_unit(t);
-    if (ggml_nbytes(t) > UINT32_MAX || (uint64_t) ggml_nelements(t) > UINT32_MAX) {
+    if (ggml_nbytes(t) > d->max_buffer_size || (uint64_t) ggml_nelements(t) > UINT32_MAX) {
         return false;
     }
     for (int i = 0; i < GGML_MAX_DIMS; i++) {
@@ -192,7 +194,6 @@ static bool supports_node(const struct ggml_tensor * op) {
 }
 
 bool ggml_vk_supports_op(const struct ggml_vk_device * d, const struct ggml_tensor * op) {
-    GGML_UNUSED(d);
     switch (op->op) {
         case GGML_OP_NONE: case GGML_OP_VIEW: case GGML_OP_RESHAPE: case GGML_OP_PERMUTE: case GGML_OP_TRANSPOSE:
             return true; // nothing to compute
@@ -202,11 +203,11 @@ bool ggml_vk_supports_op(const struct ggml_vk_device * d, const struct ggml_tens
     if (!supports_node(op)) {
         return false;
     }
-    if (!layout_ok(op)) {
+    if (!layout_ok(d, op)) {
         return false;
     }
     for (int i = 0; i < GGML_MAX_SRC; i++) {
-        if (!layout_ok(op->src[i])) {
+        if (!layout_ok(d, op->src[i])) {
             return false;
         }
     }
