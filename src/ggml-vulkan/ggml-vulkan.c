@@ -1,7 +1,8 @@
 // ggml-vulkan.c: the Vulkan registry entry, its devices and the public API.
 //
 // One ggml device per Vulkan physical device that has Vulkan 1.2, a compute
-// queue, 8- and 16-bit storage buffers and timeline semaphores (a device
+// queue, 8- and 16-bit storage buffers, timeline semaphores and subgroup
+// arithmetic (a device
 // without them is skipped with a log line). Devices are listed discrete
 // GPUs first, then integrated, virtual and CPU drivers, in the driver's order
 // within each kind; GGML_VK_VISIBLE_DEVICES (comma-separated indices into the
@@ -187,6 +188,13 @@ static const char * device_unusable_reason(VkPhysicalDevice pd, const VkPhysical
     }
     if (!f12.timelineSemaphore) {
         return "timeline semaphores are needed";
+    }
+    VkPhysicalDeviceSubgroupProperties sg = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES };
+    VkPhysicalDeviceProperties2 p2 = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sg };
+    ggml_vk_fn.vkGetPhysicalDeviceProperties2(pd, &p2);
+    const VkSubgroupFeatureFlags sg_needed = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
+    if (!(sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) || (sg.supportedOperations & sg_needed) != sg_needed) {
+        return "subgroup arithmetic in compute shaders is needed";
     }
     uint32_t n = 0;
     ggml_vk_fn.vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, NULL);

@@ -95,7 +95,7 @@ static bool record_mul_mat(struct ggml_vk_stream * s, struct ggml_tensor * dst) 
         return ggml_vk_dispatch(s, k_mul_mat_tiled[w], SRCS(a, b), dst, &pc, sizeof(pc), (uint32_t) tiles);
     }
     const uint64_t outputs = (uint64_t) a->ne[1] * (uint64_t) b->ne[1] * batch;
-    return ggml_vk_dispatch(s, k_mul_mat_vec[w], SRCS(a, b), dst, &pc, sizeof(pc), (uint32_t) outputs);
+    return ggml_vk_dispatch(s, k_mul_mat_vec[w], SRCS(a, b), dst, &pc, sizeof(pc), div_up(outputs, 8)); // ROWS of mul_mat_vec.comp
 }
 
 //

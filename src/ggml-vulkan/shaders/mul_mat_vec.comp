@@ -1,13 +1,18 @@
 #version 450
-// mul_mat_vec.comp: MUL_MAT, one workgroup per output value (the matrix-vector
-// path, for few columns of src1): dst[i0,i1,i2,i3] = sum_k A[k,i0,i2/r2,i3/r3] * B[k,i1,i2,i3].
+// mul_mat_vec.comp: MUL_MAT for few columns of src1 (generation), one
+// subgroup per output value, no shared memory and no barrier:
+// dst[i0,i1,i2,i3] = sum_k A[k,i0,i2/r2,i3/r3] * B[k,i1,i2,i3].
+// A workgroup computes ROWS consecutive outputs; its subgroups take them in
+// turn, whatever the subgroup size (8 on lavapipe, 32 or 64 on GPUs).
 // A (binding 0) in the type chosen by A_*; B (binding 1) F32 with any strides.
 #include "common.glsl"
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
 #define A_BINDING 0
 #include "types.glsl"
 
-#define WG 64
-layout(local_size_x = WG) in;
+#define ROWS 8
+layout(local_size_x = 64) in;
 
 layout(binding = 1) readonly  buffer B { float b[]; };
 layout(binding = 5) writeonly buffer D { float d[]; };
@@ -21,33 +26,26 @@ layout(push_constant) uniform PC {
     uint a_off, b_off, d_off;    // bytes (A), floats (B, dst)
 } p;
 
-shared float partial[WG];
-
 void main() {
-    const uint g = group_index();
-    if (g >= p.M * p.N * p.ne12 * p.ne13) {
-        return;
-    }
-    const uint i0 = g % p.M;
-    const uint i1 = (g / p.M) % p.N;
-    const uint i2 = (g / (p.M * p.N)) % p.ne12;
-    const uint i3 = g / (p.M * p.N * p.ne12);
-    const uint a_row = p.a_off + i0 * p.nb01 + (i2 / (p.ne12 / p.ne02)) * p.nb02 + (i3 / (p.ne13 / p.ne03)) * p.nb03;
-    const uint b_col = p.b_off + i1 * p.nb11 + i2 * p.nb12 + i3 * p.nb13;
-
-    float sum = 0.0;
-    for (uint k = gl_LocalInvocationID.x; k < p.K; k += WG) {
-        sum += a_elem(a_row, k) * b[b_col + k * p.nb10];
-    }
-    partial[gl_LocalInvocationID.x] = sum;
-    barrier();
-    [[unroll]] for (uint s = WG / 2; s > 0; s >>= 1) {
-        if (gl_LocalInvocationID.x < s) {
-            partial[gl_LocalInvocationID.x] += partial[gl_LocalInvocationID.x + s];
+    const uint total = p.M * p.N * p.ne12 * p.ne13;
+    for (uint r = gl_SubgroupID; r < ROWS; r += gl_NumSubgroups) {
+        const uint g = group_index() * ROWS + r;
+        if (g >= total) {
+            break;
         }
-        barrier();
-    }
-    if (gl_LocalInvocationID.x == 0) {
-        d[p.d_off + i0 + i1 * p.nb1 + i2 * p.nb2 + i3 * p.nb3] = partial[0];
+        const uint i0 = g % p.M;
+        const uint i1 = (g / p.M) % p.N;
+        const uint i2 = (g / (p.M * p.N)) % p.ne12;
+        const uint i3 = g / (p.M * p.N * p.ne12);
+        const uint a_row = p.a_off + i0 * p.nb01 + (i2 / (p.ne12 / p.ne02)) * p.nb02 + (i3 / (p.ne13 / p.ne03)) * p.nb03;
+        const uint b_col = p.b_off + i1 * p.nb11 + i2 * p.nb12 + i3 * p.nb13;
+        float sum = 0.0;
+        for (uint k = gl_SubgroupInvocationID; k < p.K; k += gl_SubgroupSize) {
+            sum += a_elem(a_row, k) * b[b_col + k * p.nb10];
+        }
+        sum = subgroupAdd(sum);
+        if (subgroupElect()) {
+            d[p.d_off + i0 + i1 * p.nb1 + i2 * p.nb2 + i3 * p.nb3] = sum;
+        }
     }
 }
