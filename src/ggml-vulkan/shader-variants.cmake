@@ -25,5 +25,8 @@ list(APPEND GGML_VK_SHADER_VARIANTS
     rope_F32        rope.comp        -
     rope_F16        rope.comp        A_F16
     glu             glu.comp         -
+    concat_32       concat.comp      -
+    concat_16       concat.comp      E16
+    argsort         argsort.comp     -
     flash_attn_F16  flash_attn.comp  -
     flash_attn_F32  flash_attn.comp  KV_F32)

@@ -230,7 +230,7 @@ static bool record_glu(struct ggml_vk_stream * s, struct ggml_tensor * dst) {
         .nb11 = b != NULL ? stride(b, 1, 4) : 0, .nb12 = b != NULL ? stride(b, 2, 4) : 0, .nb13 = b != NULL ? stride(b, 3, 4) : 0,
         .nb1 = stride(dst, 1, 4), .nb2 = stride(dst, 2, 4), .nb3 = stride(dst, 3, 4),
         .a_off = ggml_vk_misalign(s, a, 4), .b_off = ggml_vk_misalign(s, b, 4), .d_off = ggml_vk_misalign(s, dst, 4),
-        .op = g == GGML_GLU_OP_REGLU ? 0 : g == GGML_GLU_OP_GEGLU ? 1 : 2,
+        .op = g == GGML_GLU_OP_REGLU ? 0 : g == GGML_GLU_OP_GEGLU ? 1 : g == GGML_GLU_OP_SWIGLU ? 2 : g == GGML_GLU_OP_GEGLU_ERF ? 3 : 4,
         .swapped = ggml_get_op_params_i32(dst, 1) != 0, .has_b = b != NULL,
     };
     return ggml_vk_dispatch(s, GGML_VK_PIPE_glu, SRCS(a, b), dst, &pc, sizeof(pc), div_up((uint64_t) ggml_nelements(dst), 256));
@@ -439,6 +439,62 @@ static bool record_flash_attn(struct ggml_vk_stream * s, struct ggml_tensor * ds
     return ggml_vk_dispatch(s, pipe, SRCS(q, k, v, m, sk), dst, &pc, sizeof(pc), (uint32_t) groups);
 }
 
+//
+// CONCAT, ARGSORT
+//
+
+struct pc_concat {
+    uint32_t ne0, ne1, ne2, ne3;
+    uint32_t nb00, nb01, nb02, nb03;
+    uint32_t nb10, nb11, nb12, nb13;
+    uint32_t nb0, nb1, nb2, nb3;
+    uint32_t a_len, dim;
+    uint32_t a_off, b_off, d_off;
+};
+
+static bool record_concat(struct ggml_vk_stream * s, struct ggml_tensor * dst) {
+    const struct ggml_tensor * a = dst->src[0];
+    const struct ggml_tensor * b = dst->src[1];
+    const size_t u = ggml_type_size(dst->type);
+    const int dim = ggml_get_op_params_i32(dst, 0);
+    const struct pc_concat pc = {
+        .ne0 = u32(dst->ne[0]), .ne1 = u32(dst->ne[1]), .ne2 = u32(dst->ne[2]), .ne3 = u32(dst->ne[3]),
+        .nb00 = stride(a, 0, u), .nb01 = stride(a, 1, u), .nb02 = stride(a, 2, u), .nb03 = stride(a, 3, u),
+        .nb10 = stride(b, 0, u), .nb11 = stride(b, 1, u), .nb12 = stride(b, 2, u), .nb13 = stride(b, 3, u),
+        .nb0 = stride(dst, 0, u), .nb1 = stride(dst, 1, u), .nb2 = stride(dst, 2, u), .nb3 = stride(dst, 3, u),
+        .a_len = u32(a->ne[dim]), .dim = (uint32_t) dim,
+        .a_off = ggml_vk_misalign(s, a, u), .b_off = ggml_vk_misalign(s, b, u), .d_off = ggml_vk_misalign(s, dst, u),
+    };
+    const enum ggml_vk_pipe pipe = u == 2 ? GGML_VK_PIPE_concat_16 : GGML_VK_PIPE_concat_32;
+    return ggml_vk_dispatch(s, pipe, SRCS(a, b), dst, &pc, sizeof(pc), div_up((uint64_t) ggml_nelements(dst), 256));
+}
+
+struct pc_argsort {
+    uint32_t ncols, ncols_pad, nrows;
+    uint32_t nb01, nb02, nb03;
+    uint32_t ne01, ne02;
+    uint32_t nb1, nb2, nb3;
+    uint32_t a_off, d_off;
+    uint32_t desc;
+};
+
+static bool record_argsort(struct ggml_vk_stream * s, struct ggml_tensor * dst) {
+    const struct ggml_tensor * a = dst->src[0];
+    uint32_t pad = 1;
+    while (pad < (uint32_t) a->ne[0]) {
+        pad <<= 1;
+    }
+    const struct pc_argsort pc = {
+        .ncols = u32(a->ne[0]), .ncols_pad = pad, .nrows = u32(ggml_nrows(a)),
+        .nb01 = stride(a, 1, 4), .nb02 = stride(a, 2, 4), .nb03 = stride(a, 3, 4),
+        .ne01 = u32(a->ne[1]), .ne02 = u32(a->ne[2]),
+        .nb1 = stride(dst, 1, 4), .nb2 = stride(dst, 2, 4), .nb3 = stride(dst, 3, 4),
+        .a_off = ggml_vk_misalign(s, a, 4), .d_off = ggml_vk_misalign(s, dst, 4),
+        .desc = ggml_get_op_params_i32(dst, 0) == GGML_SORT_ORDER_DESC,
+    };
+    return ggml_vk_dispatch(s, GGML_VK_PIPE_argsort, SRCS(a), dst, &pc, sizeof(pc), (uint32_t) ggml_nrows(a));
+}
+
 bool ggml_vk_record_node(struct ggml_vk_stream * s, struct ggml_tensor * node) {
     switch (node->op) {
         case GGML_OP_MUL_MAT:
@@ -460,6 +516,10 @@ bool ggml_vk_record_node(struct ggml_vk_stream * s, struct ggml_tensor * node) {
             return record_set_rows(s, node);
         case GGML_OP_FLASH_ATTN_EXT:
             return record_flash_attn(s, node);
+        case GGML_OP_CONCAT:
+            return record_concat(s, node);
+        case GGML_OP_ARGSORT:
+            return record_argsort(s, node);
         default:
             GGML_LOG_ERROR("ggml_vulkan: no kernel for %s\n", ggml_op_desc(node));
             return false;

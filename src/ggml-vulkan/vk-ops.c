@@ -95,7 +95,8 @@ static bool supports_unary(const struct ggml_tensor * op) {
 
 static bool supports_glu(const struct ggml_tensor * op) {
     const enum ggml_glu_op g = ggml_get_glu_op(op);
-    if (g != GGML_GLU_OP_REGLU && g != GGML_GLU_OP_GEGLU && g != GGML_GLU_OP_SWIGLU) {
+    if (g != GGML_GLU_OP_REGLU && g != GGML_GLU_OP_GEGLU && g != GGML_GLU_OP_SWIGLU && g != GGML_GLU_OP_GEGLU_ERF &&
+        g != GGML_GLU_OP_GEGLU_QUICK) {
         return false;
     }
     const struct ggml_tensor * a = op->src[0];
@@ -165,6 +166,20 @@ static bool supports_flash_attn(const struct ggml_tensor * op) {
     return s == NULL || (s->type == GGML_TYPE_F32 && rows_contiguous(s) && s->ne[0] >= q->ne[2]);
 }
 
+static bool supports_concat(const struct ggml_tensor * op) {
+    const struct ggml_tensor * a = op->src[0];
+    const struct ggml_tensor * b = op->src[1];
+    const size_t sz = ggml_type_size(op->type);
+    return !ggml_is_quantized(op->type) && (sz == 2 || sz == 4) && a->type == op->type && b->type == op->type;
+}
+
+// rows that fit the shared memory of argsort.comp
+static bool supports_argsort(const struct ggml_tensor * op) {
+    const struct ggml_tensor * a = op->src[0];
+    return a->type == GGML_TYPE_F32 && op->type == GGML_TYPE_I32 && rows_contiguous(a) && rows_contiguous(op) &&
+           a->ne[0] <= 1024;
+}
+
 static bool supports_node(const struct ggml_tensor * op) {
     switch (op->op) {
         case GGML_OP_MUL_MAT:
@@ -188,6 +203,10 @@ static bool supports_node(const struct ggml_tensor * op) {
             return supports_set_rows(op);
         case GGML_OP_FLASH_ATTN_EXT:
             return supports_flash_attn(op);
+        case GGML_OP_CONCAT:
+            return supports_concat(op);
+        case GGML_OP_ARGSORT:
+            return supports_argsort(op);
         default:
             return false;
     }

@@ -54,17 +54,6 @@ float gelu_tanh(float x) {
     return 0.5 * x * (1.0 + t);
 }
 
-// erf by Abramowitz-Stegun 7.1.26 is too coarse; this one (W. J. Cody's
-// rational fit as used widely, |error| < 1.2e-7) keeps GELU_ERF to float precision
-float erf_approx(float x) {
-    const float ax = abs(x);
-    const float t = 1.0 / (1.0 + 0.5 * ax);
-    const float y = 1.0 - t * exp(-ax * ax - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 +
-                    t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 +
-                    t * (-0.82215223 + t * 0.17087277)))))))));
-    return x >= 0.0 ? y : -y;
-}
-
 float apply(float a, float b) {
     switch (p.op) {
         case 0:  return a;                                  // copy / convert

@@ -1,8 +1,8 @@
 #version 450
-// glu.comp: GLU (SWIGLU, GEGLU, REGLU), F32, one thread per value of dst:
+// glu.comp: GLU (SWIGLU, GEGLU, REGLU, GEGLU_ERF, GEGLU_QUICK), F32, one thread per value of dst:
 // dst = act(a) * b, a and b either the two halves of a src0 row (swapped
 // picks which half is a) or rows of src0 and src1.
-// op: 0 REGLU, 1 GEGLU, 2 SWIGLU (ggml's enum ggml_glu_op order).
+// op: 0 REGLU, 1 GEGLU, 2 SWIGLU, 3 GEGLU_ERF, 4 GEGLU_QUICK.
 #include "common.glsl"
 
 layout(local_size_x = 256) in;
@@ -47,8 +47,12 @@ void main() {
     } else if (p.op == 1) {
         const float t3 = tanh(clamp(0.7978845608028654 * x * (1.0 + 0.044715 * x * x), -15.0, 15.0));
         y = 0.5 * x * (1.0 + t3);
-    } else {
+    } else if (p.op == 2) {
         y = x / (1.0 + exp(-x));
+    } else if (p.op == 3) {
+        y = 0.5 * x * (1.0 + erf_approx(x * 0.7071067811865476));
+    } else {
+        y = x / (1.0 + exp(-1.702 * x));
     }
     d[p.d_off + i0 + i1 * p.nb1 + i2 * p.nb2 + i3 * p.nb3] = y * g;
 }
