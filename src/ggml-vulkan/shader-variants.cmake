@@ -28,5 +28,9 @@ list(APPEND GGML_VK_SHADER_VARIANTS
     concat_32       concat.comp      -
     concat_16       concat.comp      E16
     argsort         argsort.comp     -
+    quantize_Q8_0      quantize.comp D_Q8_0
+    quantize_Q4_0      quantize.comp D_Q4_0
+    quantize_rows_Q8_0 quantize.comp "D_Q8_0 SET_ROWS"
+    quantize_rows_Q4_0 quantize.comp "D_Q4_0 SET_ROWS"
     flash_attn_F16  flash_attn.comp  -
     flash_attn_F32  flash_attn.comp  KV_F32)

@@ -180,8 +180,48 @@ static enum ggml_vk_eltwise_op eltwise_op(const struct ggml_tensor * dst) {
     return ELT_COPY;
 }
 
+//
+// F32 into Q8_0/Q4_0: CPY and SET_ROWS (quantize.comp)
+//
+
+struct pc_quantize {
+    uint32_t ne00, ne01, ne02, ne03;
+    uint32_t nb00, nb01, nb02, nb03;
+    uint32_t ne0, ne1, ne2;
+    uint32_t nb1, nb2, nb3;
+    uint32_t ne11, ne12;
+    uint32_t nb10, nb11, nb12;
+    uint32_t a_off, i_off, d_off;
+    uint32_t idx64;
+};
+
+static bool record_quantize(struct ggml_vk_stream * s, struct ggml_tensor * dst) {
+    const struct ggml_tensor * a = dst->src[0];
+    const bool rows = dst->op == GGML_OP_SET_ROWS;
+    const struct ggml_tensor * idx = rows ? dst->src[1] : NULL;
+    const size_t ui = idx != NULL ? ggml_type_size(idx->type) : 4;
+    const struct pc_quantize pc = {
+        .ne00 = u32(a->ne[0]), .ne01 = u32(a->ne[1]), .ne02 = u32(a->ne[2]), .ne03 = u32(a->ne[3]),
+        .nb00 = stride(a, 0, 4), .nb01 = stride(a, 1, 4), .nb02 = stride(a, 2, 4), .nb03 = stride(a, 3, 4),
+        .ne0 = u32(dst->ne[0]), .ne1 = u32(dst->ne[1]), .ne2 = u32(dst->ne[2]),
+        .nb1 = u32(dst->nb[1]), .nb2 = u32(dst->nb[2]), .nb3 = u32(dst->nb[3]),
+        .ne11 = idx != NULL ? u32(idx->ne[1]) : 1, .ne12 = idx != NULL ? u32(idx->ne[2]) : 1,
+        .nb10 = idx != NULL ? stride(idx, 0, ui) : 0, .nb11 = idx != NULL ? stride(idx, 1, ui) : 0,
+        .nb12 = idx != NULL ? stride(idx, 2, ui) : 0,
+        .a_off = ggml_vk_misalign(s, a, 4), .i_off = ggml_vk_misalign(s, idx, ui), .d_off = ggml_vk_misalign(s, dst, 1),
+        .idx64 = idx != NULL && idx->type == GGML_TYPE_I64,
+    };
+    const bool q8 = dst->type == GGML_TYPE_Q8_0;
+    const enum ggml_vk_pipe pipe = rows ? (q8 ? GGML_VK_PIPE_quantize_rows_Q8_0 : GGML_VK_PIPE_quantize_rows_Q4_0)
+                                        : (q8 ? GGML_VK_PIPE_quantize_Q8_0 : GGML_VK_PIPE_quantize_Q4_0);
+    return ggml_vk_dispatch(s, pipe, SRCS(a, idx), dst, &pc, sizeof(pc), div_up((uint64_t) ggml_nelements(a) / 32, 64));
+}
+
 static bool record_eltwise(struct ggml_vk_stream * s, struct ggml_tensor * dst) {
     const struct ggml_tensor * a = dst->src[0];
+    if (ggml_is_quantized(dst->type)) {
+        return record_quantize(s, dst);
+    }
     const enum ggml_vk_eltwise_op op = eltwise_op(dst);
     const bool binary = op >= ELT_ADD && op <= ELT_DIV;
     // CPY writes into its second source (dst is a view of it)
@@ -367,6 +407,9 @@ struct pc_set_rows {
 
 static bool record_set_rows(struct ggml_vk_stream * s, struct ggml_tensor * dst) {
     const struct ggml_tensor * a = dst->src[0];
+    if (ggml_is_quantized(dst->type)) {
+        return record_quantize(s, dst);
+    }
     const struct ggml_tensor * idx = dst->src[1];
     const size_t ui = ggml_type_size(idx->type);
     const size_t ud = ggml_type_size(dst->type);

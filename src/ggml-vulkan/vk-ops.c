@@ -66,9 +66,17 @@ static bool supports_get_rows(const struct ggml_tensor * op) {
     return is_weight_type(a->type) && op->src[1]->type == GGML_TYPE_I32 && op->type == GGML_TYPE_F32 && rows_contiguous(a);
 }
 
+// the quantized types CPY and SET_ROWS write (KV caches)
+static bool is_cache_quant_type(enum ggml_type t) {
+    return t == GGML_TYPE_Q8_0 || t == GGML_TYPE_Q4_0;
+}
+
 static bool supports_eltwise(const struct ggml_tensor * op) {
     const struct ggml_tensor * a = op->src[0];
     const struct ggml_tensor * b = op->src[1];
+    if (op->op == GGML_OP_CPY && a->type == GGML_TYPE_F32 && is_cache_quant_type(op->type)) {
+        return ggml_nelements(a) == ggml_nelements(op) && op->ne[0] % 32 == 0;
+    }
     if (!is_float_type(a->type) || !is_float_type(op->type)) {
         return false;
     }
@@ -140,7 +148,8 @@ static bool supports_rope(const struct ggml_tensor * op) {
 static bool supports_set_rows(const struct ggml_tensor * op) {
     const struct ggml_tensor * a = op->src[0];
     const struct ggml_tensor * idx = op->src[1];
-    return a->type == GGML_TYPE_F32 && rows_contiguous(a) && is_float_type(op->type) && rows_contiguous(op) &&
+    const bool quant = is_cache_quant_type(op->type) && a->ne[0] % 32 == 0;
+    return a->type == GGML_TYPE_F32 && rows_contiguous(a) && (is_float_type(op->type) || quant) && rows_contiguous(op) &&
            (idx->type == GGML_TYPE_I64 || idx->type == GGML_TYPE_I32) && a->ne[2] % idx->ne[1] == 0 && a->ne[3] % idx->ne[2] == 0;
 }
 
