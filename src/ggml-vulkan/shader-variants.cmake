@@ -6,7 +6,8 @@ foreach(t F32 F16 BF16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0)
     list(APPEND GGML_VK_SHADER_VARIANTS
         mul_mat_vec_${t}   mul_mat_vec.comp   A_${t}
         mul_mat_tiled_${t} mul_mat_tiled.comp A_${t}
-        get_rows_${t}      get_rows.comp      A_${t})
+        get_rows_${t}      get_rows.comp      A_${t}
+        mul_mat_id_${t}    mul_mat_vec.comp   "A_${t} MUL_MAT_ID")
 endforeach()
 foreach(a F32 F16 BF16)
     foreach(d F32 F16 BF16)

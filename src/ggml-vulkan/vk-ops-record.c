@@ -59,6 +59,7 @@ struct pc_mul_mat {
     uint32_t nb10, nb11, nb12, nb13;
     uint32_t nb1, nb2, nb3;
     uint32_t a_off, b_off, d_off;
+    uint32_t ne11, ids_nb0, ids_nb1, ids_off; // MUL_MAT_ID
 };
 
 static const enum ggml_vk_pipe k_mul_mat_vec[] = {
@@ -68,6 +69,10 @@ static const enum ggml_vk_pipe k_mul_mat_vec[] = {
 static const enum ggml_vk_pipe k_mul_mat_tiled[] = {
     GGML_VK_PIPE_mul_mat_tiled_F32, GGML_VK_PIPE_mul_mat_tiled_F16, GGML_VK_PIPE_mul_mat_tiled_BF16, GGML_VK_PIPE_mul_mat_tiled_Q4_0,
     GGML_VK_PIPE_mul_mat_tiled_Q4_1, GGML_VK_PIPE_mul_mat_tiled_Q5_0, GGML_VK_PIPE_mul_mat_tiled_Q5_1, GGML_VK_PIPE_mul_mat_tiled_Q8_0,
+};
+static const enum ggml_vk_pipe k_mul_mat_id[] = {
+    GGML_VK_PIPE_mul_mat_id_F32, GGML_VK_PIPE_mul_mat_id_F16, GGML_VK_PIPE_mul_mat_id_BF16, GGML_VK_PIPE_mul_mat_id_Q4_0,
+    GGML_VK_PIPE_mul_mat_id_Q4_1, GGML_VK_PIPE_mul_mat_id_Q5_0, GGML_VK_PIPE_mul_mat_id_Q5_1, GGML_VK_PIPE_mul_mat_id_Q8_0,
 };
 static const enum ggml_vk_pipe k_get_rows[] = {
     GGML_VK_PIPE_get_rows_F32, GGML_VK_PIPE_get_rows_F16, GGML_VK_PIPE_get_rows_BF16, GGML_VK_PIPE_get_rows_Q4_0,
@@ -96,6 +101,24 @@ static bool record_mul_mat(struct ggml_vk_stream * s, struct ggml_tensor * dst) 
     }
     const uint64_t outputs = (uint64_t) a->ne[1] * (uint64_t) b->ne[1] * batch;
     return ggml_vk_dispatch(s, k_mul_mat_vec[w], SRCS(a, b), dst, &pc, sizeof(pc), div_up(outputs, 8)); // ROWS of mul_mat_vec.comp
+}
+
+// dst[:, e, t] = as[ids[e, t]] b[:, e % ne11, t], by the matrix-vector kernel
+static bool record_mul_mat_id(struct ggml_vk_stream * s, struct ggml_tensor * dst) {
+    const struct ggml_tensor * a = dst->src[0];
+    const struct ggml_tensor * b = dst->src[1];
+    const struct ggml_tensor * ids = dst->src[2];
+    const struct pc_mul_mat pc = {
+        .K = u32(a->ne[0]), .M = u32(a->ne[1]), .ne02 = u32(a->ne[2]), .ne03 = 1,
+        .nb01 = u32(a->nb[1]), .nb02 = u32(a->nb[2]), .nb03 = u32(a->nb[3]),
+        .N = u32(ids->ne[0]), .ne12 = u32(ids->ne[1]), .ne13 = 1,
+        .nb10 = stride(b, 0, 4), .nb11 = stride(b, 1, 4), .nb12 = stride(b, 2, 4), .nb13 = 0,
+        .nb1 = stride(dst, 1, 4), .nb2 = stride(dst, 2, 4), .nb3 = stride(dst, 3, 4),
+        .a_off = ggml_vk_misalign(s, a, 1), .b_off = ggml_vk_misalign(s, b, 4), .d_off = ggml_vk_misalign(s, dst, 4),
+        .ne11 = u32(b->ne[1]), .ids_nb0 = stride(ids, 0, 4), .ids_nb1 = stride(ids, 1, 4), .ids_off = ggml_vk_misalign(s, ids, 4),
+    };
+    const uint64_t outputs = (uint64_t) a->ne[1] * (uint64_t) ids->ne[0] * (uint64_t) ids->ne[1];
+    return ggml_vk_dispatch(s, k_mul_mat_id[weight_index(a->type)], SRCS(a, b, ids), dst, &pc, sizeof(pc), div_up(outputs, 8));
 }
 
 //
@@ -542,6 +565,8 @@ bool ggml_vk_record_node(struct ggml_vk_stream * s, struct ggml_tensor * node) {
     switch (node->op) {
         case GGML_OP_MUL_MAT:
             return record_mul_mat(s, node);
+        case GGML_OP_MUL_MAT_ID:
+            return record_mul_mat_id(s, node);
         case GGML_OP_GET_ROWS:
             return record_get_rows(s, node);
         case GGML_OP_ADD: case GGML_OP_SUB: case GGML_OP_MUL: case GGML_OP_DIV: case GGML_OP_ADD1:

@@ -61,6 +61,14 @@ static bool supports_mul_mat(const struct ggml_tensor * op) {
            rows_contiguous(a) && b->ne[2] % a->ne[2] == 0 && b->ne[3] % a->ne[3] == 0;
 }
 
+static bool supports_mul_mat_id(const struct ggml_tensor * op) {
+    const struct ggml_tensor * a = op->src[0];
+    const struct ggml_tensor * b = op->src[1];
+    const struct ggml_tensor * ids = op->src[2];
+    return is_weight_type(a->type) && b->type == GGML_TYPE_F32 && ids->type == GGML_TYPE_I32 && op->type == GGML_TYPE_F32 &&
+           rows_contiguous(a) && a->ne[3] == 1 && b->ne[3] == 1;
+}
+
 static bool supports_get_rows(const struct ggml_tensor * op) {
     const struct ggml_tensor * a = op->src[0];
     return is_weight_type(a->type) && op->src[1]->type == GGML_TYPE_I32 && op->type == GGML_TYPE_F32 && rows_contiguous(a);
@@ -193,6 +201,8 @@ static bool supports_node(const struct ggml_tensor * op) {
     switch (op->op) {
         case GGML_OP_MUL_MAT:
             return supports_mul_mat(op);
+        case GGML_OP_MUL_MAT_ID:
+            return supports_mul_mat_id(op);
         case GGML_OP_GET_ROWS:
             return supports_get_rows(op);
         case GGML_OP_ADD: case GGML_OP_SUB: case GGML_OP_MUL: case GGML_OP_DIV: case GGML_OP_ADD1:

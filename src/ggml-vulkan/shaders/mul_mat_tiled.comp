@@ -22,6 +22,7 @@ layout(push_constant) uniform PC {
     uint nb10, nb11, nb12, nb13;
     uint nb1, nb2, nb3;
     uint a_off, b_off, d_off;
+    uint ne11, ids_nb0, ids_nb1, ids_off; // MUL_MAT_ID only (mul_mat_vec.comp)
 } p;
 
 shared float sa[TK][TM + 1];
