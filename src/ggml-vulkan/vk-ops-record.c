@@ -381,7 +381,8 @@ struct pc_rope {
     uint32_t nb01, nb02, nb03;
     uint32_t nb1, nb2, nb3;
     uint32_t a_off, p_off, f_off, d_off;
-    uint32_t n_dims, neox, has_ff;
+    uint32_t n_dims, mode, has_ff;
+    uint32_t s0, s1, s2, s3;
     float    theta_scale, freq_scale, ext_factor, attn_factor, corr0, corr1;
 };
 
@@ -404,12 +405,18 @@ static bool record_rope(struct ggml_vk_stream * s, struct ggml_tensor * dst) {
         .nb1 = stride(dst, 1, u), .nb2 = stride(dst, 2, u), .nb3 = stride(dst, 3, u),
         .a_off = ggml_vk_misalign(s, a, u), .p_off = ggml_vk_misalign(s, pos, 4), .f_off = ggml_vk_misalign(s, ff, 4),
         .d_off = ggml_vk_misalign(s, dst, u),
-        .n_dims = (uint32_t) n_dims, .neox = mode == GGML_ROPE_TYPE_NEOX, .has_ff = ff != NULL,
+        .n_dims = (uint32_t) n_dims, .has_ff = ff != NULL,
+        .mode = mode == GGML_ROPE_TYPE_NORMAL ? 0 : mode == GGML_ROPE_TYPE_NEOX ? 1 : mode == GGML_ROPE_TYPE_MROPE ? 2 :
+                mode == GGML_ROPE_TYPE_IMROPE ? 3 : 4,
+        .s0 = (uint32_t) ggml_get_op_params_i32(dst, 11), .s1 = (uint32_t) ggml_get_op_params_i32(dst, 12),
+        .s2 = (uint32_t) ggml_get_op_params_i32(dst, 13), .s3 = (uint32_t) ggml_get_op_params_i32(dst, 14),
         .theta_scale = n_dims > 0 ? powf(freq_base, -2.0f / (float) n_dims) : 1.0f,
         .freq_scale = ggml_get_op_params_f32(dst, 6), .ext_factor = ggml_get_op_params_f32(dst, 7),
         .attn_factor = ggml_get_op_params_f32(dst, 8), .corr0 = corr[0], .corr1 = corr[1],
     };
-    const uint64_t per_row = (uint64_t) (n_dims / 2) + (uint64_t) (a->ne[0] - n_dims);
+    const int64_t n_pairs = mode == GGML_ROPE_TYPE_VISION ? n_dims : n_dims / 2;
+    const int64_t rot_end = mode == GGML_ROPE_TYPE_VISION ? 2 * (int64_t) n_dims : n_dims;
+    const uint64_t per_row = (uint64_t) n_pairs + (uint64_t) (a->ne[0] - rot_end);
     const uint64_t n = per_row * (uint64_t) ggml_nrows(a);
     const enum ggml_vk_pipe pipe = a->type == GGML_TYPE_F16 ? GGML_VK_PIPE_rope_F16 : GGML_VK_PIPE_rope_F32;
     return ggml_vk_dispatch(s, pipe, SRCS(a, pos, ff), dst, &pc, sizeof(pc), div_up(n, 256));

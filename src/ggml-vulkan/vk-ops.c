@@ -36,7 +36,8 @@ static bool layout_ok(const struct ggml_vk_device * d, const struct ggml_tensor 
         return true;
     }
     const size_t unit = index_unit(t);
-    if (ggml_nbytes(t) > d->max_buffer_size || (uint64_t) ggml_nelements(t) > UINT32_MAX) {
+    if (ggml_nbytes(t) > d->max_buffer_size || (uint64_t) ggml_nelements(t) > UINT32_MAX ||
+        (t->view_src != NULL && ggml_nbytes(t->view_src) > d->max_buffer_size)) {
         return false;
     }
     for (int i = 0; i < GGML_MAX_DIMS; i++) {
@@ -140,6 +141,23 @@ static bool supports_soft_max(const struct ggml_tensor * op) {
     return s == NULL || (s->type == GGML_TYPE_F32 && rows_contiguous(s) && s->ne[0] >= a->ne[2]);
 }
 
+static bool rope_sections_ok(const struct ggml_tensor * op, int mode) {
+    const struct ggml_tensor * a = op->src[0];
+    int64_t sum = 0;
+    for (int i = 0; i < 4; i++) {
+        const int s = ggml_get_op_params_i32(op, 11 + i);
+        if (s < 0) {
+            return false;
+        }
+        sum += s;
+    }
+    const int64_t first3 = (int64_t) ggml_get_op_params_i32(op, 11) + ggml_get_op_params_i32(op, 12) + ggml_get_op_params_i32(op, 13);
+    if (first3 == 0 || sum > a->ne[0] || op->src[1]->ne[0] != 4 * a->ne[2]) {
+        return false;
+    }
+    return mode != GGML_ROPE_TYPE_VISION || 2 * (int64_t) ggml_get_op_params_i32(op, 1) == a->ne[0];
+}
+
 static bool supports_rope(const struct ggml_tensor * op) {
     const struct ggml_tensor * a = op->src[0];
     const struct ggml_tensor * pos = op->src[1];
@@ -147,10 +165,16 @@ static bool supports_rope(const struct ggml_tensor * op) {
     const int n_dims = ggml_get_op_params_i32(op, 1);
     const int mode   = ggml_get_op_params_i32(op, 2);
     const int n_offs = ggml_get_op_params_i32(op, 15);
+    const bool multi = mode == GGML_ROPE_TYPE_MROPE || mode == GGML_ROPE_TYPE_IMROPE || mode == GGML_ROPE_TYPE_VISION;
+    if (!(mode == GGML_ROPE_TYPE_NORMAL || mode == GGML_ROPE_TYPE_NEOX || multi) || n_offs != 0) {
+        return false;
+    }
+    const int64_t n_pairs = mode == GGML_ROPE_TYPE_VISION ? n_dims : n_dims / 2;
+    const int64_t rot_end = mode == GGML_ROPE_TYPE_VISION ? 2 * (int64_t) n_dims : n_dims;
     return (a->type == GGML_TYPE_F32 || a->type == GGML_TYPE_F16) && op->type == a->type && rows_contiguous(a) &&
-           rows_contiguous(op) && (mode == GGML_ROPE_TYPE_NORMAL || mode == GGML_ROPE_TYPE_NEOX) && n_offs == 0 &&
-           n_dims >= 0 && n_dims % 2 == 0 && n_dims <= a->ne[0] && pos->type == GGML_TYPE_I32 && pos->ne[0] == a->ne[2] &&
-           rows_contiguous(pos) && (ff == NULL || (ff->type == GGML_TYPE_F32 && rows_contiguous(ff) && ff->ne[0] >= n_dims / 2));
+           rows_contiguous(op) && n_dims >= 0 && n_dims % 2 == 0 && rot_end <= a->ne[0] && pos->type == GGML_TYPE_I32 &&
+           rows_contiguous(pos) && (multi ? rope_sections_ok(op, mode) : pos->ne[0] == a->ne[2]) &&
+           (ff == NULL || (ff->type == GGML_TYPE_F32 && rows_contiguous(ff) && ff->ne[0] >= n_pairs));
 }
 
 static bool supports_set_rows(const struct ggml_tensor * op) {
