@@ -210,6 +210,31 @@ static void test_streams(ggml_backend_dev_t dev) {
     }
     CHECK_MSG(ok, "copy between streams");
 
+    // asynchronous copies from and to pinned host memory (single copy
+    // commands where device memory is not mapped: test-vulkan-staging)
+    struct ggml_context * hctx = new_ctx(2);
+    struct ggml_tensor * hin  = ggml_new_tensor_1d(hctx, GGML_TYPE_F32, N);
+    struct ggml_tensor * hout = ggml_new_tensor_1d(hctx, GGML_TYPE_F32, N);
+    ggml_backend_buffer_t hbuf = ggml_backend_alloc_ctx_tensors_from_buft(hctx, ggml_backend_dev_host_buffer_type(dev));
+    CHECK(hbuf != NULL && ggml_backend_buffer_is_host(hbuf));
+    float * pin_in = (float *) hin->data;
+    float * pin_out = (float *) hout->data;
+    for (int i = 0; i < N; i++) {
+        pin_in[i] = (float) (i % 7) - 3.0f;
+    }
+    ggml_backend_tensor_set_async(s1, x, pin_in, 0, sizeof(float) * N);
+    CHECK(ggml_backend_graph_compute_async(s1, g1) == GGML_STATUS_SUCCESS);
+    ggml_backend_tensor_get_async(s1, y, pin_out + 1, sizeof(float), sizeof(float) * (N - 1));
+    pin_out[0] = 42.0f;
+    ggml_backend_synchronize(s1);
+    ok = pin_out[0] == 42.0f;
+    for (int i = 1; i < N; i++) {
+        ok = ok && pin_out[i] == 2.0f * pin_in[i];
+    }
+    CHECK_MSG(ok, "asynchronous copies through pinned memory");
+    ggml_backend_buffer_free(hbuf);
+    ggml_free(hctx);
+
     ggml_backend_event_free(ev);
     ggml_backend_buffer_free(buf);
     ggml_free(ctx);

@@ -280,6 +280,7 @@ static void add_device(VkPhysicalDevice pd, uint32_t pd_index) {
     pthread_mutex_init(&d->mutex, NULL);
     pthread_mutex_init(&d->queue_mutex, NULL);
     pthread_mutex_init(&d->xfer_mutex, NULL);
+    pthread_mutex_init(&d->pinned_mutex, NULL);
     d->dev = (struct ggml_backend_device) { .iface = vk_device_iface, .reg = &g_vk_reg, .context = d };
     ggml_vk_buft_init(d);
     g_vk.devices[g_vk.n_devices++] = d;

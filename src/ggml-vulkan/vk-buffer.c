@@ -9,7 +9,9 @@
 //                  log line. Tensor addresses are offsets from a fixed
 //                  non-NULL base; nothing dereferences them.
 //   "Vulkan_Host"  pinned host memory (mapped, host-coherent) of the first
-//                  device: a host buffer for the CPU backend and for staging.
+//                  device: a host buffer for the CPU backend and for staging;
+//                  the first device's asynchronous copies from and to it are
+//                  single copy commands, without a staging buffer.
 
 #include "vk-impl.h"
 
@@ -185,6 +187,59 @@ bool ggml_vk_buft_is_device(ggml_backend_buffer_type_t buft) {
 // pinned host buffers
 //
 
+static bool pinned_add(struct ggml_vk_device * d, const struct ggml_vk_mem * mem) {
+    pthread_mutex_lock(&d->pinned_mutex);
+    bool ok = true;
+    if (d->n_pinned == d->cap_pinned) {
+        const size_t cap = d->cap_pinned == 0 ? 8 : 2 * d->cap_pinned;
+        const struct ggml_vk_mem ** grown = (const struct ggml_vk_mem **) realloc((void *) d->pinned, cap * sizeof(*grown));
+        if (grown != NULL) {
+            d->pinned = grown;
+            d->cap_pinned = cap;
+        }
+        ok = grown != NULL;
+    }
+    if (ok) {
+        d->pinned[d->n_pinned++] = mem;
+    }
+    pthread_mutex_unlock(&d->pinned_mutex);
+    return ok;
+}
+
+static void pinned_remove(struct ggml_vk_device * d, const struct ggml_vk_mem * mem) {
+    pthread_mutex_lock(&d->pinned_mutex);
+    for (size_t i = 0; i < d->n_pinned; i++) {
+        if (d->pinned[i] == mem) {
+            d->pinned[i] = d->pinned[--d->n_pinned];
+            break;
+        }
+    }
+    pthread_mutex_unlock(&d->pinned_mutex);
+}
+
+bool ggml_vk_pinned_find(struct ggml_vk_device * d, const void * ptr, size_t size, VkBuffer * buffer, size_t * offset) {
+    bool found = false;
+    pthread_mutex_lock(&d->pinned_mutex);
+    for (size_t i = 0; i < d->n_pinned && !found; i++) {
+        const char * base = (const char *) d->pinned[i]->mapped;
+        const char * p = (const char *) ptr;
+        if (p >= base && p < base + d->pinned[i]->size && size <= (size_t) (base + d->pinned[i]->size - p)) {
+            *buffer = d->pinned[i]->buffer;
+            *offset = (size_t) (p - base);
+            found = true;
+        }
+    }
+    pthread_mutex_unlock(&d->pinned_mutex);
+    return found;
+}
+
+static void vk_host_buffer_free(ggml_backend_buffer_t buffer) {
+    struct vk_buffer * b = (struct vk_buffer *) buffer->context;
+    pinned_remove(b->d, &b->mem);
+    ggml_vk_mem_free(b->d, &b->mem);
+    free(b);
+}
+
 static void * vk_host_buffer_get_base(ggml_backend_buffer_t buffer) {
     return ((struct vk_buffer *) buffer->context)->mem.mapped;
 }
@@ -220,7 +275,7 @@ static void vk_host_buffer_clear(ggml_backend_buffer_t buffer, uint8_t value) {
 }
 
 static const struct ggml_backend_buffer_i vk_host_buffer_iface = {
-    .free_buffer   = vk_buffer_free,
+    .free_buffer   = vk_host_buffer_free,
     .get_base      = vk_host_buffer_get_base,
     .init_tensor   = NULL,
     .memset_tensor = vk_host_buffer_memset_tensor,
@@ -244,10 +299,11 @@ static ggml_backend_buffer_t vk_host_buft_alloc_buffer(ggml_backend_buffer_type_
     if (b != NULL) {
         b->d = d;
         if (ggml_vk_mem_alloc(d, size, true, &b->mem)) {
-            ggml_backend_buffer_t buffer = ggml_backend_buffer_init(buft, vk_host_buffer_iface, b, size);
+            ggml_backend_buffer_t buffer = pinned_add(d, &b->mem) ? ggml_backend_buffer_init(buft, vk_host_buffer_iface, b, size) : NULL;
             if (buffer != NULL) {
                 return buffer;
             }
+            pinned_remove(d, &b->mem);
             ggml_vk_mem_free(d, &b->mem);
         }
         free(b);

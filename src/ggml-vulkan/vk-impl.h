@@ -164,6 +164,12 @@ struct ggml_vk_device {
     VkFence         xfer_fence;
     struct ggml_vk_mem xfer_staging;
 
+    // pinned host buffers made on this device, so that asynchronous copies
+    // from and to them need no staging (guarded by pinned_mutex)
+    pthread_mutex_t               pinned_mutex;
+    const struct ggml_vk_mem   ** pinned;
+    size_t                        n_pinned, cap_pinned;
+
     struct ggml_backend_buffer_type buft;
     struct ggml_backend_device      dev;
 };
@@ -199,6 +205,9 @@ void ggml_vk_buft_init(struct ggml_vk_device * d);          // d->buft
 bool ggml_vk_buft_is_device(ggml_backend_buffer_type_t buft); // a device buffer type of this backend
 bool ggml_vk_buffer_is_device(ggml_backend_buffer_t buffer);
 ggml_backend_buffer_type_t ggml_vk_host_buft(void);
+
+// the pinned host buffer of device d holding [ptr, ptr + size), and the offset there
+bool ggml_vk_pinned_find(struct ggml_vk_device * d, const void * ptr, size_t size, VkBuffer * buffer, size_t * offset);
 
 // where a tensor's data lies: the device buffer and byte offset (false if not in a device buffer)
 bool ggml_vk_tensor_mem(const struct ggml_tensor * t, const struct ggml_vk_mem ** mem, size_t * offset);

@@ -17,8 +17,9 @@
 // at once and records a copy (the caller's memory is free on return);
 // get_tensor_async records a copy into staging memory and copies out to the
 // caller's memory when the batch is seen complete, at the latest in
-// synchronize. On a device whose buffers are mapped and an idle stream,
-// both are plain memcpys.
+// synchronize. Data in a pinned host buffer of the device is copied by one
+// command, without staging. On a device whose buffers are mapped and an
+// idle stream, both are plain memcpys.
 
 #include "vk-impl.h"
 
@@ -485,6 +486,13 @@ static void vk_set_tensor_async(ggml_backend_t backend, struct ggml_tensor * ten
         memcpy((char *) mem->mapped + toff + offset, data, size);
         return;
     }
+    VkBuffer pinned;
+    size_t poff;
+    VkCommandBuffer pcmd;
+    if (ggml_vk_pinned_find(s->d, data, size, &pinned, &poff) && (pcmd = batch_cmd(s)) != VK_NULL_HANDLE) {
+        record_buffer_copy(pcmd, pinned, poff, mem->buffer, toff + offset, size);
+        return;
+    }
     const struct ggml_vk_mem * st;
     size_t soff;
     VkCommandBuffer cmd;
@@ -507,6 +515,13 @@ static void vk_get_tensor_async(ggml_backend_t backend, const struct ggml_tensor
     }
     if (mem->mapped != NULL && stream_idle(s)) {
         memcpy(data, (const char *) mem->mapped + toff + offset, size);
+        return;
+    }
+    VkBuffer pinned;
+    size_t poff;
+    VkCommandBuffer pcmd;
+    if (ggml_vk_pinned_find(s->d, data, size, &pinned, &poff) && (pcmd = batch_cmd(s)) != VK_NULL_HANDLE) {
+        record_buffer_copy(pcmd, mem->buffer, toff + offset, pinned, poff, size);
         return;
     }
     const struct ggml_vk_mem * st;
