@@ -167,6 +167,7 @@ struct pc_eltwise {
     uint32_t a_off, b_off, d_off;
     uint32_t op;
     float    p0, p1;
+    uint32_t b_type;
 };
 
 static const enum ggml_vk_pipe k_eltwise[3][3] = {
@@ -261,6 +262,7 @@ static bool record_eltwise(struct ggml_vk_stream * s, struct ggml_tensor * dst) 
         .nb0 = stride(dst, 0, ud), .nb1 = stride(dst, 1, ud), .nb2 = stride(dst, 2, ud), .nb3 = stride(dst, 3, ud),
         .a_off = ggml_vk_misalign(s, a, ua), .b_off = binary ? ggml_vk_misalign(s, b, ub) : 0, .d_off = ggml_vk_misalign(s, dst, ud),
         .op = (uint32_t) op, .p0 = 0.0f, .p1 = 0.0f,
+        .b_type = binary ? (uint32_t) float_index(b->type) : 0,
     };
     if (op == ELT_SCALE || op == ELT_CLAMP) {
         pc.p0 = ggml_get_op_params_f32(dst, 0);
@@ -280,19 +282,21 @@ struct pc_glu {
     uint32_t nb11, nb12, nb13;
     uint32_t nb1, nb2, nb3;
     uint32_t a_off, b_off, d_off;
-    uint32_t op, swapped, has_b;
+    uint32_t op, swapped, has_b, f16;
 };
 
 static bool record_glu(struct ggml_vk_stream * s, struct ggml_tensor * dst) {
     const struct ggml_tensor * a = dst->src[0];
     const struct ggml_tensor * b = dst->src[1];
     const enum ggml_glu_op g = ggml_get_glu_op(dst);
+    const size_t u = ggml_type_size(dst->type);
     const struct pc_glu pc = {
         .ne0 = u32(dst->ne[0]), .ne1 = u32(dst->ne[1]), .ne2 = u32(dst->ne[2]), .ne3 = u32(dst->ne[3]),
-        .nb01 = stride(a, 1, 4), .nb02 = stride(a, 2, 4), .nb03 = stride(a, 3, 4),
-        .nb11 = b != NULL ? stride(b, 1, 4) : 0, .nb12 = b != NULL ? stride(b, 2, 4) : 0, .nb13 = b != NULL ? stride(b, 3, 4) : 0,
-        .nb1 = stride(dst, 1, 4), .nb2 = stride(dst, 2, 4), .nb3 = stride(dst, 3, 4),
-        .a_off = ggml_vk_misalign(s, a, 4), .b_off = ggml_vk_misalign(s, b, 4), .d_off = ggml_vk_misalign(s, dst, 4),
+        .nb01 = stride(a, 1, u), .nb02 = stride(a, 2, u), .nb03 = stride(a, 3, u),
+        .nb11 = b != NULL ? stride(b, 1, u) : 0, .nb12 = b != NULL ? stride(b, 2, u) : 0, .nb13 = b != NULL ? stride(b, 3, u) : 0,
+        .nb1 = stride(dst, 1, u), .nb2 = stride(dst, 2, u), .nb3 = stride(dst, 3, u),
+        .a_off = ggml_vk_misalign(s, a, u), .b_off = ggml_vk_misalign(s, b, u), .d_off = ggml_vk_misalign(s, dst, u),
+        .f16 = dst->type == GGML_TYPE_F16,
         .op = g == GGML_GLU_OP_REGLU ? 0 : g == GGML_GLU_OP_GEGLU ? 1 : g == GGML_GLU_OP_SWIGLU ? 2 : g == GGML_GLU_OP_GEGLU_ERF ? 3 : 4,
         .swapped = ggml_get_op_params_i32(dst, 1) != 0, .has_b = b != NULL,
     };

@@ -91,7 +91,7 @@ static bool supports_eltwise(const struct ggml_tensor * op) {
     }
     switch (op->op) {
         case GGML_OP_ADD: case GGML_OP_SUB: case GGML_OP_MUL: case GGML_OP_DIV: case GGML_OP_ADD1:
-            return b->type == GGML_TYPE_F32 && op->type == a->type && ggml_can_repeat(b, a);
+            return is_float_type(b->type) && op->type == a->type && ggml_can_repeat(b, a);
         case GGML_OP_CPY: case GGML_OP_DUP: case GGML_OP_CONT:
             return ggml_nelements(a) == ggml_nelements(op);
         default:
@@ -118,8 +118,9 @@ static bool supports_glu(const struct ggml_tensor * op) {
     }
     const struct ggml_tensor * a = op->src[0];
     const struct ggml_tensor * b = op->src[1];
-    return a->type == GGML_TYPE_F32 && op->type == GGML_TYPE_F32 && rows_contiguous(a) && rows_contiguous(op) &&
-           (b == NULL || (b->type == GGML_TYPE_F32 && rows_contiguous(b) && ggml_are_same_shape(b, op)));
+    const enum ggml_type t = op->type;
+    return (t == GGML_TYPE_F32 || t == GGML_TYPE_F16) && a->type == t && rows_contiguous(a) && rows_contiguous(op) &&
+           (b == NULL || (b->type == t && rows_contiguous(b) && ggml_are_same_shape(b, op)));
 }
 
 static bool supports_rows_f32(const struct ggml_tensor * op) {

@@ -4,7 +4,8 @@
 // differ in shape, not in element count), binary ops with src1 broadcast
 // over every dimension, SCALE, CLAMP and the unary activations. Element i
 // (in row-major order) of src0 goes to element i of dst. Types: src0 by
-// A_F32/A_F16/A_BF16, dst by D_F32/D_F16/D_BF16, src1 F32.
+// A_F32/A_F16/A_BF16, dst by D_F32/D_F16/D_BF16, src1 by b_type (0 F32,
+// 1 F16, 2 BF16).
 // The op codes are enum ggml_vk_eltwise_op in vk-ops.c.
 #include "common.glsl"
 
@@ -13,6 +14,7 @@ layout(local_size_x = 256) in;
 layout(binding = 0) readonly  buffer AF { float    a_f32[]; };
 layout(binding = 0) readonly  buffer AH { uint16_t a_u16[]; };
 layout(binding = 1) readonly  buffer BF { float    b_f32[]; };
+layout(binding = 1) readonly  buffer BH { uint16_t b_u16[]; };
 layout(binding = 5) writeonly buffer DF { float    d_f32[]; };
 layout(binding = 5) writeonly buffer DH { uint16_t d_u16[]; };
 
@@ -26,7 +28,18 @@ layout(push_constant) uniform PC {
     uint a_off, b_off, d_off;
     uint op;
     float p0, p1;
+    uint b_type;
 } p;
+
+float read_b(uint i) {
+    if (p.b_type == 1) {
+        return half_bits_to_float(uint(b_u16[i]));
+    }
+    if (p.b_type == 2) {
+        return bf16_bits_to_float(uint(b_u16[i]));
+    }
+    return b_f32[i];
+}
 
 float read_a(uint i) {
 #if defined(A_F32)
@@ -90,7 +103,7 @@ void main() {
 
     float b = 0.0;
     if (p.op >= 1 && p.op <= 4) {
-        b = b_f32[p.b_off + (i00 % p.ne10) * p.nb10 + (i01 % p.ne11) * p.nb11 + (i02 % p.ne12) * p.nb12 + (i03 % p.ne13) * p.nb13];
+        b = read_b(p.b_off + (i00 % p.ne10) * p.nb10 + (i01 % p.ne11) * p.nb11 + (i02 % p.ne12) * p.nb12 + (i03 % p.ne13) * p.nb13);
     }
 
     const uint i0 = i % p.ne0;
