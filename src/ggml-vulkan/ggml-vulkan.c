@@ -126,11 +126,12 @@ static bool vk_dev_supports_buft(ggml_backend_dev_t dev, ggml_backend_buffer_typ
     return buft == &dev_ctx(dev)->buft;
 }
 
-// weights in host memory: worth sending to the device for a batch of tokens
+// weights in host memory: a matrix product over a batch of tokens is worth
+// the copy of its weights to the device (a GET_ROWS gather never is)
 static bool vk_dev_offload_op(ggml_backend_dev_t dev, const struct ggml_tensor * op) {
     GGML_UNUSED(dev);
     const int64_t min_batch = 32;
-    return (op->op == GGML_OP_MUL_MAT && op->ne[1] >= min_batch) || (op->op == GGML_OP_GET_ROWS && op->ne[1] >= min_batch);
+    return (op->op == GGML_OP_MUL_MAT && op->ne[1] >= min_batch) || (op->op == GGML_OP_MUL_MAT_ID && op->ne[2] >= min_batch);
 }
 
 static const struct ggml_backend_device_i vk_device_iface = {
