@@ -9,6 +9,9 @@ pkgs="$pkgs clang libclang-rt-14-dev"
 # libopenblas-dev and libblis-dev: the BLAS backend (-DGGML_BLAS=ON), which CI
 # builds against both
 pkgs="$pkgs libopenblas-dev libblis-dev"
+# libvulkan-dev, glslc: build the Vulkan backend; mesa-vulkan-drivers: lavapipe, a
+# Vulkan driver on the CPU, so that the Vulkan tests run on machines without a GPU
+pkgs="$pkgs libvulkan-dev glslc mesa-vulkan-drivers"
 missing=""
 for p in $pkgs; do
     dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

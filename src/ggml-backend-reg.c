@@ -51,6 +51,9 @@
 #ifdef GGML_USE_CPU
 #include "ggml-cpu.h"
 #endif
+#ifdef GGML_USE_VULKAN
+#include "ggml-vulkan.h"
+#endif
 
 #ifdef GGML_USE_BLAS
 #include "ggml-blas.h"
@@ -261,8 +264,21 @@ static void registry_init(void) {
 
     // the backends compiled in, most capable first
     pthread_mutex_lock(&g_registry.mutex);
+#ifdef GGML_USE_VULKAN
+    {
+        char vk_why[256];
+        if (register_backend_locked(ggml_backend_vk_reg(), NULL, vk_why, sizeof(vk_why)) == REGISTER_REFUSED) {
+            GGML_LOG_ERROR("%s: the Vulkan backend is not registered: %s\n", __func__, vk_why);
+        }
+    }
+#endif
 #ifdef GGML_USE_BLAS
-    register_backend_locked(ggml_backend_blas_reg(), NULL);
+    {
+        char blas_why[256];
+        if (register_backend_locked(ggml_backend_blas_reg(), NULL, blas_why, sizeof(blas_why)) == REGISTER_REFUSED) {
+            GGML_LOG_ERROR("%s: the BLAS backend is not registered: %s\n", __func__, blas_why);
+        }
+    }
 #endif
 #ifdef GGML_USE_CPU
     char why[256];
