@@ -34,6 +34,11 @@ bool gq_type_supported(enum ggml_type type) {
         case GGML_TYPE_Q4_1:
         case GGML_TYPE_Q5_0:
         case GGML_TYPE_Q5_1:
+        case GGML_TYPE_Q2_K:
+        case GGML_TYPE_Q3_K:
+        case GGML_TYPE_Q4_K:
+        case GGML_TYPE_Q5_K:
+        case GGML_TYPE_Q6_K:
             return true;
         default:
             return false;
@@ -49,6 +54,12 @@ uint32_t gq_file_type(enum ggml_type type) {
         case GGML_TYPE_Q8_0: return 7;
         case GGML_TYPE_Q5_0: return 8;
         case GGML_TYPE_Q5_1: return 9;
+        case GGML_TYPE_Q2_K: return 10;
+        // one type for every matrix: upstream's closest file types are the _S ones
+        case GGML_TYPE_Q3_K: return 11;
+        case GGML_TYPE_Q4_K: return 14;
+        case GGML_TYPE_Q5_K: return 16;
+        case GGML_TYPE_Q6_K: return 18;
         case GGML_TYPE_BF16: return 32;
         default:             return 0;
     }
