@@ -13,7 +13,8 @@ static void print_usage(const char * argv0) {
     printf("usage: %s [options] input.gguf output.gguf TYPE\n"
            "\n"
            "Converts the 2-D F32/F16/BF16 weights of a GGUF model to TYPE (q8_0, q4_0, q4_1,\n"
-           "q5_0, q5_1, q2_K, q3_K, q4_K, q5_K, q6_K, f16, bf16, f32); 1-D tensors (norms) and rows that are not a whole\n"
+           "q5_0, q5_1, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs, mxfp4, f16, bf16, f32);\n"
+           "1-D tensors (norms) and rows that are not a whole\n"
            "number of blocks keep their type; all metadata is copied.\n"
            "\n"
            "options:\n"
@@ -70,7 +71,7 @@ int main(int argc, char ** argv) {
         return 1;
     }
     if (!parse_type(pos[2], &params.type)) {
-        fprintf(stderr, "ggml-quantize: error: unknown type '%s' (q8_0, q4_0, q4_1, q5_0, q5_1, q2_K, q3_K, q4_K, q5_K, q6_K, f16, bf16, f32)\n", pos[2]);
+        fprintf(stderr, "ggml-quantize: error: unknown type '%s' (q8_0, q4_0, q4_1, q5_0, q5_1, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs, mxfp4, f16, bf16, f32)\n", pos[2]);
         return 1;
     }
     struct gq_stats stats;

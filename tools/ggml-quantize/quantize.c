@@ -39,6 +39,9 @@ bool gq_type_supported(enum ggml_type type) {
         case GGML_TYPE_Q4_K:
         case GGML_TYPE_Q5_K:
         case GGML_TYPE_Q6_K:
+        case GGML_TYPE_IQ4_NL:
+        case GGML_TYPE_IQ4_XS:
+        case GGML_TYPE_MXFP4:
             return true;
         default:
             return false;
@@ -60,6 +63,9 @@ uint32_t gq_file_type(enum ggml_type type) {
         case GGML_TYPE_Q4_K: return 14;
         case GGML_TYPE_Q5_K: return 16;
         case GGML_TYPE_Q6_K: return 18;
+        case GGML_TYPE_IQ4_NL: return 25;
+        case GGML_TYPE_IQ4_XS: return 30;
+        case GGML_TYPE_MXFP4:  return 38;
         case GGML_TYPE_BF16: return 32;
         default:             return 0;
     }
