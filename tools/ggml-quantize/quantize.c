@@ -243,18 +243,18 @@ static bool gq_copy_tensor(struct gq_io * io, uint64_t src_offset, size_t size) 
 
 // the output's metadata: every input key, the new file type, the tensors with their new types
 static struct gguf_context * gq_plan_output(const struct gguf_context * in, struct ggml_context * meta,
-                                            struct ggml_context * out_meta, enum ggml_type target) {
+                                            struct ggml_context * out_meta, const struct gq_params * params,
+                                            const enum ggml_type * types) {
     struct gguf_context * out = gguf_init_empty();
     if (out == NULL) {
         return NULL;
     }
     gguf_set_kv(out, in);
-    gguf_set_val_u32(out, "general.file_type", gq_file_type(target));
+    gguf_set_val_u32(out, "general.file_type", params->mix != GQ_MIX_NONE ? (uint32_t) params->mix : gq_file_type(params->type));
     gguf_set_val_u32(out, "general.quantization_version", 2);
     for (int64_t i = 0; i < gguf_get_n_tensors(in); i++) {
         const struct ggml_tensor * t = ggml_get_tensor(meta, gguf_get_tensor_name(in, i));
-        const enum ggml_type type = gq_converts(t, target) ? target : t->type;
-        struct ggml_tensor * o = ggml_new_tensor(out_meta, type, ggml_n_dims(t), t->ne);
+        struct ggml_tensor * o = ggml_new_tensor(out_meta, types[i], ggml_n_dims(t), t->ne);
         ggml_set_name(o, t->name);
         gguf_add_tensor(out, o);
     }
@@ -273,13 +273,14 @@ static bool gq_check_input(const struct gguf_context * in, uint64_t in_size, siz
 }
 
 static bool gq_write_tensors(struct gq_io * io, const struct gguf_context * in, struct ggml_context * meta,
-                             const struct gguf_context * out, const struct gq_params * params, struct gq_stats * stats) {
+                             const struct gguf_context * out, const struct gq_params * params,
+                             const enum ggml_type * types, struct gq_stats * stats) {
     const size_t alignment = gguf_get_alignment(out);
     for (int64_t i = 0; i < gguf_get_n_tensors(in); i++) {
         const struct ggml_tensor * t = ggml_get_tensor(meta, gguf_get_tensor_name(in, i));
         const uint64_t src_offset = io->in_data + gguf_get_tensor_offset(in, i);
-        const bool convert = gq_converts(t, params->type);
-        const bool ok = convert ? gq_convert_tensor(io, t, src_offset, params->type, params->n_threads)
+        const bool convert = types[i] != t->type;
+        const bool ok = convert ? gq_convert_tensor(io, t, src_offset, types[i], params->n_threads)
                                 : gq_copy_tensor(io, src_offset, ggml_nbytes(t));
         if (!ok || !gq_pad(io, gguf_get_tensor_size(out, i), alignment)) {
             return false;
@@ -290,7 +291,7 @@ static bool gq_write_tensors(struct gq_io * io, const struct gguf_context * in, 
         stats->n_kept      += !convert;
         if (params->verbose) {
             printf("%-40s %-6s -> %-6s [%lld, %lld, %lld, %lld]\n", t->name, ggml_type_name(t->type),
-                   ggml_type_name(convert ? params->type : t->type), (long long) t->ne[0], (long long) t->ne[1],
+                   ggml_type_name(types[i]), (long long) t->ne[0], (long long) t->ne[1],
                    (long long) t->ne[2], (long long) t->ne[3]);
         }
     }
@@ -315,7 +316,20 @@ static bool gq_run(const char * in_path, const char * out_path, const struct gq_
         .no_alloc   = true,
     };
     struct ggml_context * out_meta = ggml_init(ip);
-    struct gguf_context * out = out_meta != NULL ? gq_plan_output(in, meta, out_meta, params->type) : NULL;
+    // the type of every tensor: the mix's choice, or the one target type
+    const int64_t n_tensors = gguf_get_n_tensors(in);
+    enum ggml_type * types = (enum ggml_type *) malloc((size_t) (n_tensors > 0 ? n_tensors : 1) * sizeof(enum ggml_type));
+    if (types != NULL) {
+        if (params->mix != GQ_MIX_NONE) {
+            gq_mix_plan(in, meta, params->mix, types);
+        } else {
+            for (int64_t i = 0; i < n_tensors; i++) {
+                const struct ggml_tensor * t = ggml_get_tensor(meta, gguf_get_tensor_name(in, i));
+                types[i] = gq_converts(t, params->type) ? params->type : t->type;
+            }
+        }
+    }
+    struct gguf_context * out = out_meta != NULL && types != NULL ? gq_plan_output(in, meta, out_meta, params, types) : NULL;
     bool ok = out != NULL;
     if (!ok) {
         gq_error("out of memory planning the output");
@@ -330,7 +344,7 @@ static bool gq_run(const char * in_path, const char * out_path, const struct gq_
             gq_error("cannot open %s: %s", io.in == NULL ? in_path : out_path, strerror(errno));
         }
     }
-    ok = ok && gq_write_tensors(&io, in, meta, out, params, stats);
+    ok = ok && gq_write_tensors(&io, in, meta, out, params, types, stats);
     if (io.in != NULL) {
         fclose(io.in);
     }
@@ -344,6 +358,7 @@ static bool gq_run(const char * in_path, const char * out_path, const struct gq_
     if (out_meta != NULL) {
         ggml_free(out_meta);
     }
+    free(types);
     return ok;
 }
 
@@ -352,8 +367,13 @@ bool gq_quantize_file(const char * in_path, const char * out_path, const struct 
     struct gq_stats local = { 0, 0, 0, 0 };
     stats = stats != NULL ? stats : &local;
     *stats = local;
-    if (!gq_type_supported(params->type)) {
-        gq_error("cannot convert to type %s (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1)", ggml_type_name(params->type));
+    if (params->mix == GQ_MIX_NONE && !gq_type_supported(params->type)) {
+        gq_error("cannot convert to type %s (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_K..q6_K, iq4_nl, iq4_xs, mxfp4)",
+                 ggml_type_name(params->type));
+        return false;
+    }
+    if (params->mix != GQ_MIX_NONE && gq_mix_base_type(params->mix) == GGML_TYPE_COUNT) {
+        gq_error("unknown type mix %d", (int) params->mix);
         return false;
     }
     if (gq_same_file(in_path, out_path)) {

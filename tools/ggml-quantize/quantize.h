@@ -3,13 +3,15 @@
 // quantize.h: converting the weights of a GGUF model to another type.
 //
 // Every 2-D tensor of type F32, F16 or BF16 whose rows are a whole number of
-// blocks of the target type is converted with ggml_quantize_chunk; all other
+// blocks of the target type is converted with ggml_quantize_chunk (with a
+// named mix, the type of each is chosen by its role, see mix.h); all other
 // tensors (norms and other 1-D tensors, integer tensors, rows that do not
 // divide) are copied unchanged, as is every metadata key. The output is
 // written tensor by tensor, a few MB of rows at a time, so memory stays
 // small whatever the model's size.
 
 #include "ggml.h"
+#include "mix.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -19,7 +21,8 @@ extern "C" {
 #endif
 
 struct gq_params {
-    enum ggml_type type;       // target type of the converted tensors
+    enum ggml_type type;       // target type of the converted tensors (without a mix)
+    enum gq_mix_id mix;        // a named mix (Q4_K_M, ...) choosing the type per tensor, or GQ_MIX_NONE
     int            n_threads;  // threads quantizing rows
     bool           verbose;    // one line per tensor on stdout
 };
