@@ -61,5 +61,65 @@ typedef struct {
 } block_q8_1;
 _Static_assert(sizeof(block_q8_1) == 2*sizeof(ggml_half) + QK8_1, "wrong q8_1 block size");
 
-// block sizes of the other types, for sizing rows of files that contain them
+//
+// K-quants: super-blocks of QK_K values made of sub-blocks of 16 or 32 values,
+// each sub-block with its own small integer scale (and minimum), and one or
+// two fp16 factors per super-block that turn those into floats.
+//
+
 #define QK_K 256
+#define K_SCALE_SIZE 12
+
+// value = d*(scale & 15)*q - dmin*(scale >> 4) per sub-block of 16; q in 0..3
+typedef struct {
+    uint8_t   scales[QK_K/16]; // 4-bit scale (low nibble) and 4-bit minimum (high nibble) per sub-block
+    uint8_t   qs[QK_K/4];      // value 128h + 32s + l at bits 2s of qs[32h + l]
+    ggml_half d;               // factor of the scales
+    ggml_half dmin;            // factor of the minimums
+} block_q2_K;
+_Static_assert(sizeof(block_q2_K) == 2*sizeof(ggml_half) + QK_K/16 + QK_K/4, "wrong q2_K block size");
+
+// value = d*(scale - 32)*(q - 4) per sub-block of 16; q in 0..7
+typedef struct {
+    uint8_t   hmask[QK_K/8];   // bit 2 of value p at bit p/32 of hmask[p % 32]
+    uint8_t   qs[QK_K/4];      // low two bits, packed as in q2_K
+    uint8_t   scales[12];      // 16 6-bit scales: low nibbles in bytes 0..7, top two bits in bytes 8..11
+    ggml_half d;               // factor of the scales
+} block_q3_K;
+_Static_assert(sizeof(block_q3_K) == sizeof(ggml_half) + QK_K/4 + QK_K/8 + 12, "wrong q3_K block size");
+
+// value = d*scale*q - dmin*min per sub-block of 32; q in 0..15
+typedef struct {
+    ggml_half d;                   // factor of the scales
+    ggml_half dmin;                // factor of the minimums
+    uint8_t   scales[K_SCALE_SIZE];// 8 6-bit scales and 8 6-bit minimums
+    uint8_t   qs[QK_K/2];          // value 64h + l at the low nibble of qs[32h + l], 64h + 32 + l at the high one
+} block_q4_K;
+_Static_assert(sizeof(block_q4_K) == 2*sizeof(ggml_half) + K_SCALE_SIZE + QK_K/2, "wrong q4_K block size");
+
+// as q4_K with a fifth bit: q in 0..31
+typedef struct {
+    ggml_half d;                   // factor of the scales
+    ggml_half dmin;                // factor of the minimums
+    uint8_t   scales[K_SCALE_SIZE];// as in q4_K
+    uint8_t   qh[QK_K/8];          // bit 4 of value p at bit p/32 of qh[p % 32]
+    uint8_t   qs[QK_K/2];          // low four bits, as in q4_K
+} block_q5_K;
+_Static_assert(sizeof(block_q5_K) == 2*sizeof(ggml_half) + K_SCALE_SIZE + QK_K/2 + QK_K/8, "wrong q5_K block size");
+
+// value = d*scale*(q - 32) per sub-block of 16; q in 0..63
+typedef struct {
+    uint8_t   ql[QK_K/2];      // low four bits: value 128h + 32s + l in qs[64h + 32(s&1) + l], nibble s/2
+    uint8_t   qh[QK_K/4];      // top two bits: value 128h + 32s + l at bits 2s of qh[32h + l]
+    int8_t    scales[QK_K/16]; // signed 8-bit scales
+    ggml_half d;               // factor of the scales
+} block_q6_K;
+_Static_assert(sizeof(block_q6_K) == sizeof(ggml_half) + QK_K/16 + 3*QK_K/4, "wrong q6_K block size");
+
+// activations of the K-quant dot products (never stored in files)
+typedef struct {
+    float   d;                 // scale
+    int8_t  qs[QK_K];          // values
+    int16_t bsums[QK_K/16];    // sums of the values of each group of 16
+} block_q8_K;
+_Static_assert(sizeof(block_q8_K) == sizeof(float) + QK_K + QK_K/16*sizeof(int16_t), "wrong q8_K block size");

@@ -675,13 +675,18 @@ size_t ggml_quantize_chunk(
         case GGML_TYPE_Q5_0: quantize = quantize_q5_0; break;
         case GGML_TYPE_Q5_1: quantize = quantize_q5_1; break;
         case GGML_TYPE_Q8_0: quantize = quantize_q8_0; break;
+        case GGML_TYPE_Q2_K: quantize = quantize_q2_K; break;
+        case GGML_TYPE_Q3_K: quantize = quantize_q3_K; break;
+        case GGML_TYPE_Q4_K: quantize = quantize_q4_K; break;
+        case GGML_TYPE_Q5_K: quantize = quantize_q5_K; break;
+        case GGML_TYPE_Q6_K: quantize = quantize_q6_K; break;
         case GGML_TYPE_F32:
         case GGML_TYPE_F16:
         case GGML_TYPE_BF16:
             break;
         default:
             GGML_ABORT("ggml_quantize_chunk: quantizing to type %s is not supported "
-                       "(supported: f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0)", ggml_type_name(type));
+                       "(supported: f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_K, q3_K, q4_K, q5_K, q6_K)", ggml_type_name(type));
     }
 
     GGML_ASSERT(nrows >= 0 && n_per_row > 0);
@@ -776,17 +781,34 @@ static bool validate_bf16(const void * data, size_t n) {
     return true;
 }
 
-// the first n_halves fp16 values of every block are its scale (and min)
-static bool validate_block_scales(enum ggml_type type, const void * data, size_t nblocks, int n_halves) {
+// n_halves fp16 values from byte `offset` of every block are its scale (and min)
+static bool validate_block_halves_at(enum ggml_type type, const void * data, size_t nblocks, size_t offset, int n_halves) {
     const size_t block_size = ggml_type_size(type);
     for (size_t i = 0; i < nblocks; i++) {
         for (int k = 0; k < n_halves; k++) {
             ggml_fp16_t h;
-            memcpy(&h, (const char *) data + i*block_size + (size_t) k*sizeof(h), sizeof(h));
+            memcpy(&h, (const char *) data + i*block_size + offset + (size_t) k*sizeof(h), sizeof(h));
             if (!fp16_is_finite(h)) {
                 log_non_finite(k == 0 ? "scale" : "min", (h & 0x03ff) != 0, i, type);
                 return false;
             }
+        }
+    }
+    return true;
+}
+
+static bool validate_block_scales(enum ggml_type type, const void * data, size_t nblocks, int n_halves) {
+    return validate_block_halves_at(type, data, nblocks, 0, n_halves);
+}
+
+// q8_K blocks carry an fp32 scale
+static bool validate_q8_K(const void * data, size_t nblocks) {
+    for (size_t i = 0; i < nblocks; i++) {
+        float d;
+        memcpy(&d, (const char *) data + i*sizeof(block_q8_K) + offsetof(block_q8_K, d), sizeof(d));
+        if (!isfinite(d)) {
+            log_non_finite("scale", isnan(d), i, GGML_TYPE_Q8_K);
+            return false;
         }
     }
     return true;
@@ -811,6 +833,9 @@ bool ggml_validate_row_data(enum ggml_type type, const void * data, size_t nbyte
     const size_t n = nbytes / type_size;
     _Static_assert(offsetof(block_q4_1, m) == sizeof(ggml_half) && offsetof(block_q5_1, m) == sizeof(ggml_half),
                    "validate_block_scales reads d and m as the first two halves");
+    _Static_assert(offsetof(block_q4_K, dmin) == sizeof(ggml_half) && offsetof(block_q5_K, dmin) == sizeof(ggml_half) &&
+                   offsetof(block_q2_K, dmin) == offsetof(block_q2_K, d) + sizeof(ggml_half),
+                   "the K-quant scale factors are adjacent halves");
 
     switch (type) {
         case GGML_TYPE_F32:  return validate_f32(data, n);
@@ -822,6 +847,12 @@ bool ggml_validate_row_data(enum ggml_type type, const void * data, size_t nbyte
         case GGML_TYPE_Q8_0: return validate_block_scales(type, data, n, 1);
         case GGML_TYPE_Q4_1:
         case GGML_TYPE_Q5_1: return validate_block_scales(type, data, n, 2);
+        case GGML_TYPE_Q2_K: return validate_block_halves_at(type, data, n, offsetof(block_q2_K, d), 2);
+        case GGML_TYPE_Q4_K:
+        case GGML_TYPE_Q5_K: return validate_block_scales(type, data, n, 2);
+        case GGML_TYPE_Q3_K: return validate_block_halves_at(type, data, n, offsetof(block_q3_K, d), 1);
+        case GGML_TYPE_Q6_K: return validate_block_halves_at(type, data, n, offsetof(block_q6_K, d), 1);
+        case GGML_TYPE_Q8_K: return validate_q8_K(data, n);
         case GGML_TYPE_I8:
         case GGML_TYPE_I16:
         case GGML_TYPE_I32:

@@ -21,6 +21,12 @@ GGML_API void quantize_row_q5_0_ref(const float * GGML_RESTRICT x, void * GGML_R
 GGML_API void quantize_row_q5_1_ref(const float * GGML_RESTRICT x, void * GGML_RESTRICT y, int64_t k);
 GGML_API void quantize_row_q8_0_ref(const float * GGML_RESTRICT x, void * GGML_RESTRICT y, int64_t k);
 GGML_API void quantize_row_q8_1_ref(const float * GGML_RESTRICT x, void * GGML_RESTRICT y, int64_t k);
+GGML_API void quantize_row_q2_K_ref(const float * GGML_RESTRICT x, void * GGML_RESTRICT y, int64_t k);
+GGML_API void quantize_row_q3_K_ref(const float * GGML_RESTRICT x, void * GGML_RESTRICT y, int64_t k);
+GGML_API void quantize_row_q4_K_ref(const float * GGML_RESTRICT x, void * GGML_RESTRICT y, int64_t k);
+GGML_API void quantize_row_q5_K_ref(const float * GGML_RESTRICT x, void * GGML_RESTRICT y, int64_t k);
+GGML_API void quantize_row_q6_K_ref(const float * GGML_RESTRICT x, void * GGML_RESTRICT y, int64_t k);
+GGML_API void quantize_row_q8_K_ref(const float * GGML_RESTRICT x, void * GGML_RESTRICT y, int64_t k);
 
 // k/QK blocks at x -> k values at y
 GGML_API void dequantize_row_q4_0(const void * GGML_RESTRICT x, float * GGML_RESTRICT y, int64_t k);
@@ -29,6 +35,12 @@ GGML_API void dequantize_row_q5_0(const void * GGML_RESTRICT x, float * GGML_RES
 GGML_API void dequantize_row_q5_1(const void * GGML_RESTRICT x, float * GGML_RESTRICT y, int64_t k);
 GGML_API void dequantize_row_q8_0(const void * GGML_RESTRICT x, float * GGML_RESTRICT y, int64_t k);
 GGML_API void dequantize_row_q8_1(const void * GGML_RESTRICT x, float * GGML_RESTRICT y, int64_t k);
+GGML_API void dequantize_row_q2_K(const void * GGML_RESTRICT x, float * GGML_RESTRICT y, int64_t k);
+GGML_API void dequantize_row_q3_K(const void * GGML_RESTRICT x, float * GGML_RESTRICT y, int64_t k);
+GGML_API void dequantize_row_q4_K(const void * GGML_RESTRICT x, float * GGML_RESTRICT y, int64_t k);
+GGML_API void dequantize_row_q5_K(const void * GGML_RESTRICT x, float * GGML_RESTRICT y, int64_t k);
+GGML_API void dequantize_row_q6_K(const void * GGML_RESTRICT x, float * GGML_RESTRICT y, int64_t k);
+GGML_API void dequantize_row_q8_K(const void * GGML_RESTRICT x, float * GGML_RESTRICT y, int64_t k);
 
 // nrows rows of n_per_row values (a multiple of the block size); returns the
 // bytes written. Without imatrix each row is the reference quantizer's. With
@@ -42,6 +54,34 @@ GGML_API size_t quantize_q4_1(const float * GGML_RESTRICT src, void * GGML_RESTR
 GGML_API size_t quantize_q5_0(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix);
 GGML_API size_t quantize_q5_1(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix);
 GGML_API size_t quantize_q8_0(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix);
+
+// K-quants: without imatrix, the reference quantizer's rows; with imatrix,
+// upstream's weighted search (the bytes are upstream's in both cases)
+GGML_API size_t quantize_q2_K(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix);
+GGML_API size_t quantize_q3_K(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix);
+GGML_API size_t quantize_q4_K(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix);
+GGML_API size_t quantize_q5_K(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix);
+GGML_API size_t quantize_q6_K(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix);
+
+// the 6-bit scale and minimum of sub-block j (0..7) of a q4_K / q5_K block
+static inline void ggml_k_scale_min(int j, const uint8_t * scales, int * sc, int * m) {
+    if (j < 4) {
+        *sc = scales[j] & 63;
+        *m  = scales[j + 4] & 63;
+    } else {
+        *sc = (scales[j + 4] & 0x0F) | ((scales[j - 4] >> 6) << 4);
+        *m  = (scales[j + 4] >>   4) | ((scales[j]     >> 6) << 4);
+    }
+}
+
+// the 16 6-bit scales of a q3_K block, minus 32
+static inline void ggml_q3_K_scales(const uint8_t * scales, int * sc) {
+    for (int j = 0; j < 16; j++) {
+        const int low  = j < 8 ? scales[j] & 0x0F : scales[j - 8] >> 4;
+        const int high = (scales[8 + j%4] >> (2*(j/4))) & 3;
+        sc[j] = (low | (high << 4)) - 32;
+    }
+}
 
 #ifdef __cplusplus
 }

@@ -55,8 +55,15 @@ static bool mm_is_quant(enum ggml_type t) {
            t == GGML_TYPE_Q5_1 || t == GGML_TYPE_Q8_0;
 }
 
+// K-quants meet Q8_K rows through dot_rows only (they have no q8 panel form):
+// every column count takes the row path
+static bool mm_is_kquant(enum ggml_type t) {
+    return t == GGML_TYPE_Q2_K || t == GGML_TYPE_Q3_K || t == GGML_TYPE_Q4_K ||
+           t == GGML_TYPE_Q5_K || t == GGML_TYPE_Q6_K;
+}
+
 static bool mm_weight_type_supported(enum ggml_type t) {
-    return t == GGML_TYPE_F32 || t == GGML_TYPE_F16 || t == GGML_TYPE_BF16 || mm_is_quant(t);
+    return t == GGML_TYPE_F32 || t == GGML_TYPE_F16 || t == GGML_TYPE_BF16 || mm_is_quant(t) || mm_is_kquant(t);
 }
 
 static size_t mm_pad(size_t n) {
@@ -116,7 +123,7 @@ static void mm_op_init(struct mm_op * op, struct ggml_tensor * dst) {
     op->dst = dst;
 
     op->vdt      = ggml_get_type_traits_cpu(w->type)->vec_dot_type;
-    op->quant    = mm_is_quant(w->type);
+    op->quant    = mm_is_quant(w->type) || mm_is_kquant(w->type);
     op->k        = w->ne[0];
     op->n        = w->ne[1];
     op->n_x_cols = x->ne[1] * x->ne[2] * x->ne[3];
@@ -125,9 +132,10 @@ static void mm_op_init(struct mm_op * op, struct ggml_tensor * dst) {
     op->max_cols = is_id ? op->n_map : x->ne[1];
 
     // with ids, an expert may get few or many columns: keep room for both paths
-    op->min_gemm_cols = op->quant ? MM_GEMM_MIN_COLS_Q : w->type == GGML_TYPE_F32 ? MM_GEMM_MIN_COLS_F32 : MM_GEMM_MIN_COLS_F16;
+    op->min_gemm_cols = mm_is_kquant(w->type) ? INT64_MAX :
+                        op->quant ? MM_GEMM_MIN_COLS_Q : w->type == GGML_TYPE_F32 ? MM_GEMM_MIN_COLS_F32 : MM_GEMM_MIN_COLS_F16;
     const bool may_rows = is_id || x->ne[1] <  op->min_gemm_cols;
-    const bool may_gemm = is_id || x->ne[1] >= op->min_gemm_cols;
+    const bool may_gemm = (is_id && !mm_is_kquant(w->type)) || x->ne[1] >= op->min_gemm_cols;
 
     // the tile kernel reads its columns from the act area (at a friendly stride)
     op->need_f32     = !op->quant;
@@ -224,7 +232,9 @@ static const float * mm_x_col_f32(const struct mm_op * op, int64_t c, float * tm
 }
 
 static void mm_quantize_row(enum ggml_type vdt, const float * x, void * y, int64_t k, bool use_ref) {
-    if (vdt == GGML_TYPE_Q8_0) {
+    if (vdt == GGML_TYPE_Q8_K) {
+        quantize_row_q8_K_ref(x, y, k);
+    } else if (vdt == GGML_TYPE_Q8_0) {
         (use_ref ? quantize_row_q8_0_ref : ggml_cpu_quantize_row_q8_0)(x, y, k);
     } else {
         (use_ref ? quantize_row_q8_1_ref : ggml_cpu_quantize_row_q8_1)(x, y, k);

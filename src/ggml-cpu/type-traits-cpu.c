@@ -3,7 +3,8 @@
 //
 // vec_dot_type is the type a matrix product converts its F32 activations to
 // before meeting weights of the type (upstream's choices): F32, F16 and BF16
-// meet their own type, Q4_0 / Q5_0 / Q8_0 meet Q8_0, Q4_1 / Q5_1 meet Q8_1.
+// meet their own type, Q4_0 / Q5_0 / Q8_0 meet Q8_0, Q4_1 / Q5_1 meet Q8_1,
+// the K-quants meet Q8_K.
 // Types the CPU backend lacks have NULL members.
 
 #include "quants-dot.h"
@@ -80,6 +81,40 @@ static const struct ggml_type_traits_cpu g_type_traits_cpu[GGML_TYPE_COUNT] = {
         .vec_dot      = ggml_vec_dot_q8_1_q8_1,
         .vec_dot_type = GGML_TYPE_Q8_1,
         .nrows        = 1,
+    },
+    [GGML_TYPE_Q2_K] = {
+        .from_float   = quantize_row_q2_K_ref,
+        .vec_dot      = ggml_vec_dot_q2_K_q8_K,
+        .vec_dot_type = GGML_TYPE_Q8_K,
+        .nrows        = 1,
+    },
+    [GGML_TYPE_Q3_K] = {
+        .from_float   = quantize_row_q3_K_ref,
+        .vec_dot      = ggml_vec_dot_q3_K_q8_K,
+        .vec_dot_type = GGML_TYPE_Q8_K,
+        .nrows        = 1,
+    },
+    [GGML_TYPE_Q4_K] = {
+        .from_float   = quantize_row_q4_K_ref,
+        .vec_dot      = ggml_vec_dot_q4_K_q8_K,
+        .vec_dot_type = GGML_TYPE_Q8_K,
+        .nrows        = 1,
+    },
+    [GGML_TYPE_Q5_K] = {
+        .from_float   = quantize_row_q5_K_ref,
+        .vec_dot      = ggml_vec_dot_q5_K_q8_K,
+        .vec_dot_type = GGML_TYPE_Q8_K,
+        .nrows        = 1,
+    },
+    [GGML_TYPE_Q6_K] = {
+        .from_float   = quantize_row_q6_K_ref,
+        .vec_dot      = ggml_vec_dot_q6_K_q8_K,
+        .vec_dot_type = GGML_TYPE_Q8_K,
+        .nrows        = 1,
+    },
+    [GGML_TYPE_Q8_K] = {
+        // an activation format only, as upstream: no dot product of its own
+        .from_float   = quantize_row_q8_K_ref,
     },
     [GGML_TYPE_I32] = {
         .from_float   = tt_from_f32_i32,
