@@ -775,7 +775,7 @@ static bool chunk_aborts(enum ggml_type type, int64_t start, const float * imatr
 
 static void test_aborts(void) {
     static float w[256];
-    chunk_aborts(GGML_TYPE_Q4_K,    0,   NULL, "q4_K is not supported");
+    chunk_aborts(GGML_TYPE_IQ3_XXS, 0,   NULL, "iq3_xxs is not supported");
     chunk_aborts(GGML_TYPE_Q8_1,    0,   NULL, "q8_1 is not supported");
     chunk_aborts(GGML_TYPE_IQ2_XXS, 0,   NULL, "importance matrix");
     chunk_aborts(GGML_TYPE_IQ2_XXS, 0,   w,    "iq2_xxs is not supported");
@@ -904,8 +904,8 @@ static void test_validate(void) {
     CHECK(!validate(&c, GGML_TYPE_COUNT, q, 18) && c.errors == 1);
 
     // types without a layout here: size checked, contents not, said at debug level
-    CHECK(validate(&c, GGML_TYPE_Q4_K, q, 144) && c.errors == 0 && c.debug == 1);
-    CHECK(!validate(&c, GGML_TYPE_Q4_K, q, 145) && c.errors == 1);
+    CHECK(validate(&c, GGML_TYPE_IQ3_XXS, q, 98) && c.errors == 0 && c.debug == 1);
+    CHECK(!validate(&c, GGML_TYPE_IQ3_XXS, q, 99) && c.errors == 1);
 
     ggml_log_set(NULL, NULL);
 }
