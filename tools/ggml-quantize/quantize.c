@@ -37,6 +37,11 @@ bool gq_type_supported(enum ggml_type type) {
         case GGML_TYPE_Q4_1:
         case GGML_TYPE_Q5_0:
         case GGML_TYPE_Q5_1:
+        case GGML_TYPE_Q2_K:
+        case GGML_TYPE_Q3_K:
+        case GGML_TYPE_Q4_K:
+        case GGML_TYPE_Q5_K:
+        case GGML_TYPE_Q6_K:
             return true;
         default:
             return false;
@@ -52,6 +57,12 @@ bool gq_file_type(enum ggml_type type, uint32_t * file_type) {
         case GGML_TYPE_Q8_0: *file_type = 7;  return true;
         case GGML_TYPE_Q5_0: *file_type = 8;  return true;
         case GGML_TYPE_Q5_1: *file_type = 9;  return true;
+        case GGML_TYPE_Q2_K: *file_type = 10; return true;
+        // one type for every matrix: upstream's closest file types are the _S ones
+        case GGML_TYPE_Q3_K: *file_type = 11; return true;
+        case GGML_TYPE_Q4_K: *file_type = 14; return true;
+        case GGML_TYPE_Q5_K: *file_type = 16; return true;
+        case GGML_TYPE_Q6_K: *file_type = 18; return true;
         case GGML_TYPE_BF16: *file_type = 32; return true;
         default:             return false;
     }

@@ -202,7 +202,9 @@ static bool synth_check(const struct run_synth_params * p) {
     }
     if (p->wtype != GGML_TYPE_F32 && p->wtype != GGML_TYPE_F16 && p->wtype != GGML_TYPE_BF16 &&
         p->wtype != GGML_TYPE_Q8_0 && p->wtype != GGML_TYPE_Q4_0 && p->wtype != GGML_TYPE_Q4_1 &&
-        p->wtype != GGML_TYPE_Q5_0 && p->wtype != GGML_TYPE_Q5_1) {
+        p->wtype != GGML_TYPE_Q5_0 && p->wtype != GGML_TYPE_Q5_1 &&
+        p->wtype != GGML_TYPE_Q2_K && p->wtype != GGML_TYPE_Q3_K && p->wtype != GGML_TYPE_Q4_K &&
+        p->wtype != GGML_TYPE_Q5_K && p->wtype != GGML_TYPE_Q6_K) {
         run_error("synthetic weights of type %s are not supported", ggml_type_name(p->wtype));
         return false;
     }
