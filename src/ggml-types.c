@@ -52,8 +52,9 @@ static const struct ggml_type_traits type_traits[GGML_TYPE_COUNT] = {
                             .to_float = dequantize_row_q5_K, .from_float_ref = quantize_row_q5_K_ref },
     [GGML_TYPE_Q6_K]    = { .type_name = "q6_K",    .blck_size = QK_K, .type_size = sizeof(block_q6_K), .is_quantized = true,
                             .to_float = dequantize_row_q6_K, .from_float_ref = quantize_row_q6_K_ref },
-    [GGML_TYPE_Q8_K]    = { .type_name = "q8_K",    .blck_size = QK_K, .type_size = sizeof(block_q8_K), .is_quantized = true,
-                            .to_float = dequantize_row_q8_K, .from_float_ref = quantize_row_q8_K_ref },
+    // as upstream, no conversions: Q8_K is the CPU's activation format only
+    // (quantize_row_q8_K_ref and dequantize_row_q8_K are there for those who need them)
+    [GGML_TYPE_Q8_K]    = { .type_name = "q8_K",    .blck_size = QK_K, .type_size = sizeof(block_q8_K), .is_quantized = true },
     [GGML_TYPE_IQ2_XXS] = { .type_name = "iq2_xxs", .blck_size = QK_K, .type_size = 66,  .is_quantized = true },
     [GGML_TYPE_IQ2_XS]  = { .type_name = "iq2_xs",  .blck_size = QK_K, .type_size = 74,  .is_quantized = true },
     [GGML_TYPE_IQ3_XXS] = { .type_name = "iq3_xxs", .blck_size = QK_K, .type_size = 98,  .is_quantized = true },
