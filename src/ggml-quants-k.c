@@ -46,7 +46,7 @@ static inline int k_clamp(int v, int lo, int hi) {
 // or x^2 without them. Starts from the scale that maps the signed absmax to
 // -nmax, then tries 18 nearby ones and keeps the best weighted fit; returns
 // the least-squares scale of the codes kept.
-static float k_search_symmetric(int n, int nmax, const float * x, int8_t * L, const float * w) {
+float ggml_quant_search_symmetric(int n, int nmax, const float * x, int8_t * L, const float * w) {
     float max = 0.0f, amax = 0.0f;
     for (int i = 0; i < n; i++) {
         const float ax = fabsf(x[i]);
@@ -152,8 +152,8 @@ static float k_search_q3(int n, int nmax, const float * x, int8_t * L) {
 // min/max fit, then nstep+1 scales (rmin + rdelta*is + nmax)/(max - min),
 // each refitted by weighted least squares for scale and minimum; the one of
 // least weighted error (absolute with use_mad, squared otherwise) is kept.
-static float k_search_affine(int n, int nmax, const float * x, const float * w, uint8_t * L, float * the_min,
-                             uint8_t * Laux, float rmin, float rdelta, int nstep, bool use_mad) {
+float ggml_quant_search_affine(int n, int nmax, const float * x, const float * w, uint8_t * L, float * the_min,
+                               uint8_t * Laux, float rmin, float rdelta, int nstep, bool use_mad) {
     float min = x[0], max = x[0];
     float sum_w = w[0];
     float sum_x = sum_w * x[0];
@@ -375,7 +375,7 @@ void quantize_row_q2_K_ref(const float * GGML_RESTRICT x, void * GGML_RESTRICT v
             for (int i = 0; i < 16; i++) {
                 w[i] = fabsf(x[16*j + i]);
             }
-            scales[j] = k_search_affine(16, 3, x + 16*j, w, L + 16*j, &mins[j], Laux, -0.5f, 0.1f, 15, true);
+            scales[j] = ggml_quant_search_affine(16, 3, x + 16*j, w, L + 16*j, &mins[j], Laux, -0.5f, 0.1f, 15, true);
             max_scale = scales[j] > max_scale ? scales[j] : max_scale;
             max_min   = mins[j]   > max_min   ? mins[j]   : max_min;
         }
@@ -421,7 +421,7 @@ static void quantize_row_q2_K_weighted(const float * x, block_q2_K * y, int64_t 
             for (int i = 0; i < 16; i++) {
                 sw[j] += w[i];
             }
-            scales[j] = k_search_affine(16, 3, x + 16*j, w, L + 16*j, &mins[j], Laux, -0.9f, 0.05f, 36, false);
+            scales[j] = ggml_quant_search_affine(16, 3, x + 16*j, w, L + 16*j, &mins[j], Laux, -0.9f, 0.05f, 36, false);
         }
         const float dm = k_search_positive(QK_K/16, 15, scales, Ls, sw);
         const float mm = k_search_positive(QK_K/16, 15, mins,   Lm, sw);
@@ -532,9 +532,9 @@ static void quantize_row_q3_K_weighted(const float * x, block_q3_K * y, int64_t 
                 sumw += w[i];
             }
             sw[j] = sumw;
-            scales[j] = k_search_symmetric(16, 4, x + 16*j, L + 16*j, w);
+            scales[j] = ggml_quant_search_symmetric(16, 4, x + 16*j, L + 16*j, w);
         }
-        const float d_block = k_search_symmetric(QK_K/16, 32, scales, Ls, sw);
+        const float d_block = ggml_quant_search_symmetric(QK_K/16, 32, scales, Ls, sw);
         int l[QK_K/16];
         for (int j = 0; j < QK_K/16; j++) {
             l[j] = Ls[j];
@@ -598,7 +598,7 @@ static void q45_K_ref_scales(const float * x, int nmax, float rmin, float rdelta
         for (int i = 0; i < 32; i++) {
             w[i] = av_x + fabsf(x[32*j + i]);
         }
-        scales[j] = k_search_affine(32, nmax, x + 32*j, w, L + 32*j, &mins[j], Laux, rmin, rdelta, nstep, false);
+        scales[j] = ggml_quant_search_affine(32, nmax, x + 32*j, w, L + 32*j, &mins[j], Laux, rmin, rdelta, nstep, false);
         max_scale = scales[j] > max_scale ? scales[j] : max_scale;
         max_min   = mins[j]   > max_min   ? mins[j]   : max_min;
     }
@@ -645,7 +645,7 @@ static void q45_K_weighted_scales(const float * x, const float * qw, int nmax, u
             sumw += w[i];
         }
         sw[j] = sumw;
-        scales[j] = k_search_affine(32, nmax, x + 32*j, w, L + 32*j, &mins[j], Laux, -0.9f, 0.05f, 36, false);
+        scales[j] = ggml_quant_search_affine(32, nmax, x + 32*j, w, L + 32*j, &mins[j], Laux, -0.9f, 0.05f, 36, false);
     }
 }
 
@@ -794,7 +794,7 @@ static void q6_K_block(const float * x, block_q6_K * y, const float * qw) {
     float  scales[QK_K/16];
     float  max_scale = 0.0f, max_abs_scale = 0.0f;
     for (int j = 0; j < QK_K/16; j++) {
-        scales[j] = k_search_symmetric(16, 32, x + 16*j, L + 16*j, qw ? qw + 16*j : NULL);
+        scales[j] = ggml_quant_search_symmetric(16, 32, x + 16*j, L + 16*j, qw ? qw + 16*j : NULL);
         if (fabsf(scales[j]) > max_abs_scale) {
             max_abs_scale = fabsf(scales[j]);
             max_scale     = scales[j];

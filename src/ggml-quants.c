@@ -3,8 +3,8 @@
 // The reference quantizers (quantize_row_*_ref) define the formats: each picks
 // the block scale the way upstream ggml does and rounds the same way, so that
 // the bytes written are identical to upstream's for the same input. The
-// quantize_* functions add a search for better scales when an importance
-// matrix is given. The rest is the public quantization API
+// quantize_* functions add upstream's weighted search for scales when an
+// importance matrix is given (bytes identical to upstream's too). The rest is the public quantization API
 // (ggml_quantize_chunk and friends) and row validation.
 
 #include "ggml-quants.h"
@@ -337,252 +337,46 @@ void dequantize_row_q8_1(const void * GGML_RESTRICT vx, float * GGML_RESTRICT y,
 //
 // quantization with an importance matrix
 //
-// Each block is chosen to minimise sum_j w[j]*(x[j] - y[j])^2, where w are the
-// block's importance weights and y the values the stored block dequantizes to.
-// The search tries a set of candidate scales (and minimums), each rounded to
-// fp16 before the codes are chosen, refits each candidate by weighted least
-// squares on its codes, and keeps the best block. The reference block is the
-// first candidate and is only replaced by a strictly better one, so the
-// weighted error is never larger than the reference quantizer's.
+// Upstream's weighted quantizers: each block's weights are the importance
+// times sqrt(sigma2 + x^2), sigma2 the mean square of the row; the symmetric
+// formats take the scale search of make_qx_quants, the affine ones that of
+// make_qkx3_quants (both in ggml-quants-k.c, where the K-quants use them too).
 //
 
-// a block format as the search sees it
-struct quant_format {
-    size_t  block_size;
-    bool    affine; // value = q*d + m; otherwise value = (q - (qmax+1)/2)*d
-    int     qmax;   // codes are 0..qmax
-    void (*pack)(void * block, float d, float m, const uint8_t * L);
-    void (*dequant)(const void * GGML_RESTRICT block, float * GGML_RESTRICT y, int64_t k);
-    void (*quantize_ref)(const float * GGML_RESTRICT x, void * GGML_RESTRICT y, int64_t k);
-};
-
-static const struct quant_format QUANT_FORMAT_Q4_0 = {
-    .block_size = sizeof(block_q4_0), .affine = false, .qmax = 15,
-    .pack = pack_q4_0, .dequant = dequantize_row_q4_0, .quantize_ref = quantize_row_q4_0_ref,
-};
-static const struct quant_format QUANT_FORMAT_Q4_1 = {
-    .block_size = sizeof(block_q4_1), .affine = true, .qmax = 15,
-    .pack = pack_q4_1, .dequant = dequantize_row_q4_1, .quantize_ref = quantize_row_q4_1_ref,
-};
-static const struct quant_format QUANT_FORMAT_Q5_0 = {
-    .block_size = sizeof(block_q5_0), .affine = false, .qmax = 31,
-    .pack = pack_q5_0, .dequant = dequantize_row_q5_0, .quantize_ref = quantize_row_q5_0_ref,
-};
-static const struct quant_format QUANT_FORMAT_Q5_1 = {
-    .block_size = sizeof(block_q5_1), .affine = true, .qmax = 31,
-    .pack = pack_q5_1, .dequant = dequantize_row_q5_1, .quantize_ref = quantize_row_q5_1_ref,
-};
-
-// The best block found so far for one block of input: either the reference
-// block (ref_is_best) or the candidate (d, m, L).
-struct block_search {
-    const struct quant_format * fmt;
-    const float * x;
-    const float * w;
-    double  best_err;
-    bool    ref_is_best;
-    float   d;
-    float   m;
-    uint8_t L[QK_SMALL];
-};
-
-static double weighted_error(const float * x, const float * w, const float * y) {
-    double err = 0.0;
-    for (int j = 0; j < QK_SMALL; j++) {
-        const double diff = (double) x[j] - (double) y[j];
-        err += (double) w[j] * diff * diff;
+static void quantize_row_weighted(enum ggml_type type, const float * x, void * y, int64_t n_per_row, const float * qw) {
+    float sum_x2 = 0.0f;
+    for (int64_t j = 0; j < n_per_row; j++) {
+        sum_x2 += x[j]*x[j];
     }
-    return err;
-}
-
-static bool is_better(double err, double best) {
-    // a NaN error never wins, but any number beats a NaN best
-    return err < best || (isnan(best) && !isnan(err));
-}
-
-static void block_search_start(struct block_search * s, void * ref_block) {
-    float y[QK_SMALL];
-    s->fmt->quantize_ref(s->x, ref_block, QK_SMALL);
-    s->fmt->dequant(ref_block, y, QK_SMALL);
-    s->best_err    = weighted_error(s->x, s->w, y);
-    s->ref_is_best = true;
-}
-
-// Offer stored scale d, offset m and codes L. The values are computed with
-// the same float operations as the dequantizers, so the error is the error of
-// the block that would be written.
-static void block_search_offer(struct block_search * s, float d, float m, const uint8_t * L) {
-    float y[QK_SMALL];
-    if (s->fmt->affine) {
-        for (int j = 0; j < QK_SMALL; j++) {
-            y[j] = (float) L[j] * d + m;
-        }
-    } else {
-        const int half = (s->fmt->qmax + 1) / 2;
-        for (int j = 0; j < QK_SMALL; j++) {
-            y[j] = (float)(L[j] - half) * d;
-        }
-    }
-    const double err = weighted_error(s->x, s->w, y);
-    if (is_better(err, s->best_err)) {
-        s->best_err    = err;
-        s->ref_is_best = false;
-        s->d           = d;
-        s->m           = m;
-        memcpy(s->L, L, sizeof(s->L));
-    }
-}
-
-static float fp16_round(float v) {
-    return GGML_FP16_TO_FP32(GGML_FP32_TO_FP16(v));
-}
-
-// nearest code for each x given scale d and offset m (value = q*d + m);
-// clamping before rounding keeps the conversion in range (NaN goes to 0)
-static void nearest_codes(const float * x, float d, float m, int qmax, uint8_t * L) {
-    const float id = d != 0.0f ? 1.0f/d : 0.0f;
-    for (int j = 0; j < QK_SMALL; j++) {
-        float v = (x[j] - m)*id;
-        if (!(v >= 0.0f)) {
-            v = 0.0f;
-        }
-        if (v > (float) qmax) {
-            v = (float) qmax;
-        }
-        L[j] = (uint8_t)(v + 0.5f);
-    }
-}
-
-// Symmetric candidate: value = (q - half)*d. Round d to fp16, take the
-// nearest codes, offer the block; then refit d = sum(w x k)/sum(w k^2) with
-// k = q - half fixed, and offer that too.
-static void offer_symmetric(struct block_search * s, float d) {
-    const int half = (s->fmt->qmax + 1) / 2;
-    uint8_t L[QK_SMALL];
-
-    d = fp16_round(d);
-    nearest_codes(s->x, d, -(float) half * d, s->fmt->qmax, L);
-    block_search_offer(s, d, 0.0f, L);
-
-    double sxk = 0.0, skk = 0.0;
-    for (int j = 0; j < QK_SMALL; j++) {
-        const double k = (double) L[j] - half;
-        sxk += (double) s->w[j] * (double) s->x[j] * k;
-        skk += (double) s->w[j] * k * k;
-    }
-    if (!(skk > 0.0)) {
-        return;
-    }
-    const float d_fit = fp16_round((float)(sxk / skk));
-    if (!isfinite(d_fit) || d_fit == d) {
-        return;
-    }
-    nearest_codes(s->x, d_fit, -(float) half * d_fit, s->fmt->qmax, L);
-    block_search_offer(s, d_fit, 0.0f, L);
-}
-
-// Affine candidate: value = q*d + m. Round d and m to fp16, take the nearest
-// codes, offer the block; then refit (d, m) by weighted least squares with
-// the codes fixed, and offer that too.
-static void offer_affine(struct block_search * s, float d, float m) {
-    const int qmax = s->fmt->qmax;
-    uint8_t L[QK_SMALL];
-
-    d = fp16_round(d);
-    m = fp16_round(m);
-    nearest_codes(s->x, d, m, qmax, L);
-    block_search_offer(s, d, m, L);
-
-    // normal equations of min sum w (x - d q - m)^2
-    double sw = 0.0, sq = 0.0, sqq = 0.0, sx = 0.0, sxq = 0.0;
-    for (int j = 0; j < QK_SMALL; j++) {
-        const double w = (double) s->w[j], q = (double) L[j], x = (double) s->x[j];
-        sw  += w;
-        sq  += w*q;
-        sqq += w*q*q;
-        sx  += w*x;
-        sxq += w*x*q;
-    }
-    const double det = sw*sqq - sq*sq;
-    if (!(det > 1e-12*sw*sqq)) {
-        return; // codes (almost) all equal: no slope to fit
-    }
-    const float d_fit = fp16_round((float)((sw*sxq - sq*sx) / det));
-    const float m_fit = fp16_round((float)((sqq*sx - sq*sxq) / det));
-    if (!isfinite(d_fit) || !isfinite(m_fit) || (d_fit == d && m_fit == m)) {
-        return;
-    }
-    nearest_codes(s->x, d_fit, m_fit, qmax, L);
-    block_search_offer(s, d_fit, m_fit, L);
-}
-
-// The value of largest magnitude goes to a code level t (in units of d):
-// t near -half is the reference choice, t near half-1 uses the positive end of
-// the code range, and smaller |t| clip the largest values to fit the rest better.
-static void search_symmetric(struct block_search * s) {
-    const int half = (s->fmt->qmax + 1) / 2;
-    const float max = signed_absmax(s->x, QK_SMALL);
-    if (max == 0.0f || !isfinite(max)) {
-        return;
-    }
-    enum { STEPS = 8 };
-    for (int i = 0; i <= STEPS; i++) {
-        const float f = 0.55f + 0.5f * (float) i / STEPS; // 0.55 .. 1.05
-        offer_symmetric(s, max / (-(float) half * f));
-        offer_symmetric(s, max / ((float)(half - 1) * f));
-    }
-}
-
-// Candidate ranges [lo, hi] shrink the block's [min, max] from either end:
-// clipping a few outlying values can lower the error of all the others.
-static void search_affine(struct block_search * s) {
-    static const float SHRINK[] = { 0.0f, 0.03f, 0.08f, 0.15f, 0.25f };
-    enum { NSHRINK = sizeof(SHRINK)/sizeof(SHRINK[0]) };
-    const int qmax = s->fmt->qmax;
-    float min, max;
-    min_max(s->x, QK_SMALL, &min, &max);
-    const float range = max - min;
-    if (!(range > 0.0f) || !isfinite(range)) {
-        return;
-    }
-    for (int a = 0; a < NSHRINK; a++) {
-        for (int b = 0; b < NSHRINK; b++) {
-            const float lo = min + SHRINK[a]*range;
-            const float hi = max - SHRINK[b]*range;
-            if (hi > lo) {
-                offer_affine(s, (hi - lo) / (float) qmax, lo);
-            }
-        }
-    }
-}
-
-static void quantize_row_weighted(const struct quant_format * fmt, const float * x, void * y,
-                                  int64_t n_per_row, const float * weights) {
+    const float sigma2 = sum_x2/(float) n_per_row;
+    const size_t bs = ggml_type_size(type);
     for (int64_t ib = 0; ib < n_per_row / QK_SMALL; ib++) {
-        void * block = (char *) y + ib*fmt->block_size;
-        struct block_search s = {
-            .fmt         = fmt,
-            .x           = x       + ib*QK_SMALL,
-            .w           = weights + ib*QK_SMALL,
-            .best_err    = 0.0,
-            .ref_is_best = true,
-            .d           = 0.0f,
-            .m           = 0.0f,
-            .L           = {0},
-        };
-        block_search_start(&s, block);
-        if (fmt->affine) {
-            search_affine(&s);
-        } else {
-            search_symmetric(&s);
+        const float * xb = x + ib*QK_SMALL;
+        float w[QK_SMALL];
+        for (int j = 0; j < QK_SMALL; j++) {
+            w[j] = qw[ib*QK_SMALL + j] * sqrtf(sigma2 + xb[j]*xb[j]);
         }
-        if (!s.ref_is_best) {
-            fmt->pack(block, s.d, s.m, s.L);
+        void * block = (char *) y + ib*bs;
+        if (type == GGML_TYPE_Q4_0 || type == GGML_TYPE_Q5_0) {
+            const int nmax = type == GGML_TYPE_Q4_0 ? 8 : 16;
+            int8_t  Ls[QK_SMALL];
+            uint8_t L[QK_SMALL];
+            const float d = ggml_quant_search_symmetric(QK_SMALL, nmax, xb, Ls, w);
+            for (int j = 0; j < QK_SMALL; j++) {
+                L[j] = (uint8_t) Ls[j];
+            }
+            (type == GGML_TYPE_Q4_0 ? pack_q4_0 : pack_q5_0)(block, d, 0.0f, L);
+        } else {
+            const int qmax = type == GGML_TYPE_Q4_1 ? 15 : 31;
+            uint8_t L[QK_SMALL], Laux[QK_SMALL];
+            float the_min;
+            const float d = ggml_quant_search_affine(QK_SMALL, qmax, xb, w, L, &the_min, Laux, -0.9f, 0.05f, 36, false);
+            (type == GGML_TYPE_Q4_1 ? pack_q4_1 : pack_q5_1)(block, d, -the_min, L);
         }
     }
 }
 
-static size_t quantize_rows(const struct quant_format * fmt, enum ggml_type type,
+static size_t quantize_rows(enum ggml_type type, void (*quantize_ref)(const float *, void *, int64_t),
                             const float * src, void * dst, int64_t nrows, int64_t n_per_row,
                             const float * imatrix) {
     const size_t row_size = ggml_row_size(type, n_per_row);
@@ -590,28 +384,28 @@ static size_t quantize_rows(const struct quant_format * fmt, enum ggml_type type
         const float * x = src + r*n_per_row;
         void        * y = (char *) dst + (size_t) r*row_size;
         if (imatrix) {
-            quantize_row_weighted(fmt, x, y, n_per_row, imatrix);
+            quantize_row_weighted(type, x, y, n_per_row, imatrix);
         } else {
-            fmt->quantize_ref(x, y, n_per_row);
+            quantize_ref(x, y, n_per_row);
         }
     }
     return (size_t) nrows * row_size;
 }
 
 size_t quantize_q4_0(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix) {
-    return quantize_rows(&QUANT_FORMAT_Q4_0, GGML_TYPE_Q4_0, src, dst, nrows, n_per_row, imatrix);
+    return quantize_rows(GGML_TYPE_Q4_0, quantize_row_q4_0_ref, src, dst, nrows, n_per_row, imatrix);
 }
 
 size_t quantize_q4_1(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix) {
-    return quantize_rows(&QUANT_FORMAT_Q4_1, GGML_TYPE_Q4_1, src, dst, nrows, n_per_row, imatrix);
+    return quantize_rows(GGML_TYPE_Q4_1, quantize_row_q4_1_ref, src, dst, nrows, n_per_row, imatrix);
 }
 
 size_t quantize_q5_0(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix) {
-    return quantize_rows(&QUANT_FORMAT_Q5_0, GGML_TYPE_Q5_0, src, dst, nrows, n_per_row, imatrix);
+    return quantize_rows(GGML_TYPE_Q5_0, quantize_row_q5_0_ref, src, dst, nrows, n_per_row, imatrix);
 }
 
 size_t quantize_q5_1(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix) {
-    return quantize_rows(&QUANT_FORMAT_Q5_1, GGML_TYPE_Q5_1, src, dst, nrows, n_per_row, imatrix);
+    return quantize_rows(GGML_TYPE_Q5_1, quantize_row_q5_1_ref, src, dst, nrows, n_per_row, imatrix);
 }
 
 // 8 bits leave little for a search to gain; like upstream, the importance

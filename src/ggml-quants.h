@@ -45,10 +45,10 @@ GGML_API void dequantize_row_q8_K(const void * GGML_RESTRICT x, float * GGML_RES
 // nrows rows of n_per_row values (a multiple of the block size); returns the
 // bytes written. Without imatrix each row is the reference quantizer's. With
 // imatrix (n_per_row non-negative importance weights, the same for every row)
-// each block minimises sum w[j]*(x[j] - dequantized[j])^2 over a search of
-// scales (and minimums) that includes the reference block, so the weighted
-// error is never larger than without imatrix. The search is ours: its bytes
-// differ from upstream's imatrix quantization. q8_0 ignores imatrix.
+// each block is upstream's weighted fit: weights imatrix[j]*sqrt(sigma2 + x[j]^2)
+// (sigma2 the mean square of the row), a search of scales (and minimums)
+// around the absmax (min/max) one, least-squares refits; the bytes are
+// upstream's. q8_0 ignores imatrix.
 GGML_API size_t quantize_q4_0(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix);
 GGML_API size_t quantize_q4_1(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix);
 GGML_API size_t quantize_q5_0(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix);
@@ -62,6 +62,14 @@ GGML_API size_t quantize_q3_K(const float * GGML_RESTRICT src, void * GGML_RESTR
 GGML_API size_t quantize_q4_K(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix);
 GGML_API size_t quantize_q5_K(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix);
 GGML_API size_t quantize_q6_K(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix);
+
+// Upstream's scale searches (ggml-quants-k.c), shared with the weighted
+// quantizers of the 32-value formats. Symmetric: codes nmax + [-nmax, nmax)
+// fitted under weights w (x^2 when NULL), returns the scale. Affine: codes
+// [0, nmax] with x ~ scale*L - *the_min, nstep+1 candidate scales.
+float ggml_quant_search_symmetric(int n, int nmax, const float * x, int8_t * L, const float * w);
+float ggml_quant_search_affine(int n, int nmax, const float * x, const float * w, uint8_t * L, float * the_min,
+                               uint8_t * Laux, float rmin, float rdelta, int nstep, bool use_mad);
 
 // the 6-bit scale and minimum of sub-block j (0..7) of a q4_K / q5_K block
 static inline void ggml_k_scale_min(int j, const uint8_t * scales, int * sc, int * m) {

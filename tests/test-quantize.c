@@ -6,8 +6,9 @@
 //   - on random rows the round-trip error stays within the bound the format
 //     allows: half a step, plus the fp16 rounding of the scale and minimum,
 //     plus the clipped end of the symmetric formats;
-//   - the importance-matrix search never does worse than the reference
-//     quantizer under the weighted error, and does better on random data;
+//   - with an importance matrix, the symmetric formats store the weighted
+//     least-squares scale of their codes (upstream's fit), and all do better
+//     than the reference quantizer under the weighted error on random data;
 //   - ggml_quantize_chunk writes only its rows, at the right offset;
 //   - ggml_validate_row_data accepts good rows and rejects bad ones with one
 //     log line; unsupported types abort with a message.
@@ -546,28 +547,34 @@ static void test_degenerate_blocks(void) {
 // importance matrix
 //
 
-static double weighted_error(const float * x, const float * y, const float * w, int64_t n) {
-    double e = 0;
-    for (int64_t i = 0; i < n; i++) {
-        const double d = (double) x[i] - (double) y[i];
-        e += (double) w[i] * d * d;
-    }
-    return e;
-}
-
 typedef size_t (*quantize_fn)(const float * GGML_RESTRICT, void * GGML_RESTRICT, int64_t, int64_t, const float *);
+
+// the weights upstream's search fits under: importance * sqrt(sigma2 + x^2),
+// sigma2 the mean square of the row
+static void effective_weights(const float * x, const float * w, int64_t n, double * ew) {
+    double s2 = 0;
+    for (int64_t i = 0; i < n; i++) {
+        s2 += (double) x[i] * x[i];
+    }
+    for (int64_t i = 0; i < n; i++) {
+        ew[i] = w[i] * sqrt(s2 / (double) n + (double) x[i] * x[i]);
+    }
+}
 
 static void test_imatrix(void) {
     const quantize_fn fns[] = { quantize_q4_0, quantize_q4_1, quantize_q5_0, quantize_q5_1 };
     const int64_t lengths[] = { 32, 64, 4096 };
     for (int ti = 0; ti < 4; ti++) {
         const struct qtype * t = &QTYPES[ti];
+        const bool symmetric = ti == 0 || ti == 2;
+        const int  offset = ti == 0 ? 8 : 16;
         double total_ref = 0, total_im = 0;
-        int worse = 0;
+        int not_fitted = 0, blocks = 0;
         for (size_t li = 0; li < sizeof(lengths)/sizeof(lengths[0]); li++) {
             const int64_t n = lengths[li], nrows = 3;
             float   * x  = malloc(sizeof(float) * (size_t)(n*nrows));
             float   * w  = malloc(sizeof(float) * (size_t) n);
+            double  * ew = malloc(sizeof(double) * (size_t) n);
             float   * y  = malloc(sizeof(float) * (size_t) n);
             uint8_t * qr = malloc(t->block_bytes * (size_t)(n*nrows/32));
             uint8_t * qi = malloc(t->block_bytes * (size_t)(n*nrows/32));
@@ -579,36 +586,69 @@ static void test_imatrix(void) {
             CHECK_EQ_INT(fns[ti](x, qr, nrows, n, NULL), nrows*row_size);
             CHECK_EQ_INT(fns[ti](x, qi, nrows, n, w),    nrows*row_size);
             for (int64_t r = 0; r < nrows; r++) {
+                const float * xr = x + r*n;
                 // without imatrix: the reference bytes
                 uint8_t ref[4096/32*24];
-                t->quantize(x + r*n, ref, n);
+                t->quantize(xr, ref, n);
                 CHECK(memcmp(ref, qr + r*row_size, row_size) == 0);
 
+                effective_weights(xr, w, n, ew);
                 t->dequantize(qr + r*row_size, y, n);
-                const double e_ref = weighted_error(x + r*n, y, w, n);
+                for (int64_t i = 0; i < n; i++) {
+                    total_ref += ew[i] * ((double) xr[i] - y[i]) * ((double) xr[i] - y[i]);
+                }
                 t->dequantize(qi + r*row_size, y, n);
-                const double e_im  = weighted_error(x + r*n, y, w, n);
-                worse += e_im > e_ref * (1 + 1e-12);
-                total_ref += e_ref;
-                total_im  += e_im;
+                for (int64_t i = 0; i < n; i++) {
+                    total_im += ew[i] * ((double) xr[i] - y[i]) * ((double) xr[i] - y[i]);
+                }
+                if (!symmetric) {
+                    continue;
+                }
+                // The symmetric formats keep the weighted least-squares scale
+                // of the codes they store (upstream's make_qx_quants returns
+                // sum w*x*q / sum w*q^2): the stored fp16 scale is that value
+                // rounded. The codes come back from the values: q = y/d.
+                for (int64_t b = 0; b < n/32; b++) {
+                    const uint8_t * blk = qi + r*row_size + b*t->block_bytes;
+                    ggml_fp16_t dh;
+                    memcpy(&dh, blk, sizeof(dh));
+                    const double d = ggml_fp16_to_fp32(dh);
+                    double sxq = 0, sqq = 0;
+                    for (int j = 0; j < 32; j++) {
+                        int q;
+                        if (ti == 0) {
+                            q = (j < 16 ? blk[2 + j] & 0x0F : blk[2 + j - 16] >> 4) - offset;
+                        } else {
+                            uint32_t qh;
+                            memcpy(&qh, blk + 2, sizeof(qh));
+                            q = ((j < 16 ? blk[6 + j] & 0x0F : blk[6 + j - 16] >> 4) | (int)(((qh >> j) & 1u) << 4)) - offset;
+                        }
+                        sxq += ew[32*b + j] * xr[32*b + j] * q;
+                        sqq += ew[32*b + j] * q * q;
+                    }
+                    const double d_ls = sqq > 0 ? sxq / sqq : 0.0;
+                    not_fitted += fabs(d - d_ls) > fabs(d_ls) * (1.0/1024) + 1e-30;
+                    blocks++;
+                }
             }
-            free(x); free(w); free(y); free(qr); free(qi);
+            free(x); free(w); free(ew); free(y); free(qr); free(qi);
         }
-        CHECK_MSG(worse == 0, "%s: imatrix worse than reference on %d rows", t->name, worse);
+        CHECK_MSG(not_fitted == 0, "%s: %d of %d blocks do not store the weighted least-squares scale",
+                  t->name, not_fitted, blocks);
         // the search has room on random data; a search that does nothing fails here
         CHECK_MSG(total_im < 0.9 * total_ref, "%s: weighted error %g with imatrix, %g without",
                   t->name, total_im, total_ref);
     }
 
-    // weights all zero: nothing is better than anything, the reference block stays
+    // weights all zero: every fit is as good as any, and the least-squares
+    // scale of no weight is 0 (upstream's 0/0 rule): q4_0 stores d = 0
     {
         float x[64], w[64];
-        uint8_t a[2*20], b[2*20];
+        uint8_t a[2*18];
         fill_random_row(x, 64, 1.0f);
         memset(w, 0, sizeof(w));
-        quantize_q4_1(x, a, 1, 64, w);
-        quantize_row_q4_1_ref(x, b, 64);
-        CHECK(memcmp(a, b, sizeof(a)) == 0);
+        quantize_q4_0(x, a, 1, 64, w);
+        CHECK(a[0] == 0 && a[1] == 0 && a[18] == 0 && a[19] == 0);
     }
 
     // q8_0 ignores the importance matrix
