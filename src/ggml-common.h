@@ -11,6 +11,7 @@
 #include "ggml.h"
 
 #include <stdint.h>
+#include <string.h>
 
 typedef uint16_t ggml_half;
 
@@ -123,3 +124,55 @@ typedef struct {
     int16_t bsums[QK_K/16];    // sums of the values of each group of 16
 } block_q8_K;
 _Static_assert(sizeof(block_q8_K) == sizeof(float) + QK_K + QK_K/16*sizeof(int16_t), "wrong q8_K block size");
+
+//
+// non-linear 4-bit codes: a code is an index into a table of 16 int8 values
+//
+
+#define QK4_NL 32
+// value j = d * kvalues_iq4nl[code j]; codes packed as in q4_0
+typedef struct {
+    ggml_half d;
+    uint8_t   qs[QK4_NL/2];
+} block_iq4_nl;
+_Static_assert(sizeof(block_iq4_nl) == sizeof(ggml_half) + QK4_NL/2, "wrong iq4_nl block size");
+
+// sub-block ib of 32: d * (ls - 32) * kvalues_iq4nl[code], ls the 6-bit scale:
+// low nibble ib%2 of scales_l[ib/2], top two bits at bits 2ib of scales_h;
+// codes of sub-block ib packed as in q4_0 in qs[16ib .. 16ib + 16)
+typedef struct {
+    ggml_half d;
+    uint16_t  scales_h;
+    uint8_t   scales_l[QK_K/64];
+    uint8_t   qs[QK_K/2];
+} block_iq4_xs;
+_Static_assert(sizeof(block_iq4_xs) == sizeof(ggml_half) + sizeof(uint16_t) + QK_K/64 + QK_K/2, "wrong iq4_xs block size");
+
+// value j = 2^(e - 128) * kvalues_mxfp4[code j] (the table holds twice the
+// E2M1 values); codes packed as in q4_0
+#define QK_MXFP4 32
+typedef struct {
+    uint8_t e;             // E8M0 exponent
+    uint8_t qs[QK_MXFP4/2];
+} block_mxfp4;
+_Static_assert(sizeof(block_mxfp4) == 1 + QK_MXFP4/2, "wrong mxfp4 block size");
+
+// the code tables (functions, so that files which do not use them carry no copy)
+static inline const int8_t * ggml_kvalues_iq4nl(void) {
+    static const int8_t values[16] = { -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113 };
+    return values;
+}
+
+static inline const int8_t * ggml_kvalues_mxfp4(void) {
+    static const int8_t values[16] = { 0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12 };
+    return values;
+}
+
+// 2^(e - 128): half the E8M0 scale (the table values are doubled)
+static inline float ggml_e8m0_to_fp32_half(uint8_t e) {
+    // e < 2 gives subnormal floats: 2^-128 and 2^-127
+    const uint32_t bits = e < 2 ? 0x00200000u << e : (uint32_t)(e - 1) << 23;
+    float f;
+    memcpy(&f, &bits, sizeof(f));
+    return f;
+}

@@ -474,13 +474,16 @@ size_t ggml_quantize_chunk(
         case GGML_TYPE_Q4_K: quantize = quantize_q4_K; break;
         case GGML_TYPE_Q5_K: quantize = quantize_q5_K; break;
         case GGML_TYPE_Q6_K: quantize = quantize_q6_K; break;
+        case GGML_TYPE_IQ4_NL: quantize = quantize_iq4_nl; break;
+        case GGML_TYPE_IQ4_XS: quantize = quantize_iq4_xs; break;
+        case GGML_TYPE_MXFP4:  quantize = quantize_mxfp4;  break;
         case GGML_TYPE_F32:
         case GGML_TYPE_F16:
         case GGML_TYPE_BF16:
             break;
         default:
             GGML_ABORT("ggml_quantize_chunk: quantizing to type %s is not supported "
-                       "(supported: f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_K, q3_K, q4_K, q5_K, q6_K)", ggml_type_name(type));
+                       "(supported: f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs, mxfp4)", ggml_type_name(type));
     }
 
     GGML_ASSERT(nrows >= 0 && n_per_row > 0);
@@ -608,6 +611,18 @@ static bool validate_q8_K(const void * data, size_t nblocks) {
     return true;
 }
 
+// mxfp4 blocks carry an E8M0 exponent, whose 0xff is NaN
+static bool validate_mxfp4(const void * data, size_t nblocks) {
+    const block_mxfp4 * b = (const block_mxfp4 *) data;
+    for (size_t i = 0; i < nblocks; i++) {
+        if (b[i].e == 0xff) {
+            log_non_finite("scale", true, i, GGML_TYPE_MXFP4);
+            return false;
+        }
+    }
+    return true;
+}
+
 bool ggml_validate_row_data(enum ggml_type type, const void * data, size_t nbytes) {
     if (type < 0 || type >= GGML_TYPE_COUNT) {
         GGML_LOG_ERROR("ggml_validate_row_data: invalid type %d\n", (int) type);
@@ -647,6 +662,9 @@ bool ggml_validate_row_data(enum ggml_type type, const void * data, size_t nbyte
         case GGML_TYPE_Q3_K: return validate_block_halves_at(type, data, n, offsetof(block_q3_K, d), 1);
         case GGML_TYPE_Q6_K: return validate_block_halves_at(type, data, n, offsetof(block_q6_K, d), 1);
         case GGML_TYPE_Q8_K: return validate_q8_K(data, n);
+        case GGML_TYPE_IQ4_NL:
+        case GGML_TYPE_IQ4_XS: return validate_block_scales(type, data, n, 1);
+        case GGML_TYPE_MXFP4:  return validate_mxfp4(data, n);
         case GGML_TYPE_I8:
         case GGML_TYPE_I16:
         case GGML_TYPE_I32:

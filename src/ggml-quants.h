@@ -63,6 +63,23 @@ GGML_API size_t quantize_q4_K(const float * GGML_RESTRICT src, void * GGML_RESTR
 GGML_API size_t quantize_q5_K(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix);
 GGML_API size_t quantize_q6_K(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix);
 
+// IQ4_NL, IQ4_XS, MXFP4 (ggml-quants-iq4.c). quantize_iq4_nl searches more
+// scales than quantize_row_iq4_nl_ref (as upstream's); mxfp4 ignores imatrix.
+GGML_API void quantize_row_iq4_nl_ref(const float * GGML_RESTRICT x, void * GGML_RESTRICT y, int64_t k);
+GGML_API void quantize_row_iq4_xs_ref(const float * GGML_RESTRICT x, void * GGML_RESTRICT y, int64_t k);
+GGML_API void quantize_row_mxfp4_ref (const float * GGML_RESTRICT x, void * GGML_RESTRICT y, int64_t k);
+GGML_API void dequantize_row_iq4_nl(const void * GGML_RESTRICT x, float * GGML_RESTRICT y, int64_t k);
+GGML_API void dequantize_row_iq4_xs(const void * GGML_RESTRICT x, float * GGML_RESTRICT y, int64_t k);
+GGML_API void dequantize_row_mxfp4 (const void * GGML_RESTRICT x, float * GGML_RESTRICT y, int64_t k);
+GGML_API size_t quantize_iq4_nl(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix);
+GGML_API size_t quantize_iq4_xs(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix);
+GGML_API size_t quantize_mxfp4 (const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix);
+
+// the 6-bit scale (0..63, stored + 32) of sub-block ib of an iq4_xs block
+static inline int ggml_iq4_xs_scale(const block_iq4_xs * b, int ib) {
+    return ((b->scales_l[ib/2] >> (4*(ib%2))) & 0x0F) | (((b->scales_h >> (2*ib)) & 3) << 4);
+}
+
 // Upstream's scale searches (ggml-quants-k.c), shared with the weighted
 // quantizers of the 32-value formats. Symmetric: codes nmax + [-nmax, nmax)
 // fitted under weights w (x^2 when NULL), returns the scale. Affine: codes

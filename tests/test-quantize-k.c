@@ -1,4 +1,5 @@
-// test-quantize-k: the K-quant formats (Q2_K .. Q6_K, Q8_K).
+// test-quantize-k: the K-quant formats (Q2_K .. Q6_K, Q8_K) and the 4-bit
+// table formats (IQ4_NL, IQ4_XS, MXFP4).
 //
 //   - block bytes of small inputs whose quantization is worked out by hand
 //     (the comments give the derivation), and dequantization of hand-built
@@ -24,6 +25,7 @@
 
 static const enum ggml_type k_types[] = {
     GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K,
+    GGML_TYPE_IQ4_NL, GGML_TYPE_IQ4_XS, GGML_TYPE_MXFP4,
 };
 #define N_K_TYPES (int)(sizeof(k_types)/sizeof(k_types[0]))
 
@@ -103,6 +105,49 @@ static void test_q8_K_bytes(void) {
     CHECK(b.d == 0.0f && b.qs[17] == 0 && b.bsums[3] == 0);
 }
 
+// MXFP4 of a block whose largest magnitude is 6: floor(log2 6) = 2, so
+// e = 2 - 2 + 127 = 127 and the step is 2^(127-128) = 0.5; the levels are
+// 0.5 * {0, 1, 2, 3, 4, 6, 8, 12} and their negatives, so 6 is code 7, -3
+// code 13, 1 code 2, 0.5 code 1, 0.25 (a tie of 0 and 0.5) code 0 (the first
+// of the nearest), 0 code 0, -0.75 (a tie of -0.5 and -1) code 9.
+static void test_mxfp4_bytes(void) {
+    float x[32] = { 0 };
+    const float v[7] = { 6.0f, -3.0f, 1.0f, 0.5f, 0.25f, 0.0f, -0.75f };
+    const int   c[7] = { 7, 13, 2, 1, 0, 0, 9 };
+    for (int j = 0; j < 7; j++) {
+        x[j] = v[j];
+        x[16 + j] = v[6 - j];
+    }
+    block_mxfp4 b;
+    quantize_row_mxfp4_ref(x, &b, 32);
+    CHECK(b.e == 127);
+    for (int j = 0; j < 16; j++) {
+        const int lo = j < 7 ? c[j] : 0, hi = j < 7 ? c[6 - j] : 0;
+        CHECK_MSG(b.qs[j] == (uint8_t)(lo | (hi << 4)), "mxfp4 qs[%d] = %d", j, b.qs[j]);
+    }
+}
+
+// IQ4_NL of x[j] = 0.5 * table[j % 16]: the value of largest magnitude is
+// 0.5 * -127, so the first scale is 0.5, every value is a table level times
+// it (codes j % 16), and the weighted least-squares refit gives 0.5 exactly
+// (each x is q/2, a power-of-two multiple).
+static void test_iq4_nl_bytes(void) {
+    const int8_t table[16] = { -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113 };
+    float x[32];
+    for (int j = 0; j < 32; j++) {
+        x[j] = 0.5f * (float) table[j % 16];
+    }
+    block_iq4_nl b;
+    quantize_row_iq4_nl_ref(x, &b, 32);
+    CHECK(b.d == half_bits(0.5f));
+    for (int j = 0; j < 16; j++) {
+        CHECK(b.qs[j] == (uint8_t)(j | (j << 4)));
+    }
+    float y[32];
+    dequantize_row_iq4_nl(&b, y, 32);
+    CHECK(memcmp(x, y, sizeof(x)) == 0);
+}
+
 // hand-built blocks, decoded with the layout of ggml-common.h spelled out
 static void test_dequantize_layouts(void) {
     float y[QK_K];
@@ -175,6 +220,9 @@ static double rms_bound(enum ggml_type t) {
         case GGML_TYPE_Q3_K: return 0.26;
         case GGML_TYPE_Q4_K: return 0.13;
         case GGML_TYPE_Q5_K: return 0.065;
+        case GGML_TYPE_IQ4_NL:
+        case GGML_TYPE_IQ4_XS: return 0.13;
+        case GGML_TYPE_MXFP4:  return 0.25;
         default:             return 0.035;
     }
 }
@@ -210,8 +258,8 @@ static void test_round_trips(void) {
             const double rel = sqrt(e2 / x2);
             CHECK_MSG(rel < rms_bound(t), "%s imatrix %d: relative rms error %.4f", ggml_type_name(t), with_im, rel);
         }
-        // the importance matrix lowers the error where it is weighted
-        CHECK_MSG(werr[1] < werr[0], "%s: weighted error %.4g with imatrix, %.4g without",
+        // the importance matrix lowers the error where it is weighted (mxfp4 ignores it)
+        CHECK_MSG(t == GGML_TYPE_MXFP4 ? werr[1] == werr[0] : werr[1] < werr[0], "%s: weighted error %.4g with imatrix, %.4g without",
                   ggml_type_name(t), werr[1], werr[0]);
 
         // rows of zeros decode to zeros; a constant row to about that constant
@@ -222,9 +270,10 @@ static void test_round_trips(void) {
             }
             ggml_quantize_chunk(t, x, q, 0, 1, NPR, NULL);
             ggml_get_type_traits(t)->to_float(q, y, NPR);
+            const float tol = t == GGML_TYPE_MXFP4 ? 0.1f : 0.02f; // fp4: levels 3 and 4 around 3.25 at step 0.25
             for (int i = 0; i < NPR; i++) {
-                CHECK_MSG(fabsf(y[i] - c) <= 0.02f * fabsf(c), "%s constant %g: value %d is %g", ggml_type_name(t), c, i, y[i]);
-                if (fabsf(y[i] - c) > 0.02f * fabsf(c)) {
+                CHECK_MSG(fabsf(y[i] - c) <= tol * fabsf(c), "%s constant %g: value %d is %g", ggml_type_name(t), c, i, y[i]);
+                if (fabsf(y[i] - c) > tol * fabsf(c)) {
                     break;
                 }
             }
@@ -260,6 +309,7 @@ static void test_validate(void) {
         { GGML_TYPE_Q4_K, offsetof(block_q4_K, d) },    { GGML_TYPE_Q4_K, offsetof(block_q4_K, dmin) },
         { GGML_TYPE_Q5_K, offsetof(block_q5_K, d) },    { GGML_TYPE_Q5_K, offsetof(block_q5_K, dmin) },
         { GGML_TYPE_Q6_K, offsetof(block_q6_K, d) },
+        { GGML_TYPE_IQ4_NL, offsetof(block_iq4_nl, d) }, { GGML_TYPE_IQ4_XS, offsetof(block_iq4_xs, d) },
     };
     uint8_t buf[3 * sizeof(block_q8_K)];
     for (int i = 0; i < (int)(sizeof(halves)/sizeof(halves[0])); i++) {
@@ -289,6 +339,13 @@ static void test_validate(void) {
         c.errors = 0;
         CHECK(!ggml_validate_row_data(t, buf, 3*bs - 1) && c.errors == 1);
     }
+    // MXFP4: the exponent 0xff is NaN
+    memset(buf, 0, sizeof(buf));
+    CHECK(ggml_validate_row_data(GGML_TYPE_MXFP4, buf, 3*sizeof(block_mxfp4)));
+    buf[2*sizeof(block_mxfp4)] = 0xff;
+    c.errors = 0;
+    CHECK(!ggml_validate_row_data(GGML_TYPE_MXFP4, buf, 3*sizeof(block_mxfp4)) && c.errors == 1);
+
     // Q8_K: an fp32 scale
     memset(buf, 0, sizeof(buf));
     const float nan = NAN;
@@ -327,8 +384,12 @@ static void check_mul_mat(enum ggml_type t, int64_t k, int64_t nr, int64_t nc, b
     struct ggml_cgraph * gf = ggml_new_graph(ctx);
     ggml_build_forward_expand(gf, out);
 
+    // the activations as the product meets them: Q8_K or Q8_0 rows
+    const bool act_k = ggml_get_type_traits_cpu(t)->vec_dot_type == GGML_TYPE_Q8_K;
+    void (*act_quantize)(const float *, void *, int64_t)   = act_k ? quantize_row_q8_K_ref : quantize_row_q8_0_ref;
+    void (*act_dequantize)(const void *, float *, int64_t) = act_k ? dequantize_row_q8_K : dequantize_row_q8_0;
     float * xq = malloc(sizeof(float) * (size_t) k);
-    block_q8_K * yq = malloc(sizeof(block_q8_K) * (size_t)(k / QK_K));
+    void  * yq = malloc(sizeof(block_q8_K) * (size_t)(k / QK_K + 1));
     float * first = malloc(sizeof(float) * (size_t)(nr * nc));
     for (int run = 0; run < 4; run++) {
         const bool use_ref = run >= 2;
@@ -342,8 +403,8 @@ static void check_mul_mat(enum ggml_type t, int64_t k, int64_t nr, int64_t nc, b
         double worst = 0;
         for (int64_t c = 0; c < nc; c++) {
             const float * xc = (const float *)((const char *) x->data + c*x->nb[1]);
-            quantize_row_q8_K_ref(xc, yq, k);
-            dequantize_row_q8_K(yq, xq, k);
+            act_quantize(xc, yq, k);
+            act_dequantize(yq, xq, k);
             for (int64_t r = 0; r < nr; r++) {
                 double ref = 0, mag = 0;
                 for (int64_t i = 0; i < k; i++) {
@@ -368,9 +429,9 @@ static void check_mul_mat(enum ggml_type t, int64_t k, int64_t nr, int64_t nc, b
 
     // the traits' vec_dot on one row
     const struct ggml_type_traits_cpu * tc = ggml_get_type_traits_cpu(t);
-    CHECK(tc->vec_dot_type == GGML_TYPE_Q8_K);
-    quantize_row_q8_K_ref((const float *) x->data, yq, k);
-    dequantize_row_q8_K(yq, xq, k);
+    CHECK(tc->vec_dot_type == (act_k ? GGML_TYPE_Q8_K : GGML_TYPE_Q8_0));
+    act_quantize((const float *) x->data, yq, k);
+    act_dequantize(yq, xq, k);
     float s = 0;
     tc->vec_dot((int) k, &s, 0, w->data, 0, yq, 0, 1);
     double ref = 0, mag = 0;
@@ -417,6 +478,8 @@ static void test_mul_mat(void) {
 int main(void) {
     test_q4_K_bytes();
     test_q8_K_bytes();
+    test_mxfp4_bytes();
+    test_iq4_nl_bytes();
     test_dequantize_layouts();
     test_round_trips();
     test_validate();

@@ -55,11 +55,12 @@ static bool mm_is_quant(enum ggml_type t) {
            t == GGML_TYPE_Q5_1 || t == GGML_TYPE_Q8_0;
 }
 
-// K-quants meet Q8_K rows through dot_rows only (they have no q8 panel form):
-// every column count takes the row path
+// the K-quants and the table formats meet Q8_K / Q8_0 rows through dot_rows
+// only (they have no q8 panel form): every column count takes the row path
 static bool mm_is_kquant(enum ggml_type t) {
     return t == GGML_TYPE_Q2_K || t == GGML_TYPE_Q3_K || t == GGML_TYPE_Q4_K ||
-           t == GGML_TYPE_Q5_K || t == GGML_TYPE_Q6_K;
+           t == GGML_TYPE_Q5_K || t == GGML_TYPE_Q6_K ||
+           t == GGML_TYPE_IQ4_NL || t == GGML_TYPE_IQ4_XS || t == GGML_TYPE_MXFP4;
 }
 
 static bool mm_weight_type_supported(enum ggml_type t) {

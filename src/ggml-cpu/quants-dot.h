@@ -6,7 +6,8 @@
 //
 // A weight row of type T meets an activation row of T's vec_dot_type
 // (ggml_get_type_traits_cpu): Q8_0 for Q4_0, Q5_0 and Q8_0, Q8_1 for Q4_1 and
-// Q5_1, Q8_K for the K-quants, the type itself for F16 and BF16. The quantizers here write the same
+// Q5_1, Q8_K for the K-quants and IQ4_XS, Q8_0 for IQ4_NL and MXFP4, the type
+// itself for F16 and BF16. The quantizers here write the same
 // bytes as the reference quantizers of ggml-quants.c, only faster.
 //
 // Every kernel has a vector path (AVX-512 or AVX2, with VNNI where the build
@@ -38,6 +39,8 @@ ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows(enum ggml_type type, bool use_ref);
 
 // the kernels of the K-quants (quants-dot-k.c), whose activations are Q8_K rows
 ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_k(enum ggml_type type, bool use_ref);
+// the kernels of IQ4_NL, MXFP4 (Q8_0 rows) and IQ4_XS (Q8_K rows) (quants-dot-iq4.c)
+ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_iq4(enum ggml_type type, bool use_ref);
 
 // ggml_vec_dot_t kernels of the type traits (nrc must be 1)
 void ggml_vec_dot_f32_row (int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
@@ -53,6 +56,9 @@ void ggml_vec_dot_q3_K_q8_K(int n, float * GGML_RESTRICT s, size_t bs, const voi
 void ggml_vec_dot_q4_K_q8_K(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
 void ggml_vec_dot_q5_K_q8_K(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
 void ggml_vec_dot_q6_K_q8_K(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
+void ggml_vec_dot_iq4_nl_q8_0(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
+void ggml_vec_dot_iq4_xs_q8_K(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
+void ggml_vec_dot_mxfp4_q8_0 (int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
 void ggml_vec_dot_q8_1_q8_1(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
 
 #ifdef __cplusplus

@@ -4,7 +4,7 @@
 // vec_dot_type is the type a matrix product converts its F32 activations to
 // before meeting weights of the type (upstream's choices): F32, F16 and BF16
 // meet their own type, Q4_0 / Q5_0 / Q8_0 meet Q8_0, Q4_1 / Q5_1 meet Q8_1,
-// the K-quants meet Q8_K.
+// the K-quants and IQ4_XS meet Q8_K, IQ4_NL and MXFP4 meet Q8_0.
 // Types the CPU backend lacks have NULL members.
 
 #include "quants-dot.h"
@@ -110,6 +110,24 @@ static const struct ggml_type_traits_cpu g_type_traits_cpu[GGML_TYPE_COUNT] = {
         .from_float   = quantize_row_q6_K_ref,
         .vec_dot      = ggml_vec_dot_q6_K_q8_K,
         .vec_dot_type = GGML_TYPE_Q8_K,
+        .nrows        = 1,
+    },
+    [GGML_TYPE_IQ4_NL] = {
+        .from_float   = quantize_row_iq4_nl_ref,
+        .vec_dot      = ggml_vec_dot_iq4_nl_q8_0,
+        .vec_dot_type = GGML_TYPE_Q8_0,
+        .nrows        = 1,
+    },
+    [GGML_TYPE_IQ4_XS] = {
+        .from_float   = quantize_row_iq4_xs_ref,
+        .vec_dot      = ggml_vec_dot_iq4_xs_q8_K,
+        .vec_dot_type = GGML_TYPE_Q8_K,
+        .nrows        = 1,
+    },
+    [GGML_TYPE_MXFP4] = {
+        .from_float   = quantize_row_mxfp4_ref,
+        .vec_dot      = ggml_vec_dot_mxfp4_q8_0,
+        .vec_dot_type = GGML_TYPE_Q8_0,
         .nrows        = 1,
     },
     [GGML_TYPE_Q8_K] = {
