@@ -13,8 +13,8 @@ static void print_usage(const char * argv0) {
     printf("usage: %s [options] input.gguf output.gguf TYPE\n"
            "\n"
            "Converts the 2-D F32/F16/BF16 weights of a GGUF model to TYPE (q8_0, q4_0, q4_1,\n"
-           "q5_0, q5_1, q2_K, q3_K, q4_K, q5_K, q6_K, f16, bf16, f32); 1-D tensors (norms),\n"
-           "empty tensors and rows that are not a whole number of blocks keep their type;\n"
+           "q5_0, q5_1, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs, mxfp4, f16, bf16, f32);\n"
+           "1-D tensors (norms), empty tensors and rows that are not a whole number of blocks keep their type;\n"
            "all metadata is copied, and general.file_type set to the type of most weights.\n"
            "The output is written to a temporary file beside it, which replaces it only\n"
            "when complete.\n"
@@ -78,7 +78,7 @@ int main(int argc, char ** argv) {
         return 1;
     }
     if (!parse_type(pos[2], &params.type)) {
-        fprintf(stderr, "ggml-quantize: error: unknown type '%s' (q8_0, q4_0, q4_1, q5_0, q5_1, q2_K, q3_K, q4_K, q5_K, q6_K, f16, bf16, f32)\n", pos[2]);
+        fprintf(stderr, "ggml-quantize: error: unknown type '%s' (q8_0, q4_0, q4_1, q5_0, q5_1, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs, mxfp4, f16, bf16, f32)\n", pos[2]);
         return 1;
     }
     struct gq_stats stats;

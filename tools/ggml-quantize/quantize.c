@@ -42,6 +42,9 @@ bool gq_type_supported(enum ggml_type type) {
         case GGML_TYPE_Q4_K:
         case GGML_TYPE_Q5_K:
         case GGML_TYPE_Q6_K:
+        case GGML_TYPE_IQ4_NL:
+        case GGML_TYPE_IQ4_XS:
+        case GGML_TYPE_MXFP4:
             return true;
         default:
             return false;
@@ -63,6 +66,9 @@ bool gq_file_type(enum ggml_type type, uint32_t * file_type) {
         case GGML_TYPE_Q4_K: *file_type = 14; return true;
         case GGML_TYPE_Q5_K: *file_type = 16; return true;
         case GGML_TYPE_Q6_K: *file_type = 18; return true;
+        case GGML_TYPE_IQ4_NL: *file_type = 25; return true;
+        case GGML_TYPE_IQ4_XS: *file_type = 30; return true;
+        case GGML_TYPE_MXFP4:  *file_type = 38; return true;
         case GGML_TYPE_BF16: *file_type = 32; return true;
         default:             return false;
     }

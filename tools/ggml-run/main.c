@@ -54,7 +54,7 @@ static void print_usage(const char * argv0) {
            "        --bench             benchmark the model given with -m\n"
            "        --size NAME         synthetic model: tiny, small, default, large (default: default)\n"
            "        --type TYPE         synthetic weights: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1\n"
-           "                            q2_K q3_K q4_K q5_K q6_K (default q8_0)\n"
+           "                            q2_K q3_K q4_K q5_K q6_K iq4_nl iq4_xs mxfp4 (default q8_0)\n"
            "        --n-embd N, --n-layer N, --n-head N, --n-head-kv N, --n-ff N, --n-vocab N\n"
            "                            synthetic sizes, overriding --size\n"
            "  -pp,  --n-prompt N        prompt tokens, decoded in batches of -b (default 128)\n"

@@ -204,7 +204,8 @@ static bool synth_check(const struct run_synth_params * p) {
         p->wtype != GGML_TYPE_Q8_0 && p->wtype != GGML_TYPE_Q4_0 && p->wtype != GGML_TYPE_Q4_1 &&
         p->wtype != GGML_TYPE_Q5_0 && p->wtype != GGML_TYPE_Q5_1 &&
         p->wtype != GGML_TYPE_Q2_K && p->wtype != GGML_TYPE_Q3_K && p->wtype != GGML_TYPE_Q4_K &&
-        p->wtype != GGML_TYPE_Q5_K && p->wtype != GGML_TYPE_Q6_K) {
+        p->wtype != GGML_TYPE_Q5_K && p->wtype != GGML_TYPE_Q6_K &&
+        p->wtype != GGML_TYPE_IQ4_NL && p->wtype != GGML_TYPE_IQ4_XS && p->wtype != GGML_TYPE_MXFP4) {
         run_error("synthetic weights of type %s are not supported", ggml_type_name(p->wtype));
         return false;
     }
