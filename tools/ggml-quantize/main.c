@@ -14,11 +14,13 @@ static void print_usage(const char * argv0) {
            "\n"
            "Converts the 2-D F32/F16/BF16 weights of a GGUF model to TYPE (q8_0, q4_0, q4_1,\n"
            "q5_0, q5_1, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs, mxfp4, f16, bf16, f32);\n"
-           "1-D tensors (norms), empty tensors and rows that are not a whole number of blocks keep their type;\n"
-           "all metadata is copied, and general.file_type set to the type of most weights.\n"
-           "The output is written to a temporary file beside it, which replaces it only\n"
-           "when complete.\n"
-           "\n"
+           "1-D tensors (norms), empty tensors and rows that are not a whole number of\n"
+           "blocks keep their type; all metadata is copied, and general.file_type set to\n"
+           "the type of most weights (to the mix's, with a mix). The output is written to\n"
+           "a temporary file beside it, which replaces it only when complete.\n"
+           "TYPE may also name one of upstream's mixes, which choose each matrix's type by\n"
+           "its role (output, attention V, FFN down ...): Q2_K, Q3_K_S, Q3_K_M, Q3_K_L, Q4_K_S,\n"
+           "Q4_K_M, Q5_K_S, Q5_K_M, Q6_K, IQ4_NL, IQ4_XS (upper case; q4_K etc. is one type).\n"           "\n"
            "options:\n"
            "  -t, --threads N       threads (default: every core)\n"
            "  -q, --quiet           no line per tensor\n"
@@ -27,12 +29,22 @@ static void print_usage(const char * argv0) {
            "  -h, --help\n", argv0);
 }
 
-static bool parse_type(const char * s, enum ggml_type * out) {
-    for (int t = 0; t < GGML_TYPE_COUNT; t++) {
-        const char * name = ggml_type_name((enum ggml_type) t);
-        if (name != NULL && strcasecmp(name, s) == 0 && gq_type_supported((enum ggml_type) t)) {
-            *out = (enum ggml_type) t;
+// ggml's exact type name (q4_K) is one type for every matrix; otherwise a mix
+// name (Q4_K_M, Q2_K, ...) in any case; otherwise a type name in any case
+static bool parse_type(const char * s, struct gq_params * p) {
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1 && gq_mix_parse(s, &p->mix)) {
+            p->type = gq_mix_base_type(p->mix);
             return true;
+        }
+        for (int t = 0; t < GGML_TYPE_COUNT; t++) {
+            const char * name = ggml_type_name((enum ggml_type) t);
+            const bool same = name != NULL && (pass == 0 ? strcmp(name, s) == 0 : strcasecmp(name, s) == 0);
+            if (same && gq_type_supported((enum ggml_type) t)) {
+                p->type = (enum ggml_type) t;
+                p->mix  = GQ_MIX_NONE;
+                return true;
+            }
         }
     }
     return false;
@@ -77,16 +89,19 @@ int main(int argc, char ** argv) {
         print_usage(argv[0]);
         return 1;
     }
-    if (!parse_type(pos[2], &params.type)) {
-        fprintf(stderr, "ggml-quantize: error: unknown type '%s' (q8_0, q4_0, q4_1, q5_0, q5_1, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs, mxfp4, f16, bf16, f32)\n", pos[2]);
+    if (!parse_type(pos[2], &params)) {
+        fprintf(stderr, "ggml-quantize: error: unknown type '%s' (q8_0, q4_0, q4_1, q5_0, q5_1, q2_K, q3_K, q4_K, q5_K, q6_K, "
+                        "iq4_nl, iq4_xs, mxfp4, f16, bf16, f32; mixes Q2_K, Q3_K_S, Q3_K_M, Q3_K_L, Q4_K_S, Q4_K_M, "
+                        "Q5_K_S, Q5_K_M, Q6_K, IQ4_NL, IQ4_XS)\n", pos[2]);
         return 1;
     }
     struct gq_stats stats;
     if (!gq_quantize_file(pos[0], pos[1], &params, &stats)) {
         return 1;
     }
-    printf("%s: %lld tensors converted to %s, %lld kept; tensor data %.2f MiB -> %.2f MiB\n", pos[1],
-           (long long) stats.n_converted, ggml_type_name(params.type), (long long) stats.n_kept,
+    printf("%s: %lld tensors converted to %s%s, %lld kept; tensor data %.2f MiB -> %.2f MiB\n", pos[1],
+           (long long) stats.n_converted, ggml_type_name(params.type), params.mix != GQ_MIX_NONE ? " (a mix)" : "",
+           (long long) stats.n_kept,
            (double) stats.bytes_in / (1024.0 * 1024.0), (double) stats.bytes_out / (1024.0 * 1024.0));
     return 0;
 }

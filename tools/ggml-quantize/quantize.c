@@ -83,10 +83,9 @@ static bool gq_is_matrix(const struct ggml_tensor * t) {
     return t->ne[0] > 0 && t->ne[1] > 1 && t->ne[2] == 1 && t->ne[3] == 1;
 }
 
-// Decides whether t converts to params->type; false after reporting why a
+// Decides whether t converts to target; false after reporting why a
 // quantized matrix cannot be converted.
-static bool gq_choose(const struct ggml_tensor * t, const struct gq_params * params, bool * convert) {
-    const enum ggml_type target = params->type;
+static bool gq_choose(const struct ggml_tensor * t, enum ggml_type target, const struct gq_params * params, bool * convert) {
     *convert = false;
     if (!gq_is_matrix(t) || t->type == target) {
         return true;
@@ -279,16 +278,16 @@ static bool gq_copy_tensor(struct gq_io * io, uint64_t src_offset, size_t size) 
 //
 
 // what the conversion reads from the input: its tensors in file order, and
-// for each whether it converts
+// the type of each in the output (its own when it does not convert)
 struct gq_plan {
     int64_t                     n;
     const struct ggml_tensor ** tensors;
-    bool                      * convert;
+    enum ggml_type            * types;
 };
 
 static void gq_plan_free(struct gq_plan * plan) {
     free(plan->tensors);
-    free(plan->convert);
+    free(plan->types);
 }
 
 // The reader creates the tensors of meta in file order: walking both lists
@@ -297,8 +296,8 @@ static bool gq_plan_tensors(const struct gguf_context * in, struct ggml_context 
                             struct gq_plan * plan) {
     plan->n       = gguf_get_n_tensors(in);
     plan->tensors = (const struct ggml_tensor **) calloc((size_t) (plan->n > 0 ? plan->n : 1), sizeof(*plan->tensors));
-    plan->convert = (bool *) calloc((size_t) (plan->n > 0 ? plan->n : 1), sizeof(*plan->convert));
-    if (plan->tensors == NULL || plan->convert == NULL) {
+    plan->types   = (enum ggml_type *) calloc((size_t) (plan->n > 0 ? plan->n : 1), sizeof(*plan->types));
+    if (plan->tensors == NULL || plan->types == NULL) {
         gq_error("out of memory planning %lld tensors", (long long) plan->n);
         return false;
     }
@@ -313,23 +312,37 @@ static bool gq_plan_tensors(const struct gguf_context * in, struct ggml_context 
             return false;
         }
         plan->tensors[i] = t;
-        if (!gq_choose(t, params, &plan->convert[i])) {
+        t = ggml_get_next_tensor(meta, t);
+    }
+    // the target of each: the mix's choice by role, or the one type
+    if (params->mix != GQ_MIX_NONE) {
+        gq_mix_plan(in, plan->tensors, plan->n, params->mix, plan->types);
+    }
+    for (int64_t i = 0; i < plan->n; i++) {
+        const enum ggml_type target = params->mix != GQ_MIX_NONE ? plan->types[i] : params->type;
+        bool convert = false;
+        if (!gq_choose(plan->tensors[i], target, params, &convert)) {
             return false;
         }
-        t = ggml_get_next_tensor(meta, t);
+        plan->types[i] = convert ? target : plan->tensors[i]->type;
     }
     return true;
 }
 
-// general.file_type says which type most weight elements of the output
-// have; a model whose main type has no file type gets none
-static void gq_set_file_type(struct gguf_context * out, const struct gq_plan * plan, enum ggml_type target) {
+// general.file_type: the mix's (upstream's llama_ftype) with a mix, else the
+// type most weight elements of the output have; a model whose main type has
+// no file type gets none
+static void gq_set_file_type(struct gguf_context * out, const struct gq_plan * plan, enum gq_mix_id mix) {
+    if (mix != GQ_MIX_NONE) {
+        gguf_set_val_u32(out, "general.file_type", (uint32_t) mix);
+        return;
+    }
     int64_t count[GGML_TYPE_COUNT] = { 0 };
     enum ggml_type main_type = GGML_TYPE_COUNT;
     for (int64_t i = 0; i < plan->n; i++) {
         const struct ggml_tensor * t = plan->tensors[i];
         if (gq_is_matrix(t)) {
-            const enum ggml_type type = plan->convert[i] ? target : t->type;
+            const enum ggml_type type = plan->types[i];
             count[type] += ggml_nelements(t);
             main_type = main_type == GGML_TYPE_COUNT || count[type] > count[main_type] ? type : main_type;
         }
@@ -344,18 +357,18 @@ static void gq_set_file_type(struct gguf_context * out, const struct gq_plan * p
 
 // the output's metadata: every input key, the file type, the tensors with their new types
 static struct gguf_context * gq_plan_output(const struct gguf_context * in, const struct gq_plan * plan,
-                                            struct ggml_context * out_meta, enum ggml_type target) {
+                                            struct ggml_context * out_meta, enum gq_mix_id mix) {
     struct gguf_context * out = gguf_init_empty();
     if (out == NULL) {
         return NULL;
     }
     gguf_set_kv(out, in);
-    gq_set_file_type(out, plan, target);
+    gq_set_file_type(out, plan, mix);
     gguf_set_val_u32(out, "general.quantization_version", 2);
     for (int64_t i = 0; i < plan->n; i++) {
         const struct ggml_tensor * t = plan->tensors[i];
         // every dimension: ggml_n_dims would drop a trailing 0 and make an empty tensor [64, 0] one of [64]
-        struct ggml_tensor * o = ggml_new_tensor(out_meta, plan->convert[i] ? target : t->type, GGML_MAX_DIMS, t->ne);
+        struct ggml_tensor * o = ggml_new_tensor(out_meta, plan->types[i], GGML_MAX_DIMS, t->ne);
         ggml_set_name(o, t->name);
         gguf_add_tensor(out, o);
     }
@@ -379,8 +392,8 @@ static bool gq_write_tensors(struct gq_io * io, const struct gguf_context * in, 
     for (int64_t i = 0; i < plan->n; i++) {
         const struct ggml_tensor * t = plan->tensors[i];
         const uint64_t src_offset = io->in_data + gguf_get_tensor_offset(in, i);
-        const bool convert = plan->convert[i];
-        const bool ok = convert ? gq_convert_tensor(io, t, src_offset, params->type, params->n_threads)
+        const bool convert = plan->types[i] != t->type;
+        const bool ok = convert ? gq_convert_tensor(io, t, src_offset, plan->types[i], params->n_threads)
                                 : gq_copy_tensor(io, src_offset, ggml_nbytes(t));
         if (!ok || !gq_pad(io, gguf_get_tensor_size(out, i), alignment)) {
             return false;
@@ -391,7 +404,7 @@ static bool gq_write_tensors(struct gq_io * io, const struct gguf_context * in, 
         stats->n_kept      += !convert;
         if (params->verbose) {
             printf("%-40s %-6s -> %-6s [%lld, %lld, %lld, %lld]\n", t->name, ggml_type_name(t->type),
-                   ggml_type_name(convert ? params->type : t->type), (long long) t->ne[0], (long long) t->ne[1],
+                   ggml_type_name(types[i]), (long long) t->ne[0], (long long) t->ne[1],
                    (long long) t->ne[2], (long long) t->ne[3]);
         }
     }
@@ -441,7 +454,7 @@ static bool gq_run(const char * in_path, const char * out_path, const struct gq_
     if (stat(in_path, &st) != 0 || !gq_check_input(in, (uint64_t) st.st_size, io.in_data, in_path)) {
         return false;
     }
-    struct gq_plan plan = { .n = 0, .tensors = NULL, .convert = NULL };
+    struct gq_plan plan = { .n = 0, .tensors = NULL, .types = NULL };
     if (!gq_plan_tensors(in, meta, params, &plan)) {
         gq_plan_free(&plan);
         return false;
@@ -452,7 +465,7 @@ static bool gq_run(const char * in_path, const char * out_path, const struct gq_
         .no_alloc   = true,
     };
     struct ggml_context * out_meta = ggml_init(ip);
-    struct gguf_context * out = out_meta != NULL ? gq_plan_output(in, &plan, out_meta, params->type) : NULL;
+    struct gguf_context * out = out_meta != NULL ? gq_plan_output(in, &plan, out_meta, params->mix) : NULL;
     bool ok = out != NULL;
     if (!ok) {
         gq_error("out of memory planning the output");
@@ -471,8 +484,13 @@ bool gq_quantize_file(const char * in_path, const char * out_path, const struct 
     struct gq_stats local = { 0, 0, 0, 0 };
     stats = stats != NULL ? stats : &local;
     *stats = local;
-    if (!gq_type_supported(params->type)) {
-        gq_error("cannot convert to type %s (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1)", ggml_type_name(params->type));
+    if (params->mix == GQ_MIX_NONE && !gq_type_supported(params->type)) {
+        gq_error("cannot convert to type %s (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_K..q6_K, iq4_nl, iq4_xs, mxfp4)",
+                 ggml_type_name(params->type));
+        return false;
+    }
+    if (params->mix != GQ_MIX_NONE && gq_mix_base_type(params->mix) == GGML_TYPE_COUNT) {
+        gq_error("unknown type mix %d", (int) params->mix);
         return false;
     }
     if (gq_same_file(in_path, out_path)) {

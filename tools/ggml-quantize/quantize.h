@@ -14,6 +14,7 @@
 // to a temporary file that replaces the output path only when complete.
 
 #include "ggml.h"
+#include "mix.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -23,7 +24,8 @@ extern "C" {
 #endif
 
 struct gq_params {
-    enum ggml_type type;       // target type of the converted tensors
+    enum ggml_type type;       // target type of the converted tensors (without a mix)
+    enum gq_mix_id mix;        // a named mix (Q4_K_M, ...) choosing the type per tensor, or GQ_MIX_NONE
     int            n_threads;  // threads quantizing rows
     bool           verbose;    // one line per tensor on stdout
     bool           allow_requantize; // convert quantized weights too (dequantized first)
