@@ -12,7 +12,9 @@
 //
 // Portable path for every type; AVX2 paths (256-bit, also used by the AVX-512
 // build) for Q4_K, Q5_K and Q6_K, the types of generation-speed interest. The
-// two paths differ only in the order of the float sums of a row.
+// two paths differ only in the order of the float sums of a row. The Q4_K and
+// Q6_K vector paths decode a weight block once for up to 4 activation columns
+// (prompts: the matrix product sends every column through this row path).
 
 #include "quants-dot.h"
 #include "quants-simd.h"
@@ -164,28 +166,74 @@ static QD_INLINE int32_t qk_scales_mins_45(const uint8_t * scales, const int16_t
     return msum;
 }
 
-static float qk_dot_row_q4_K(int64_t nb, const block_q4_K * x, const block_q8_K * y) {
+// one Q4_K row . C (<= 4) Q8_K columns: the weight block is decoded once for
+// all of them; each result takes the same operations whatever C is
+#define QK_MAX_COLS 4
+static QD_INLINE void qk_dot_cols_q4_K(int64_t nb, const block_q4_K * x, const block_q8_K * const * y, const int C, float * out) {
     const __m256i mask = _mm256_set1_epi8(0x0F);
-    __m256 acc = _mm256_setzero_ps();
-    float  macc = 0.0f;
+    __m256 acc[QK_MAX_COLS];
+    float  macc[QK_MAX_COLS];
+    for (int c = 0; c < C; c++) {
+        acc[c]  = _mm256_setzero_ps();
+        macc[c] = 0.0f;
+    }
     for (int64_t b = 0; b < nb; b++) {
-        int sc[QK_K/32];
-        const int32_t msum = qk_scales_mins_45(x[b].scales, y[b].bsums, sc);
-        __m256i isum = _mm256_setzero_si256();
+        int sc[QK_K/32], mn[QK_K/32];
+        for (int j = 0; j < QK_K/32; j++) {
+            ggml_k_scale_min(j, x[b].scales, &sc[j], &mn[j]);
+        }
+        const float dx = qd_h2f(x[b].d), mx = qd_h2f(x[b].dmin);
+        __m256i isum[QK_MAX_COLS];
+        for (int c = 0; c < C; c++) {
+            isum[c] = _mm256_setzero_si256();
+        }
         for (int h = 0; h < QK_K/64; h++) {
             const __m256i q  = _mm256_loadu_si256((const __m256i *)(x[b].qs + 32*h));
             const __m256i lo = _mm256_and_si256(q, mask);
             const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), mask);
-            const __m256i y0 = _mm256_loadu_si256((const __m256i *)(y[b].qs + 64*h));
-            const __m256i y1 = _mm256_loadu_si256((const __m256i *)(y[b].qs + 64*h + 32));
-            isum = _mm256_add_epi32(isum, qk_scaled_dot(lo, y0, _mm256_set1_epi16((short) sc[2*h])));
-            isum = _mm256_add_epi32(isum, qk_scaled_dot(hi, y1, _mm256_set1_epi16((short) sc[2*h + 1])));
+            const __m256i s0 = _mm256_set1_epi16((short) sc[2*h]);
+            const __m256i s1 = _mm256_set1_epi16((short) sc[2*h + 1]);
+            for (int c = 0; c < C; c++) {
+                const __m256i y0 = _mm256_loadu_si256((const __m256i *)(y[c][b].qs + 64*h));
+                const __m256i y1 = _mm256_loadu_si256((const __m256i *)(y[c][b].qs + 64*h + 32));
+                isum[c] = _mm256_add_epi32(isum[c], qk_scaled_dot(lo, y0, s0));
+                isum[c] = _mm256_add_epi32(isum[c], qk_scaled_dot(hi, y1, s1));
+            }
         }
-        const float dy = y[b].d;
-        acc  = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(qd_h2f(x[b].d) * dy), acc);
-        macc += qd_h2f(x[b].dmin) * dy * (float) msum;
+        for (int c = 0; c < C; c++) {
+            int32_t msum = 0;
+            for (int j = 0; j < QK_K/32; j++) {
+                msum += mn[j] * (y[c][b].bsums[2*j] + y[c][b].bsums[2*j + 1]);
+            }
+            const float dy = y[c][b].d;
+            acc[c]  = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_set1_ps(dx * dy), acc[c]);
+            macc[c] += mx * dy * (float) msum;
+        }
     }
-    return qd_hsum256(acc) - macc;
+    for (int c = 0; c < C; c++) {
+        out[c] = qd_hsum256(acc[c]) - macc[c];
+    }
+}
+
+static void qk_rows_q4_K(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
+                         const void * const * y, float * const * s, int64_t nc) {
+    for (int64_t c0 = 0; c0 < nc; c0 += QK_MAX_COLS) {
+        const block_q8_K * const * yc = (const block_q8_K * const *) y + c0;
+        const int C = (int) MIN(QK_MAX_COLS, nc - c0);
+        for (int64_t r = 0; r < nr; r++) {
+            const block_q4_K * xr = (const block_q4_K *)((const char *) x + r*bx);
+            float out[QK_MAX_COLS];
+            switch (C) {
+                case 1:  qk_dot_cols_q4_K(n / QK_K, xr, yc, 1, out); break;
+                case 2:  qk_dot_cols_q4_K(n / QK_K, xr, yc, 2, out); break;
+                case 3:  qk_dot_cols_q4_K(n / QK_K, xr, yc, 3, out); break;
+                default: qk_dot_cols_q4_K(n / QK_K, xr, yc, 4, out); break;
+            }
+            for (int c = 0; c < C; c++) {
+                s[c0 + c][r] = out[c];
+            }
+        }
+    }
 }
 
 static float qk_dot_row_q5_K(int64_t nb, const block_q5_K * x, const block_q8_K * y) {
@@ -218,17 +266,19 @@ static float qk_dot_row_q5_K(int64_t nb, const block_q5_K * x, const block_q8_K 
     return qd_hsum256(acc) - macc;
 }
 
-static float qk_dot_row_q6_K(int64_t nb, const block_q6_K * x, const block_q8_K * y) {
+// one Q6_K row . C (<= 4) Q8_K columns, the weight block decoded once
+static QD_INLINE void qk_dot_cols_q6_K(int64_t nb, const block_q6_K * x, const block_q8_K * const * y, const int C, float * out) {
     const __m256i mask4 = _mm256_set1_epi8(0x0F);
     const __m256i mask2 = _mm256_set1_epi8(0x03);
-    __m256 acc = _mm256_setzero_ps();
+    __m256 acc[QK_MAX_COLS];
+    for (int c = 0; c < C; c++) {
+        acc[c] = _mm256_setzero_ps();
+    }
     for (int64_t b = 0; b < nb; b++) {
-        // the codes are u - 32 with u in 0..63: sum sc*u*y - 32 * sum sc*bsums
-        int32_t off = 0;
-        for (int g = 0; g < QK_K/16; g++) {
-            off += x[b].scales[g] * y[b].bsums[g];
+        __m256i isum[QK_MAX_COLS];
+        for (int c = 0; c < C; c++) {
+            isum[c] = _mm256_setzero_si256();
         }
-        __m256i isum = _mm256_setzero_si256();
         for (int h = 0; h < QK_K/128; h++) {
             const __m256i ql0 = _mm256_loadu_si256((const __m256i *)(x[b].ql + 64*h));
             const __m256i ql1 = _mm256_loadu_si256((const __m256i *)(x[b].ql + 64*h + 32));
@@ -238,18 +288,51 @@ static float qk_dot_row_q6_K(int64_t nb, const block_q6_K * x, const block_q8_K 
             u[1] = _mm256_or_si256(_mm256_and_si256(ql1, mask4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), mask2), 4));
             u[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), mask4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), mask2), 4));
             u[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), mask4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), mask2), 4));
-            for (int s = 0; s < 4; s++) {
-                const int8_t * sc = x[b].scales + 8*h + 2*s;
+            for (int q = 0; q < 4; q++) {
+                const int8_t * sc = x[b].scales + 8*h + 2*q;
                 // lanes 0..7 hold values 0..15 (first scale), lanes 8..15 values 16..31
                 const __m256i scale16 = _mm256_setr_m128i(_mm_set1_epi16(sc[0]), _mm_set1_epi16(sc[1]));
-                const __m256i yv = _mm256_loadu_si256((const __m256i *)(y[b].qs + 128*h + 32*s));
-                isum = _mm256_add_epi32(isum, qk_scaled_dot(u[s], yv, scale16));
+                for (int c = 0; c < C; c++) {
+                    const __m256i yv = _mm256_loadu_si256((const __m256i *)(y[c][b].qs + 128*h + 32*q));
+                    isum[c] = _mm256_add_epi32(isum[c], qk_scaled_dot(u[q], yv, scale16));
+                }
             }
         }
-        isum = _mm256_sub_epi32(isum, _mm256_setr_epi32(32*off, 0, 0, 0, 0, 0, 0, 0));
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(qd_h2f(x[b].d) * y[b].d), acc);
+        const float dx = qd_h2f(x[b].d);
+        for (int c = 0; c < C; c++) {
+            // the codes are u - 32 with u in 0..63: sum sc*u*y - 32 * sum sc*bsums
+            int32_t off = 0;
+            for (int g = 0; g < QK_K/16; g++) {
+                off += x[b].scales[g] * y[c][b].bsums[g];
+            }
+            const __m256i v = _mm256_sub_epi32(isum[c], _mm256_setr_epi32(32*off, 0, 0, 0, 0, 0, 0, 0));
+            acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(v), _mm256_set1_ps(dx * y[c][b].d), acc[c]);
+        }
     }
-    return qd_hsum256(acc);
+    for (int c = 0; c < C; c++) {
+        out[c] = qd_hsum256(acc[c]);
+    }
+}
+
+static void qk_rows_q6_K(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
+                         const void * const * y, float * const * s, int64_t nc) {
+    for (int64_t c0 = 0; c0 < nc; c0 += QK_MAX_COLS) {
+        const block_q8_K * const * yc = (const block_q8_K * const *) y + c0;
+        const int C = (int) MIN(QK_MAX_COLS, nc - c0);
+        for (int64_t r = 0; r < nr; r++) {
+            const block_q6_K * xr = (const block_q6_K *)((const char *) x + r*bx);
+            float out[QK_MAX_COLS];
+            switch (C) {
+                case 1:  qk_dot_cols_q6_K(n / QK_K, xr, yc, 1, out); break;
+                case 2:  qk_dot_cols_q6_K(n / QK_K, xr, yc, 2, out); break;
+                case 3:  qk_dot_cols_q6_K(n / QK_K, xr, yc, 3, out); break;
+                default: qk_dot_cols_q6_K(n / QK_K, xr, yc, 4, out); break;
+            }
+            for (int c = 0; c < C; c++) {
+                s[c0 + c][r] = out[c];
+            }
+        }
+    }
 }
 
 #define QK_DEFINE_ROWS_SIMD(name, block_t, dot)                                                        \
@@ -263,9 +346,7 @@ static float qk_dot_row_q6_K(int64_t nb, const block_q6_K * x, const block_q8_K 
         }                                                                                              \
     }
 
-QK_DEFINE_ROWS_SIMD(qk_rows_q4_K, block_q4_K, qk_dot_row_q4_K)
 QK_DEFINE_ROWS_SIMD(qk_rows_q5_K, block_q5_K, qk_dot_row_q5_K)
-QK_DEFINE_ROWS_SIMD(qk_rows_q6_K, block_q6_K, qk_dot_row_q6_K)
 
 #else
 
