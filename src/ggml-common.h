@@ -176,3 +176,25 @@ static inline float ggml_e8m0_to_fp32_half(uint8_t e) {
     memcpy(&f, &bits, sizeof(f));
     return f;
 }
+
+//
+// ternary formats: values -1, 0, 1 times one fp16 scale per 256
+//
+
+// values 0..159: trit n (most significant first) of qs[m], value m + 32n (m < 32);
+// values 160..239: trit n of qs[32 + m], value 160 + m + 16n (m < 16);
+// values 240..255: trit m of qh[j], value 240 + j + 4m. A byte holds its trits
+// as ceil(t * 256 / 243), t the base-3 number they form (5 trits; qh: 4 and a 0).
+typedef struct {
+    uint8_t   qs[(QK_K - 4*QK_K/64)/5];
+    uint8_t   qh[QK_K/64];
+    ggml_half d;
+} block_tq1_0;
+_Static_assert(sizeof(block_tq1_0) == sizeof(ggml_half) + QK_K/64 + (QK_K - 4*QK_K/64)/5, "wrong tq1_0 block size");
+
+// value 128h + 32n + m at bits 2n of qs[32h + m], stored + 1
+typedef struct {
+    uint8_t   qs[QK_K/4];
+    ggml_half d;
+} block_tq2_0;
+_Static_assert(sizeof(block_tq2_0) == sizeof(ggml_half) + QK_K/4, "wrong tq2_0 block size");

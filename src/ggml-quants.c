@@ -477,13 +477,15 @@ size_t ggml_quantize_chunk(
         case GGML_TYPE_IQ4_NL: quantize = quantize_iq4_nl; break;
         case GGML_TYPE_IQ4_XS: quantize = quantize_iq4_xs; break;
         case GGML_TYPE_MXFP4:  quantize = quantize_mxfp4;  break;
+        case GGML_TYPE_TQ1_0:  quantize = quantize_tq1_0;  break;
+        case GGML_TYPE_TQ2_0:  quantize = quantize_tq2_0;  break;
         case GGML_TYPE_F32:
         case GGML_TYPE_F16:
         case GGML_TYPE_BF16:
             break;
         default:
             GGML_ABORT("ggml_quantize_chunk: quantizing to type %s is not supported "
-                       "(supported: f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs, mxfp4)", ggml_type_name(type));
+                       "(supported: f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs, mxfp4, tq1_0, tq2_0)", ggml_type_name(type));
     }
 
     GGML_ASSERT(nrows >= 0 && n_per_row > 0);
@@ -664,6 +666,8 @@ bool ggml_validate_row_data(enum ggml_type type, const void * data, size_t nbyte
         case GGML_TYPE_Q8_K: return validate_q8_K(data, n);
         case GGML_TYPE_IQ4_NL:
         case GGML_TYPE_IQ4_XS: return validate_block_scales(type, data, n, 1);
+        case GGML_TYPE_TQ1_0:  return validate_block_halves_at(type, data, n, offsetof(block_tq1_0, d), 1);
+        case GGML_TYPE_TQ2_0:  return validate_block_halves_at(type, data, n, offsetof(block_tq2_0, d), 1);
         case GGML_TYPE_MXFP4:  return validate_mxfp4(data, n);
         case GGML_TYPE_I8:
         case GGML_TYPE_I16:

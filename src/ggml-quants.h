@@ -75,6 +75,17 @@ GGML_API size_t quantize_iq4_nl(const float * GGML_RESTRICT src, void * GGML_RES
 GGML_API size_t quantize_iq4_xs(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix);
 GGML_API size_t quantize_mxfp4 (const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix);
 
+// TQ1_0, TQ2_0 (ggml-quants-tq.c); imatrix is ignored, as upstream does.
+// ggml_tq*_values: the 256 values of a block as -1, 0, 1.
+GGML_API void quantize_row_tq1_0_ref(const float * GGML_RESTRICT x, void * GGML_RESTRICT y, int64_t k);
+GGML_API void quantize_row_tq2_0_ref(const float * GGML_RESTRICT x, void * GGML_RESTRICT y, int64_t k);
+GGML_API void dequantize_row_tq1_0(const void * GGML_RESTRICT x, float * GGML_RESTRICT y, int64_t k);
+GGML_API void dequantize_row_tq2_0(const void * GGML_RESTRICT x, float * GGML_RESTRICT y, int64_t k);
+GGML_API size_t quantize_tq1_0(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix);
+GGML_API size_t quantize_tq2_0(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix);
+GGML_API void ggml_tq1_0_values(const void * block, int8_t * values);
+GGML_API void ggml_tq2_0_values(const void * block, int8_t * values);
+
 // the 6-bit scale (0..63, stored + 32) of sub-block ib of an iq4_xs block
 static inline int ggml_iq4_xs_scale(const block_iq4_xs * b, int ib) {
     return ((b->scales_l[ib/2] >> (4*(ib%2))) & 0x0F) | (((b->scales_h >> (2*ib)) & 3) << 4);

@@ -1,5 +1,5 @@
-// test-quantize-k: the K-quant formats (Q2_K .. Q6_K, Q8_K) and the 4-bit
-// table formats (IQ4_NL, IQ4_XS, MXFP4).
+// test-quantize-k: the K-quant formats (Q2_K .. Q6_K, Q8_K), the 4-bit
+// table formats (IQ4_NL, IQ4_XS, MXFP4) and the ternary ones (TQ1_0, TQ2_0).
 //
 //   - block bytes of small inputs whose quantization is worked out by hand
 //     (the comments give the derivation), and dequantization of hand-built
@@ -26,6 +26,7 @@
 static const enum ggml_type k_types[] = {
     GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K,
     GGML_TYPE_IQ4_NL, GGML_TYPE_IQ4_XS, GGML_TYPE_MXFP4,
+    GGML_TYPE_TQ1_0, GGML_TYPE_TQ2_0,
 };
 #define N_K_TYPES (int)(sizeof(k_types)/sizeof(k_types[0]))
 
@@ -148,6 +149,40 @@ static void test_iq4_nl_bytes(void) {
     CHECK(memcmp(x, y, sizeof(x)) == 0);
 }
 
+// ternary inputs (2 * {-1, 0, 1}) come back exactly; TQ2_0 stores value
+// 128h + 32n + m + 1 at bits 2n of qs[32h + m]
+static void test_ternary_bytes(void) {
+    float x[QK_K], y[QK_K];
+    for (int p = 0; p < QK_K; p++) {
+        x[p] = 2.0f * (float)((p * 7 % 3) - 1);
+    }
+    block_tq2_0 b2;
+    quantize_row_tq2_0_ref(x, &b2, QK_K);
+    CHECK(b2.d == half_bits(2.0f));
+    for (int h = 0; h < 2; h++) {
+        for (int m = 0; m < 32; m++) {
+            unsigned want = 0;
+            for (int n = 0; n < 4; n++) {
+                want |= (unsigned)((128*h + 32*n + m) * 7 % 3) << (2*n);
+            }
+            CHECK_MSG(b2.qs[32*h + m] == want, "tq2_0 qs[%d] = %d, want %u", 32*h + m, b2.qs[32*h + m], want);
+        }
+    }
+    dequantize_row_tq2_0(&b2, y, QK_K);
+    CHECK(memcmp(x, y, sizeof(x)) == 0);
+    block_tq1_0 b1;
+    quantize_row_tq1_0_ref(x, &b1, QK_K);
+    CHECK(b1.d == half_bits(2.0f));
+    dequantize_row_tq1_0(&b1, y, QK_K);
+    CHECK(memcmp(x, y, sizeof(x)) == 0);
+    // the first byte holds values 0, 32, 64, 96, 128 as ceil(t * 256 / 243)
+    unsigned t = 0;
+    for (int n = 0; n < 5; n++) {
+        t = 3*t + (unsigned)(32*n * 7 % 3);
+    }
+    CHECK(b1.qs[0] == (t * 256 + 242) / 243);
+}
+
 // hand-built blocks, decoded with the layout of ggml-common.h spelled out
 static void test_dequantize_layouts(void) {
     float y[QK_K];
@@ -223,6 +258,8 @@ static double rms_bound(enum ggml_type t) {
         case GGML_TYPE_IQ4_NL:
         case GGML_TYPE_IQ4_XS: return 0.13;
         case GGML_TYPE_MXFP4:  return 0.25;
+        case GGML_TYPE_TQ1_0:
+        case GGML_TYPE_TQ2_0:  return 0.9; // -1, 0, 1 times the absmax: little survives of gaussian data
         default:             return 0.035;
     }
 }
@@ -259,7 +296,8 @@ static void test_round_trips(void) {
             CHECK_MSG(rel < rms_bound(t), "%s imatrix %d: relative rms error %.4f", ggml_type_name(t), with_im, rel);
         }
         // the importance matrix lowers the error where it is weighted (mxfp4 ignores it)
-        CHECK_MSG(t == GGML_TYPE_MXFP4 ? werr[1] == werr[0] : werr[1] < werr[0], "%s: weighted error %.4g with imatrix, %.4g without",
+        const bool ignores_imatrix = t == GGML_TYPE_MXFP4 || t == GGML_TYPE_TQ1_0 || t == GGML_TYPE_TQ2_0;
+        CHECK_MSG(ignores_imatrix ? werr[1] == werr[0] : werr[1] < werr[0], "%s: weighted error %.4g with imatrix, %.4g without",
                   ggml_type_name(t), werr[1], werr[0]);
 
         // rows of zeros decode to zeros; a constant row to about that constant
@@ -310,6 +348,7 @@ static void test_validate(void) {
         { GGML_TYPE_Q5_K, offsetof(block_q5_K, d) },    { GGML_TYPE_Q5_K, offsetof(block_q5_K, dmin) },
         { GGML_TYPE_Q6_K, offsetof(block_q6_K, d) },
         { GGML_TYPE_IQ4_NL, offsetof(block_iq4_nl, d) }, { GGML_TYPE_IQ4_XS, offsetof(block_iq4_xs, d) },
+        { GGML_TYPE_TQ1_0, offsetof(block_tq1_0, d) },   { GGML_TYPE_TQ2_0, offsetof(block_tq2_0, d) },
     };
     uint8_t buf[3 * sizeof(block_q8_K)];
     for (int i = 0; i < (int)(sizeof(halves)/sizeof(halves[0])); i++) {
@@ -480,6 +519,7 @@ int main(void) {
     test_q8_K_bytes();
     test_mxfp4_bytes();
     test_iq4_nl_bytes();
+    test_ternary_bytes();
     test_dequantize_layouts();
     test_round_trips();
     test_validate();

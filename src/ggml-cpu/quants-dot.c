@@ -587,7 +587,9 @@ ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows(enum ggml_type type, bool use_ref) {
         case GGML_TYPE_Q8_0: return use_ref ? qd_rows_q8_0_ref : qd_rows_q8_0;
         case GGML_TYPE_IQ4_NL:
         case GGML_TYPE_IQ4_XS:
-        case GGML_TYPE_MXFP4: return ggml_cpu_get_dot_rows_iq4(type, use_ref);
+        case GGML_TYPE_MXFP4:
+        case GGML_TYPE_TQ1_0:
+        case GGML_TYPE_TQ2_0: return ggml_cpu_get_dot_rows_iq4(type, use_ref);
         default:             return ggml_cpu_get_dot_rows_k(type, use_ref);
     }
 }

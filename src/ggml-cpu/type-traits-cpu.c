@@ -4,7 +4,7 @@
 // vec_dot_type is the type a matrix product converts its F32 activations to
 // before meeting weights of the type (upstream's choices): F32, F16 and BF16
 // meet their own type, Q4_0 / Q5_0 / Q8_0 meet Q8_0, Q4_1 / Q5_1 meet Q8_1,
-// the K-quants and IQ4_XS meet Q8_K, IQ4_NL and MXFP4 meet Q8_0.
+// the K-quants, IQ4_XS and the ternary types meet Q8_K, IQ4_NL and MXFP4 meet Q8_0.
 // Types the CPU backend lacks have NULL members.
 
 #include "quants-dot.h"
@@ -128,6 +128,18 @@ static const struct ggml_type_traits_cpu g_type_traits_cpu[GGML_TYPE_COUNT] = {
         .from_float   = quantize_row_mxfp4_ref,
         .vec_dot      = ggml_vec_dot_mxfp4_q8_0,
         .vec_dot_type = GGML_TYPE_Q8_0,
+        .nrows        = 1,
+    },
+    [GGML_TYPE_TQ1_0] = {
+        .from_float   = quantize_row_tq1_0_ref,
+        .vec_dot      = ggml_vec_dot_tq1_0_q8_K,
+        .vec_dot_type = GGML_TYPE_Q8_K,
+        .nrows        = 1,
+    },
+    [GGML_TYPE_TQ2_0] = {
+        .from_float   = quantize_row_tq2_0_ref,
+        .vec_dot      = ggml_vec_dot_tq2_0_q8_K,
+        .vec_dot_type = GGML_TYPE_Q8_K,
         .nrows        = 1,
     },
     [GGML_TYPE_Q8_K] = {

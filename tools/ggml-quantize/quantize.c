@@ -45,6 +45,8 @@ bool gq_type_supported(enum ggml_type type) {
         case GGML_TYPE_IQ4_NL:
         case GGML_TYPE_IQ4_XS:
         case GGML_TYPE_MXFP4:
+        case GGML_TYPE_TQ1_0:
+        case GGML_TYPE_TQ2_0:
             return true;
         default:
             return false;
@@ -69,6 +71,8 @@ bool gq_file_type(enum ggml_type type, uint32_t * file_type) {
         case GGML_TYPE_IQ4_NL: *file_type = 25; return true;
         case GGML_TYPE_IQ4_XS: *file_type = 30; return true;
         case GGML_TYPE_MXFP4:  *file_type = 38; return true;
+        case GGML_TYPE_TQ1_0:  *file_type = 36; return true;
+        case GGML_TYPE_TQ2_0:  *file_type = 37; return true;
         case GGML_TYPE_BF16: *file_type = 32; return true;
         default:             return false;
     }
@@ -485,7 +489,7 @@ bool gq_quantize_file(const char * in_path, const char * out_path, const struct 
     stats = stats != NULL ? stats : &local;
     *stats = local;
     if (params->mix == GQ_MIX_NONE && !gq_type_supported(params->type)) {
-        gq_error("cannot convert to type %s (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_K..q6_K, iq4_nl, iq4_xs, mxfp4)",
+        gq_error("cannot convert to type %s (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_K..q6_K, iq4_nl, iq4_xs, mxfp4, tq1_0, tq2_0)",
                  ggml_type_name(params->type));
         return false;
     }
