@@ -34,7 +34,7 @@ static void add(struct model * m, const char * name, int64_t ne0, int64_t ne1) {
 static void plan(const struct model * m, enum gq_mix_id mix, enum ggml_type * types) {
     const struct ggml_tensor * tensors[256];
     int64_t n = 0;
-    for (const struct ggml_tensor * t = ggml_get_first_tensor(m->meta); t != NULL && n < 256;
+    for (struct ggml_tensor * t = ggml_get_first_tensor(m->meta); t != NULL && n < 256;
          t = ggml_get_next_tensor(m->meta, t)) {
         tensors[n++] = t;
     }

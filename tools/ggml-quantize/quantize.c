@@ -408,7 +408,7 @@ static bool gq_write_tensors(struct gq_io * io, const struct gguf_context * in, 
         stats->n_kept      += !convert;
         if (params->verbose) {
             printf("%-40s %-6s -> %-6s [%lld, %lld, %lld, %lld]\n", t->name, ggml_type_name(t->type),
-                   ggml_type_name(types[i]), (long long) t->ne[0], (long long) t->ne[1],
+                   ggml_type_name(plan->types[i]), (long long) t->ne[0], (long long) t->ne[1],
                    (long long) t->ne[2], (long long) t->ne[3]);
         }
     }
