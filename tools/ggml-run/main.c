@@ -276,12 +276,15 @@ static void print_devices(void) {
 
 static void print_model(const struct run_model * model) {
     const struct run_hparams * hp = &model->hp;
-    char sz[32];
-    fprintf(stderr, "model:     %s: llama, %lld layers, embedding %lld, heads %lld (key/value %lld), "
-                    "feed-forward %lld, vocabulary %lld, %s, %s\n",
-            model->src.name, (long long) hp->n_layer, (long long) hp->n_embd, (long long) hp->n_head,
-            (long long) hp->n_head_kv, (long long) hp->n_ff, (long long) hp->n_vocab,
-            ggml_type_name(model->ftype), run_fmt_size(run_model_weight_bytes(model), sz, sizeof(sz)));
+    char sz[32], experts[64] = "";
+    if (hp->n_expert > 0) {
+        snprintf(experts, sizeof(experts), ", %lld of %lld experts", (long long) hp->n_expert_used, (long long) hp->n_expert);
+    }
+    fprintf(stderr, "model:     %s: %s, %lld layers, embedding %lld, heads %lld (key/value %lld) of %lld, "
+                    "feed-forward %lld%s, vocabulary %lld, %s, %s\n",
+            model->src.name, hp->arch->name, (long long) hp->n_layer, (long long) hp->n_embd, (long long) hp->n_head,
+            (long long) hp->n_head_kv, (long long) hp->head_dim, (long long) (hp->n_expert > 0 ? hp->n_ff_exp : hp->n_ff),
+            experts, (long long) hp->n_vocab, ggml_type_name(model->ftype), run_fmt_size(run_model_weight_bytes(model), sz, sizeof(sz)));
 }
 
 // "CPU 0-3, Test 4-8 (+output)"
