@@ -1,5 +1,5 @@
-// ggml-run: runs a llama-family model from a GGUF file, or benchmarks a
-// synthetic llama-shaped model, on every device of the registry.
+// ggml-run: runs a model (llama, qwen2, qwen3, qwen3moe, gemma3, phi3) from a
+// GGUF file, or benchmarks a synthetic one, on every device of the registry.
 //
 // This file holds the options and the output; the work is done by the
 // ggml-run-core library (model, tokenizer, graph, context, sampling, bench).
@@ -37,11 +37,12 @@ struct options {
 static void print_usage(const char * argv0) {
     printf("usage: %s [options]\n"
            "\n"
-           "Runs a llama-family GGUF model (-m), or with no model benchmarks a synthetic\n"
-           "llama-shaped model built in memory: prompt and generation tokens/s.\n"
+           "Runs a GGUF model (-m) of architecture llama, qwen2, qwen3, qwen3moe, gemma3 or\n"
+           "phi3, or with no model benchmarks a synthetic model built in memory: prompt and\n"
+           "generation tokens/s.\n"
            "\n"
            "text generation:\n"
-           "  -m,   --model FILE        GGUF model (architecture llama, SentencePiece vocabulary)\n"
+           "  -m,   --model FILE        GGUF model\n"
            "  -p,   --prompt TEXT       prompt (default with -m: \"Once upon a time\")\n"
            "  -n,   --n-predict N       tokens to generate (default 64)\n"
            "        --temp T            temperature; 0 is greedy (default 0)\n"
@@ -56,6 +57,7 @@ static void print_usage(const char * argv0) {
            "        --type TYPE         synthetic weights: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1\n"
            "                            q2_K q3_K q4_K q5_K q6_K iq4_nl iq4_xs mxfp4\n"
            "                            tq1_0 tq2_0 (default q8_0)\n"
+           "        --arch NAME         synthetic architecture: llama qwen2 qwen3 qwen3moe gemma3 phi3 (default llama)\n"
            "        --n-embd N, --n-layer N, --n-head N, --n-head-kv N, --n-ff N, --n-vocab N\n"
            "                            synthetic sizes, overriding --size\n"
            "  -pp,  --n-prompt N        prompt tokens, decoded in batches of -b (default 128)\n"
@@ -164,14 +166,17 @@ static bool parse_valued(const char * arg, const char * val, struct options * o,
             return false;
         }
         const int n_threads = o->synth.n_threads;
+        const char * arch = o->synth.arch;
         if (!run_synth_preset(val, &o->synth)) {
             run_error("--size: unknown size '%s' (tiny, small, default, large)", val);
             return false;
         }
         o->synth.n_threads = n_threads;
+        o->synth.arch = arch;
         return true;
     }
     if (is_opt(arg, "--type", NULL))           { return parse_type(arg, val, &o->synth.wtype); }
+    if (is_opt(arg, "--arch", NULL))           { return parse_str(arg, val, &o->synth.arch); }
     if (is_opt(arg, "--n-embd", NULL))         { return parse_int(arg, val, 1, INT32_MAX, &o->synth.n_embd); }
     if (is_opt(arg, "--n-layer", NULL))        { return parse_int(arg, val, 1, 100000, &o->synth.n_layer); }
     if (is_opt(arg, "--n-head", NULL))         { return parse_int(arg, val, 1, INT32_MAX, &o->synth.n_head); }
