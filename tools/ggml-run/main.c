@@ -5,6 +5,7 @@
 // ggml-run-core library (model, tokenizer, graph, context, sampling, bench).
 
 #include "bench.h"
+#include "chat.h"
 #include "context.h"
 #include "model.h"
 #include "run-common.h"
@@ -12,6 +13,7 @@
 #include "synthetic.h"
 
 #include "ggml-backend.h"
+#include "gguf.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +27,9 @@ struct options {
     const char * prompt;
     int64_t      n_predict;      // -1: the mode's default
     bool         bench;
+    bool         conversation;   // -cnv
+    const char * chat_template;  // a name, or a template's text; NULL: the GGUF's
+    const char * system;
     bool         ignore_eos;
     bool         list_devices;
     struct run_sampler_params sampler;
@@ -49,7 +54,16 @@ static void print_usage(const char * argv0) {
            "        --top-k N           keep the N most likely tokens, 0: all (default 40)\n"
            "        --top-p P           keep the most likely tokens up to probability P (default 0.95)\n"
            "  -s,   --seed N            sampling seed (default 42)\n"
-           "        --ignore-eos        go on after the end-of-sequence token\n"
+           "        --ignore-eos        go on after the end-of-sequence (and end-of-turn) token\n"
+           "\n"
+           "conversation:\n"
+           "  -cnv, --conversation      chat: messages read from the input line by line, answered\n"
+           "                            with the model's chat template; Ctrl-C stops an answer\n"
+           "        --chat-template NAME  chatml, llama3, gemma, phi3, mistral-v1, mistral-v3,\n"
+           "                            mistral-v3-tekken, mistral-v7, mistral-v7-tekken\n"
+           "                            (default: recognised from the GGUF's template)\n"
+           "        --system TEXT       system message\n"
+           "  -n with -cnv: most tokens per answer (default: until the context is full)\n"
            "\n"
            "benchmark (the default without -m and -p; --bench with a model file):\n"
            "        --bench             benchmark the model given with -m\n"
@@ -177,6 +191,8 @@ static bool parse_valued(const char * arg, const char * val, struct options * o,
     }
     if (is_opt(arg, "--type", NULL))           { return parse_type(arg, val, &o->synth.wtype); }
     if (is_opt(arg, "--arch", NULL))           { return parse_str(arg, val, &o->synth.arch); }
+    if (is_opt(arg, "--chat-template", NULL))  { return parse_str(arg, val, &o->chat_template); }
+    if (is_opt(arg, "--system", NULL))         { return parse_str(arg, val, &o->system); }
     if (is_opt(arg, "--n-embd", NULL))         { return parse_int(arg, val, 1, INT32_MAX, &o->synth.n_embd); }
     if (is_opt(arg, "--n-layer", NULL))        { return parse_int(arg, val, 1, 100000, &o->synth.n_layer); }
     if (is_opt(arg, "--n-head", NULL))         { return parse_int(arg, val, 1, INT32_MAX, &o->synth.n_head); }
@@ -220,6 +236,7 @@ static bool parse_valued(const char * arg, const char * val, struct options * o,
 static bool parse_flag(const char * arg, struct options * o) {
     if (is_opt(arg, "--bench", NULL))            { o->bench = true; return true; }
     if (is_opt(arg, "--ignore-eos", NULL))       { o->ignore_eos = true; return true; }
+    if (is_opt(arg, "-cnv", "--conversation"))   { o->conversation = true; return true; }
     if (is_opt(arg, "--no-progress", NULL))      { o->bp.progress = false; return true; }
     if (is_opt(arg, "--list-devices", NULL))     { o->list_devices = true; return true; }
     if (is_opt(arg, "-nkvo", "--no-kv-offload")) { o->ctx.kv_offload = false; return true; }
@@ -455,11 +472,69 @@ static struct run_model * load_model(const struct options * o) {
     return run_model_from_source(&src, &o->model);
 }
 
+// --chat-template's name or text, else the GGUF's template; RUN_CHAT_UNKNOWN (reported) when none is recognised
+static enum run_chat_template choose_chat_template(const struct run_model * model, const char * option) {
+    if (option != NULL) {
+        const enum run_chat_template t = run_chat_template_detect(option);
+        if (t == RUN_CHAT_UNKNOWN) {
+            run_error("--chat-template: '%s' is no template ggml-run knows (%s)", option, run_chat_template_names());
+        }
+        return t;
+    }
+    const int64_t id = gguf_find_key(model->src.gguf, "tokenizer.chat_template");
+    if (id < 0 || gguf_get_kv_type(model->src.gguf, id) != GGUF_TYPE_STRING) {
+        run_error("the model has no chat template (tokenizer.chat_template): name one with --chat-template (%s)",
+                  run_chat_template_names());
+        return RUN_CHAT_UNKNOWN;
+    }
+    const enum run_chat_template t = run_chat_template_detect(gguf_get_val_str(model->src.gguf, id));
+    if (t == RUN_CHAT_UNKNOWN) {
+        run_error("the model's chat template is not one ggml-run recognises: name one with --chat-template (%s)",
+                  run_chat_template_names());
+    }
+    return t;
+}
+
+// -cnv: the conversation on stdin and stdout
+static int run_conversation(struct options * o) {
+    struct run_model * model = load_model(o);
+    if (model == NULL) {
+        return 1;
+    }
+    print_model(model);
+    print_layers(model);
+    const struct run_chat_params cp = {
+        .tmpl       = choose_chat_template(model, o->chat_template),
+        .system     = o->system,
+        .n_predict  = o->n_predict,
+        .ignore_eos = o->ignore_eos,
+    };
+    if (o->ctx.n_ctx == 0) { // a long conversation, but not the 128k-token caches some models were trained for
+        o->ctx.n_ctx = model->hp.n_ctx_train < 4096 ? model->hp.n_ctx_train : 4096;
+    }
+    struct run_context * rc = cp.tmpl != RUN_CHAT_UNKNOWN ? run_context_new(model, &o->ctx) : NULL;
+    struct run_sampler * sampler = rc != NULL ? run_sampler_new(&o->sampler) : NULL;
+    int status = 1;
+    if (sampler != NULL) {
+        print_buffers(rc);
+        fprintf(stderr, "chat:      template %s; Ctrl-C stops an answer, Ctrl-D (end of input) ends\n",
+                run_chat_template_name(cp.tmpl));
+        status = run_chat_loop(rc, sampler, &cp, stdin, stdout);
+    }
+    run_sampler_free(sampler);
+    run_context_free(rc);
+    run_model_free(model);
+    return status;
+}
+
 static int run_main(struct options * o) {
     ggml_backend_load_all();
     if (o->list_devices) {
         print_devices();
         return 0;
+    }
+    if (o->conversation) {
+        return run_conversation(o);
     }
     const bool bench = o->bench || (o->model_path == NULL && o->prompt == NULL);
     if (!bench && o->prompt == NULL) {
