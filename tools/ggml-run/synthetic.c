@@ -216,9 +216,9 @@ static struct run_hparams synth_hparams(const struct run_synth_params * p, const
 //
 
 static bool synth_check(const struct run_synth_params * p, const struct run_arch ** arch) {
-    *arch = p->arch != NULL ? run_arch_find(p->arch) : NULL;
+    *arch = run_arch_find(p->arch != NULL ? p->arch : "llama");
     if (*arch == NULL) {
-        run_error("no synthetic model of architecture '%s' (%s)", p->arch != NULL ? p->arch : "", run_arch_names());
+        run_error("no synthetic model of architecture '%s' (%s)", p->arch, run_arch_names());
         return false;
     }
     const int64_t blck = ggml_blck_size(p->wtype);
@@ -399,7 +399,7 @@ static bool synth_fill(const struct run_synth_params * p, struct gguf_context * 
 }
 
 size_t run_synth_weight_bytes(const struct run_synth_params * p) {
-    const struct run_arch * arch = p->arch != NULL ? run_arch_find(p->arch) : NULL;
+    const struct run_arch * arch = run_arch_find(p->arch != NULL ? p->arch : "llama");
     return arch != NULL ? synth_tensors(NULL, NULL, p, arch) : 0;
 }
 

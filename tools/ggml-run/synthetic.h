@@ -17,7 +17,7 @@ extern "C" {
 #endif
 
 struct run_synth_params {
-    const char   * arch;       // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma3, phi3
+    const char   * arch;       // general.architecture: llama (also when NULL), qwen2, qwen3, qwen3moe, gemma3, phi3
     int64_t        n_embd;
     int64_t        n_layer;
     int64_t        n_head;
