@@ -14,7 +14,8 @@
 // - the logits of a prompt and of 3 greedy steps, fused and unfused
 //   attention, F32 and F16 caches, the prompt split over batches;
 // - the synthetic model of each architecture (ggml-run --arch): it loads
-//   and gives finite logits; the ggml-run program on each file prints text;
+//   and gives finite logits; the ggml-run program on each file prints text,
+//   benchmarks it and holds a conversation with the file's chat template;
 // - failures: a missing key of an architecture, LongRoPE, an unsupported
 //   RoPE scaling, keys and values of different sizes: NULL and a message.
 //
@@ -36,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 //
@@ -719,6 +721,27 @@ static void test_cli(const char * arch, const char * path) {
     // the prompt, then 4 pieces of text (single letters or words of the vocabulary)
     const char * gen = strstr(r.output, "hello world");
     CHECK_MSG(gen != NULL && strstr(r.output, arch) != NULL, "ggml-run -m (%s) printed:\n%s", arch, r.output);
+    // a conversation with the file's template (chatml), the input a file of two messages
+    char input[400];
+    temp_path(input, sizeof(input), "messages.txt");
+    FILE * f = fopen(input, "w");
+    CHECK(f != NULL);
+    if (f != NULL) {
+        fputs("hello world\nthe end\n", f);
+        fclose(f);
+        const int saved = dup(STDIN_FILENO);
+        const int fd = open(input, O_RDONLY);
+        dup2(fd, STDIN_FILENO);
+        char * chat[] = { (char *) GGML_RUN_BIN, (char *) "-m", (char *) path, (char *) "-cnv", (char *) "-n", (char *) "3",
+                          (char *) "-dev", (char *) "none", (char *) "-t", (char *) "2", NULL };
+        CHECK(run_program(chat, 0, &r));
+        dup2(saved, STDIN_FILENO);
+        close(fd);
+        close(saved);
+        remove(input);
+        CHECK_MSG(r.exited && r.status == 0 && strstr(r.output, "template chatml") != NULL && strstr(r.output, "\n> \n") != NULL,
+                  "ggml-run -cnv (%s):\n%s", arch, r.output);
+    }
     char * bench[] = { (char *) GGML_RUN_BIN, (char *) "-m", (char *) path, (char *) "--bench", (char *) "-pp", (char *) "8",
                        (char *) "-tg", (char *) "4", (char *) "-dev", (char *) "none", (char *) "-t", (char *) "2", NULL };
     CHECK(run_program(bench, 0, &r));

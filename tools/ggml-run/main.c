@@ -62,7 +62,7 @@ static void print_usage(const char * argv0) {
            "        --chat-template NAME  chatml, llama3, gemma, phi3, mistral-v1, mistral-v3,\n"
            "                            mistral-v3-tekken, mistral-v7, mistral-v7-tekken\n"
            "                            (default: recognised from the GGUF's template)\n"
-           "        --system TEXT       system message\n"
+           "        --system TEXT       system message (-p also gives it with -cnv)\n"
            "  -n with -cnv: most tokens per answer (default: until the context is full)\n"
            "\n"
            "benchmark (the default without -m and -p; --bench with a model file):\n"
@@ -298,9 +298,13 @@ static void print_devices(void) {
 
 static void print_model(const struct run_model * model) {
     const struct run_hparams * hp = &model->hp;
-    char sz[32], experts[64] = "";
+    char sz[32], experts[96] = "";
     if (hp->n_expert > 0) {
         snprintf(experts, sizeof(experts), ", %lld of %lld experts", (long long) hp->n_expert_used, (long long) hp->n_expert);
+    }
+    if (hp->n_swa > 0) {
+        const size_t n = strlen(experts);
+        snprintf(experts + n, sizeof(experts) - n, ", sliding window %lld", (long long) hp->n_swa);
     }
     fprintf(stderr, "model:     %s: %s, %lld layers, embedding %lld, heads %lld (key/value %lld) of %lld, "
                     "feed-forward %lld%s, vocabulary %lld, %s, %s\n",
@@ -505,7 +509,7 @@ static int run_conversation(struct options * o) {
     print_layers(model);
     const struct run_chat_params cp = {
         .tmpl       = choose_chat_template(model, o->chat_template),
-        .system     = o->system,
+        .system     = o->system != NULL ? o->system : o->prompt, // as llama.cpp's -cnv takes -p
         .n_predict  = o->n_predict,
         .ignore_eos = o->ignore_eos,
     };
