@@ -101,6 +101,7 @@ static void test_format(void) {
     check_turn(RUN_CHAT_MISTRAL_V3_TEKKEN, true, NULL, "Hi!", "[INST]Hi![/INST]");
     check_turn(RUN_CHAT_MISTRAL_V7, true, "Be brief.", "Hi!", "[SYSTEM_PROMPT] Be brief.[/SYSTEM_PROMPT][INST] Hi![/INST]");
     check_turn(RUN_CHAT_MISTRAL_V7_TEKKEN, false, NULL, "And?", "</s>[INST]And?[/INST]");
+    CHECK(run_chat_format_turn(RUN_CHAT_UNKNOWN, true, NULL, "Hi!") == NULL);
     CHECK(strcmp(run_chat_end_of_turn(RUN_CHAT_LLAMA3), "<|eot_id|>") == 0);
     CHECK(strcmp(run_chat_end_of_turn(RUN_CHAT_GEMMA), "<end_of_turn>") == 0);
 }

@@ -38,7 +38,7 @@ const char * run_chat_template_names(void) {
 }
 
 const char * run_chat_end_of_turn(enum run_chat_template tmpl) {
-    return chat_templates[tmpl].end_of_turn;
+    return tmpl > RUN_CHAT_UNKNOWN && tmpl < RUN_CHAT_COUNT ? chat_templates[tmpl].end_of_turn : "";
 }
 
 //
@@ -173,6 +173,10 @@ static void format_mistral(struct strbuf * b, enum run_chat_template tmpl, bool 
 }
 
 char * run_chat_format_turn(enum run_chat_template tmpl, bool first, const char * system, const char * user) {
+    if (tmpl <= RUN_CHAT_UNKNOWN || tmpl >= RUN_CHAT_COUNT) {
+        run_error("no chat template to format the message with");
+        return NULL;
+    }
     struct strbuf b = { .s = NULL, .len = 0, .cap = 0, .ok = true };
     if (!first) {
         sb_add(&b, chat_templates[tmpl].end_of_turn);
@@ -236,7 +240,6 @@ char * run_chat_format_turn(enum run_chat_template tmpl, bool first, const char 
             break;
         case RUN_CHAT_UNKNOWN:
         case RUN_CHAT_COUNT:
-            b.ok = false;
             break;
     }
     if (!b.ok) {
@@ -296,6 +299,9 @@ static void tl_push_text(struct token_list * l, const struct run_vocab * vocab, 
 static int32_t special_at(const struct run_vocab * vocab, enum run_chat_template tmpl, const char * text, size_t * len) {
     int32_t best = -1;
     *len = 0;
+    if (tmpl <= RUN_CHAT_UNKNOWN || tmpl >= RUN_CHAT_COUNT) {
+        return -1;
+    }
     for (const char * const * s = chat_templates[tmpl].specials; *s != NULL; s++) {
         const size_t n = strlen(*s);
         if (n > *len && strncmp(text, *s, n) == 0) {
