@@ -766,6 +766,11 @@ static void check_load_fails(const struct t_model * m, const struct t_defect * d
 }
 
 static void test_failures(const struct t_model * models) {
+    // the names messages list are those of the table
+    for (int i = 0; i < N_CFGS; i++) {
+        CHECK(run_arch_find(t_cfgs[i].arch) != NULL && strstr(run_arch_names(), t_cfgs[i].arch) != NULL);
+    }
+    CHECK(run_arch_find("gpt2") == NULL && run_arch_find("") == NULL);
     for (int i = 0; i < N_CFGS; i++) {
         const struct t_model * m = &models[i];
         if (m->cfg->n_expert > 0 || m->cfg->n_swa > 0) {

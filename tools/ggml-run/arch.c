@@ -255,24 +255,27 @@ static bool hp_check(const struct run_hparams * hp) {
     return true;
 }
 
+// "<arch>.<suffix>" in buf
+static const char * arch_key(char * buf, size_t size, const char * arch, const char * suffix) {
+    snprintf(buf, size, "%s.%s", arch, suffix);
+    return buf;
+}
+
 // RoPE scaling: linear is a frequency scale; the kinds that change the
 // frequencies otherwise (YaRN, LongRoPE) are refused rather than run wrong
 static bool hp_load_rope_scale(struct run_hparams * hp, const struct gguf_context * gguf, const char * arch) {
     char key[128];
     float factor = 0.0f;
-    snprintf(key, sizeof(key), "%s.rope.scale_linear", arch);
-    if (!hp_get_float(gguf, key, false, 0.0f, &factor)) {
+    if (!hp_get_float(gguf, arch_key(key, sizeof(key), arch, "rope.scale_linear"), false, 0.0f, &factor)) {
         return false;
     }
-    snprintf(key, sizeof(key), "%s.rope.scaling.type", arch);
-    const char * type = hp_get_str(gguf, key);
+    const char * type = hp_get_str(gguf, arch_key(key, sizeof(key), arch, "rope.scaling.type"));
     if (type != NULL && strcmp(type, "none") != 0 && strcmp(type, "linear") != 0) {
         run_error("RoPE scaling '%s' is not supported (none and linear are)", type);
         return false;
     }
     if (type != NULL && strcmp(type, "linear") == 0) {
-        snprintf(key, sizeof(key), "%s.rope.scaling.factor", arch);
-        if (!hp_get_float(gguf, key, false, 0.0f, &factor)) {
+        if (!hp_get_float(gguf, arch_key(key, sizeof(key), arch, "rope.scaling.factor"), false, 0.0f, &factor)) {
             return false;
         }
     }
@@ -287,34 +290,28 @@ bool run_hparams_load(struct run_hparams * hp, const struct gguf_context * gguf)
         return false;
     }
     const char * a = hp->arch->name;
-    char k[16][128];
-    const char * const suffix[16] = {
-        "context_length", "embedding_length", "block_count", "feed_forward_length", "attention.head_count",
-        "attention.head_count_kv", "attention.layer_norm_rms_epsilon", "rope.freq_base", "attention.key_length",
-        "attention.value_length", "rope.dimension_count", "expert_count", "expert_used_count",
-        "expert_feed_forward_length", "attention.sliding_window", "",
-    };
-    for (int i = 0; i < 16; i++) {
-        snprintf(k[i], sizeof(k[i]), "%s.%s", a, suffix[i]);
-    }
     const bool moe = hp->arch->moe;
+    char key[128];
+    // KEY(...) fills the one buffer: each call is used before the next (the && are sequence points)
+#define KEY(suffix) arch_key(key, sizeof(key), a, suffix)
     int64_t value_length = 0;
-    bool ok = hp_get_int(gguf, k[0], true, 0, &hp->n_ctx_train) &&
-              hp_get_int(gguf, k[1], true, 0, &hp->n_embd) &&
-              hp_get_int(gguf, k[2], true, 0, &hp->n_layer) &&
-              hp_get_int(gguf, k[3], !moe, 0, &hp->n_ff) &&
-              hp_get_int(gguf, k[4], true, 0, &hp->n_head) &&
-              hp_get_int(gguf, k[5], false, hp->n_head, &hp->n_head_kv) &&
-              hp_get_float(gguf, k[6], true, 0.0f, &hp->rms_eps) &&
-              hp_get_float(gguf, k[7], false, 10000.0f, &hp->rope_freq_base) &&
-              hp_get_int(gguf, k[8], false, hp->n_head > 0 ? hp->n_embd / hp->n_head : 0, &hp->head_dim) &&
-              hp_get_int(gguf, k[9], false, hp->head_dim, &value_length) &&
-              hp_get_int(gguf, k[10], false, hp->head_dim, &hp->n_rot) &&
-              hp_get_int(gguf, k[11], moe, 0, &hp->n_expert) &&
-              hp_get_int(gguf, k[12], moe, 0, &hp->n_expert_used) &&
-              hp_get_int(gguf, k[13], moe, 0, &hp->n_ff_exp) &&
-              hp_get_int(gguf, k[14], hp->arch->swa_pattern > 0, 0, &hp->n_swa) &&
+    bool ok = hp_get_int(gguf, KEY("context_length"), true, 0, &hp->n_ctx_train) &&
+              hp_get_int(gguf, KEY("embedding_length"), true, 0, &hp->n_embd) &&
+              hp_get_int(gguf, KEY("block_count"), true, 0, &hp->n_layer) &&
+              hp_get_int(gguf, KEY("feed_forward_length"), !moe, 0, &hp->n_ff) &&
+              hp_get_int(gguf, KEY("attention.head_count"), true, 0, &hp->n_head) &&
+              hp_get_int(gguf, KEY("attention.head_count_kv"), false, hp->n_head, &hp->n_head_kv) &&
+              hp_get_float(gguf, KEY("attention.layer_norm_rms_epsilon"), true, 0.0f, &hp->rms_eps) &&
+              hp_get_float(gguf, KEY("rope.freq_base"), false, 10000.0f, &hp->rope_freq_base) &&
+              hp_get_int(gguf, KEY("attention.key_length"), false, hp->n_head > 0 ? hp->n_embd / hp->n_head : 0, &hp->head_dim) &&
+              hp_get_int(gguf, KEY("attention.value_length"), false, hp->head_dim, &value_length) &&
+              hp_get_int(gguf, KEY("rope.dimension_count"), false, hp->head_dim, &hp->n_rot) &&
+              hp_get_int(gguf, KEY("expert_count"), moe, 0, &hp->n_expert) &&
+              hp_get_int(gguf, KEY("expert_used_count"), moe, 0, &hp->n_expert_used) &&
+              hp_get_int(gguf, KEY("expert_feed_forward_length"), moe, 0, &hp->n_ff_exp) &&
+              hp_get_int(gguf, KEY("attention.sliding_window"), hp->arch->swa_pattern > 0, 0, &hp->n_swa) &&
               hp_load_rope_scale(hp, gguf, a);
+#undef KEY
     if (!ok) {
         return false;
     }
