@@ -20,7 +20,8 @@
 //   RoPE scaling, keys and values of different sizes: NULL and a message.
 //
 // With --vulkan the same comparisons run with the layers on the first Vulkan
-// device (exit 77, skipped, when there is none).
+// device, then with one layer there and the rest on the CPU (exit 77,
+// skipped, when there is no such device).
 
 #include "testing.h"
 #include "run-program.h"
@@ -667,6 +668,18 @@ static void test_arch(const struct t_model * m, const char * path, const char * 
         check_generation(model, m, &runs[i]);
     }
     run_model_free(model);
+    if (strcmp(devices, "none") == 0) {
+        return;
+    }
+    // one layer on the device, the others and the output on the CPU: the scheduler splits the graph
+    mp.n_gpu_layers = 1;
+    model = run_model_load(path, &mp);
+    CHECK_MSG(model != NULL, "%s: not loaded with one layer on %s", m->cfg->arch, devices);
+    if (model != NULL) {
+        const struct t_run split = { "one layer on the device", 2, GGML_TYPE_F32, -1, 1e-3 };
+        check_generation(model, m, &split);
+        run_model_free(model);
+    }
 }
 
 //
