@@ -108,9 +108,10 @@ static void project_qkv(struct ggml_context * ctx, const struct run_hparams * hp
     if (l->wqkv != NULL) {
         struct ggml_tensor * qkv = ggml_mul_mat(ctx, l->wqkv, cur);
         const size_t es = ggml_element_size(qkv);
-        *q = ggml_cont_3d(ctx, ggml_view_2d(ctx, qkv, n_embd_q, n_tokens, qkv->nb[1], 0), hp->head_dim, hp->n_head, n_tokens);
-        *k = ggml_cont_3d(ctx, ggml_view_2d(ctx, qkv, n_embd_kv, n_tokens, qkv->nb[1], es * (size_t) n_embd_q),
-                          hp->head_dim, hp->n_head_kv, n_tokens);
+        // Q and K as strided views (RoPE or the norms copy them), V contiguous for the cache
+        *q = ggml_view_3d(ctx, qkv, hp->head_dim, hp->n_head, n_tokens, es * (size_t) hp->head_dim, qkv->nb[1], 0);
+        *k = ggml_view_3d(ctx, qkv, hp->head_dim, hp->n_head_kv, n_tokens, es * (size_t) hp->head_dim, qkv->nb[1],
+                          es * (size_t) n_embd_q);
         *v = ggml_cont(ctx, ggml_view_2d(ctx, qkv, n_embd_kv, n_tokens, qkv->nb[1], es * (size_t) (n_embd_q + n_embd_kv)));
         return;
     }
