@@ -1,10 +1,11 @@
-// ggml-run: runs a llama-family model from a GGUF file, or benchmarks a
-// synthetic llama-shaped model, on every device of the registry.
+// ggml-run: runs a model (llama, qwen2, qwen3, qwen3moe, gemma3, phi3) from a
+// GGUF file, or benchmarks a synthetic one, on every device of the registry.
 //
 // This file holds the options and the output; the work is done by the
 // ggml-run-core library (model, tokenizer, graph, context, sampling, bench).
 
 #include "bench.h"
+#include "chat.h"
 #include "context.h"
 #include "model.h"
 #include "run-common.h"
@@ -12,6 +13,7 @@
 #include "synthetic.h"
 
 #include "ggml-backend.h"
+#include "gguf.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +27,9 @@ struct options {
     const char * prompt;
     int64_t      n_predict;      // -1: the mode's default
     bool         bench;
+    bool         conversation;   // -cnv
+    const char * chat_template;  // a name, or a template's text; NULL: the GGUF's
+    const char * system;
     bool         ignore_eos;
     bool         list_devices;
     struct run_sampler_params sampler;
@@ -37,18 +42,28 @@ struct options {
 static void print_usage(const char * argv0) {
     printf("usage: %s [options]\n"
            "\n"
-           "Runs a llama-family GGUF model (-m), or with no model benchmarks a synthetic\n"
-           "llama-shaped model built in memory: prompt and generation tokens/s.\n"
+           "Runs a GGUF model (-m) of architecture llama, qwen2, qwen3, qwen3moe, gemma3 or\n"
+           "phi3, or with no model benchmarks a synthetic model built in memory: prompt and\n"
+           "generation tokens/s.\n"
            "\n"
            "text generation:\n"
-           "  -m,   --model FILE        GGUF model (architecture llama, SentencePiece vocabulary)\n"
+           "  -m,   --model FILE        GGUF model\n"
            "  -p,   --prompt TEXT       prompt (default with -m: \"Once upon a time\")\n"
            "  -n,   --n-predict N       tokens to generate (default 64)\n"
            "        --temp T            temperature; 0 is greedy (default 0)\n"
            "        --top-k N           keep the N most likely tokens, 0: all (default 40)\n"
            "        --top-p P           keep the most likely tokens up to probability P (default 0.95)\n"
            "  -s,   --seed N            sampling seed (default 42)\n"
-           "        --ignore-eos        go on after the end-of-sequence token\n"
+           "        --ignore-eos        go on after the end-of-sequence (and end-of-turn) token\n"
+           "\n"
+           "conversation:\n"
+           "  -cnv, --conversation      chat: messages read from the input line by line, answered\n"
+           "                            with the model's chat template; Ctrl-C stops an answer\n"
+           "        --chat-template NAME  chatml, llama3, gemma, phi3, mistral-v1, mistral-v3,\n"
+           "                            mistral-v3-tekken, mistral-v7, mistral-v7-tekken\n"
+           "                            (default: recognised from the GGUF's template)\n"
+           "        --system TEXT       system message (-p also gives it with -cnv)\n"
+           "  -n with -cnv: most tokens per answer (default: until the context is full)\n"
            "\n"
            "benchmark (the default without -m and -p; --bench with a model file):\n"
            "        --bench             benchmark the model given with -m\n"
@@ -56,6 +71,7 @@ static void print_usage(const char * argv0) {
            "        --type TYPE         synthetic weights: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1\n"
            "                            q2_K q3_K q4_K q5_K q6_K iq4_nl iq4_xs mxfp4\n"
            "                            tq1_0 tq2_0 (default q8_0)\n"
+           "        --arch NAME         synthetic architecture: llama qwen2 qwen3 qwen3moe gemma3 phi3 (default llama)\n"
            "        --n-embd N, --n-layer N, --n-head N, --n-head-kv N, --n-ff N, --n-vocab N\n"
            "                            synthetic sizes, overriding --size\n"
            "  -pp,  --n-prompt N        prompt tokens, decoded in batches of -b (default 128)\n"
@@ -164,14 +180,19 @@ static bool parse_valued(const char * arg, const char * val, struct options * o,
             return false;
         }
         const int n_threads = o->synth.n_threads;
+        const char * arch = o->synth.arch;
         if (!run_synth_preset(val, &o->synth)) {
             run_error("--size: unknown size '%s' (tiny, small, default, large)", val);
             return false;
         }
         o->synth.n_threads = n_threads;
+        o->synth.arch = arch;
         return true;
     }
     if (is_opt(arg, "--type", NULL))           { return parse_type(arg, val, &o->synth.wtype); }
+    if (is_opt(arg, "--arch", NULL))           { return parse_str(arg, val, &o->synth.arch); }
+    if (is_opt(arg, "--chat-template", NULL))  { return parse_str(arg, val, &o->chat_template); }
+    if (is_opt(arg, "--system", NULL))         { return parse_str(arg, val, &o->system); }
     if (is_opt(arg, "--n-embd", NULL))         { return parse_int(arg, val, 1, INT32_MAX, &o->synth.n_embd); }
     if (is_opt(arg, "--n-layer", NULL))        { return parse_int(arg, val, 1, 100000, &o->synth.n_layer); }
     if (is_opt(arg, "--n-head", NULL))         { return parse_int(arg, val, 1, INT32_MAX, &o->synth.n_head); }
@@ -215,6 +236,7 @@ static bool parse_valued(const char * arg, const char * val, struct options * o,
 static bool parse_flag(const char * arg, struct options * o) {
     if (is_opt(arg, "--bench", NULL))            { o->bench = true; return true; }
     if (is_opt(arg, "--ignore-eos", NULL))       { o->ignore_eos = true; return true; }
+    if (is_opt(arg, "-cnv", "--conversation"))   { o->conversation = true; return true; }
     if (is_opt(arg, "--no-progress", NULL))      { o->bp.progress = false; return true; }
     if (is_opt(arg, "--list-devices", NULL))     { o->list_devices = true; return true; }
     if (is_opt(arg, "-nkvo", "--no-kv-offload")) { o->ctx.kv_offload = false; return true; }
@@ -276,12 +298,19 @@ static void print_devices(void) {
 
 static void print_model(const struct run_model * model) {
     const struct run_hparams * hp = &model->hp;
-    char sz[32];
-    fprintf(stderr, "model:     %s: llama, %lld layers, embedding %lld, heads %lld (key/value %lld), "
-                    "feed-forward %lld, vocabulary %lld, %s, %s\n",
-            model->src.name, (long long) hp->n_layer, (long long) hp->n_embd, (long long) hp->n_head,
-            (long long) hp->n_head_kv, (long long) hp->n_ff, (long long) hp->n_vocab,
-            ggml_type_name(model->ftype), run_fmt_size(run_model_weight_bytes(model), sz, sizeof(sz)));
+    char sz[32], experts[96] = "";
+    if (hp->n_expert > 0) {
+        snprintf(experts, sizeof(experts), ", %lld of %lld experts", (long long) hp->n_expert_used, (long long) hp->n_expert);
+    }
+    if (hp->n_swa > 0) {
+        const size_t n = strlen(experts);
+        snprintf(experts + n, sizeof(experts) - n, ", sliding window %lld", (long long) hp->n_swa);
+    }
+    fprintf(stderr, "model:     %s: %s, %lld layers, embedding %lld, heads %lld (key/value %lld) of %lld, "
+                    "feed-forward %lld%s, vocabulary %lld, %s, %s\n",
+            model->src.name, hp->arch->name, (long long) hp->n_layer, (long long) hp->n_embd, (long long) hp->n_head,
+            (long long) hp->n_head_kv, (long long) hp->head_dim, (long long) (hp->n_expert > 0 ? hp->n_ff_exp : hp->n_ff),
+            experts, (long long) hp->n_vocab, ggml_type_name(model->ftype), run_fmt_size(run_model_weight_bytes(model), sz, sizeof(sz)));
 }
 
 // "CPU 0-3, Test 4-8 (+output)"
@@ -447,11 +476,69 @@ static struct run_model * load_model(const struct options * o) {
     return run_model_from_source(&src, &o->model);
 }
 
+// --chat-template's name or text, else the GGUF's template; RUN_CHAT_UNKNOWN (reported) when none is recognised
+static enum run_chat_template choose_chat_template(const struct run_model * model, const char * option) {
+    if (option != NULL) {
+        const enum run_chat_template t = run_chat_template_detect(option);
+        if (t == RUN_CHAT_UNKNOWN) {
+            run_error("--chat-template: '%s' is no template ggml-run knows (%s)", option, run_chat_template_names());
+        }
+        return t;
+    }
+    const int64_t id = gguf_find_key(model->src.gguf, "tokenizer.chat_template");
+    if (id < 0 || gguf_get_kv_type(model->src.gguf, id) != GGUF_TYPE_STRING) {
+        run_error("the model has no chat template (tokenizer.chat_template): name one with --chat-template (%s)",
+                  run_chat_template_names());
+        return RUN_CHAT_UNKNOWN;
+    }
+    const enum run_chat_template t = run_chat_template_detect(gguf_get_val_str(model->src.gguf, id));
+    if (t == RUN_CHAT_UNKNOWN) {
+        run_error("the model's chat template is not one ggml-run recognises: name one with --chat-template (%s)",
+                  run_chat_template_names());
+    }
+    return t;
+}
+
+// -cnv: the conversation on stdin and stdout
+static int run_conversation(struct options * o) {
+    struct run_model * model = load_model(o);
+    if (model == NULL) {
+        return 1;
+    }
+    print_model(model);
+    print_layers(model);
+    const struct run_chat_params cp = {
+        .tmpl       = choose_chat_template(model, o->chat_template),
+        .system     = o->system != NULL ? o->system : o->prompt, // as llama.cpp's -cnv takes -p
+        .n_predict  = o->n_predict,
+        .ignore_eos = o->ignore_eos,
+    };
+    if (o->ctx.n_ctx == 0) { // a long conversation, but not the 128k-token caches some models were trained for
+        o->ctx.n_ctx = model->hp.n_ctx_train < 4096 ? model->hp.n_ctx_train : 4096;
+    }
+    struct run_context * rc = cp.tmpl != RUN_CHAT_UNKNOWN ? run_context_new(model, &o->ctx) : NULL;
+    struct run_sampler * sampler = rc != NULL ? run_sampler_new(&o->sampler) : NULL;
+    int status = 1;
+    if (sampler != NULL) {
+        print_buffers(rc);
+        fprintf(stderr, "chat:      template %s; Ctrl-C stops an answer, Ctrl-D (end of input) ends\n",
+                run_chat_template_name(cp.tmpl));
+        status = run_chat_loop(rc, sampler, &cp, stdin, stdout);
+    }
+    run_sampler_free(sampler);
+    run_context_free(rc);
+    run_model_free(model);
+    return status;
+}
+
 static int run_main(struct options * o) {
     ggml_backend_load_all();
     if (o->list_devices) {
         print_devices();
         return 0;
+    }
+    if (o->conversation) {
+        return run_conversation(o);
     }
     const bool bench = o->bench || (o->model_path == NULL && o->prompt == NULL);
     if (!bench && o->prompt == NULL) {
