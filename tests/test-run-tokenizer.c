@@ -149,6 +149,23 @@ static void test_pretokenizers(void) {
                 WORDS("Hello", ",", " ", "\xe4\xb8\x96\xe7\x95\x8c", "123", "\n", "  "));
     check_words(RUN_PRETOK_DEEPSEEK_LLM, "a b", WORDS("a", " b"));
 
+    // a long run of spaces inside a text: every position of it starts a
+    // failing \s+$ (deepseek-llm) or \s*[\r\n]+ (llama3); the words stay right
+    // (and the matcher linear: quadratic would take minutes here)
+    const size_t n_sp = 200000;
+    char * long_text = (char *) malloc(n_sp + 4);
+    long_text[0] = 'a';
+    memset(long_text + 1, ' ', n_sp);
+    memcpy(long_text + 1 + n_sp, "b\n", 3);
+    struct run_words w = { NULL, 0, 0 };
+    CHECK(run_pretokenize(RUN_PRETOK_DEEPSEEK_LLM, long_text, n_sp + 3, &w));
+    CHECK(w.n == 4 && w.end[0] == 1 && w.end[1] == n_sp && w.end[2] == n_sp + 2 && w.end[3] == n_sp + 3);
+    w.n = 0;
+    CHECK(run_pretokenize(RUN_PRETOK_LLAMA3, long_text, n_sp + 3, &w));
+    CHECK(w.n == 4 && w.end[0] == 1 && w.end[1] == n_sp && w.end[2] == n_sp + 2 && w.end[3] == n_sp + 3);
+    free(w.end);
+    free(long_text);
+
     // names
     enum run_pretok k;
     CHECK(run_pretok_from_name("llama-bpe", &k) && k == RUN_PRETOK_LLAMA3);

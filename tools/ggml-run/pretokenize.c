@@ -26,6 +26,7 @@ enum pre_class {
     CLS_DS_LETTER,      // deepseek-llm's list of cased letters
     CLS_DS_PUNCT,       // [!-/:-~！-／：-～‘-‟　-。]
     CLS_DS_CJK,         // [一-龥ࠀ-一가-퟿]
+    CLS_COUNT,
 };
 
 struct cp_range {
@@ -100,6 +101,7 @@ static bool class_has(enum pre_class cls, const struct pre_char * c) {
         case CLS_DS_LETTER:    return in_ranges(ds_letters, N_RANGES(ds_letters), c->cp);
         case CLS_DS_PUNCT:     return in_ranges(ds_punct, N_RANGES(ds_punct), c->cp);
         case CLS_DS_CJK:       return in_ranges(ds_cjk, N_RANGES(ds_cjk), c->cp);
+        case CLS_COUNT:        break;
     }
     return false;
 }
@@ -244,17 +246,43 @@ const char * run_pretok_known_names(void) {
 
 #define NO_MATCH SIZE_MAX
 
+// the last run of each class found: characters [first, end) are in it and
+// end is not, so a run starting anywhere inside ends at end too. This keeps
+// matching linear where an alternative fails after scanning a long run (\s+$
+// at every position of a long run of spaces).
+struct class_run {
+    size_t first;
+    size_t end;
+};
+
 struct pre_text {
     const struct pre_char * c;
     size_t                  end; // the fragment ends here: nothing beyond is seen
+    struct class_run        runs[CLS_COUNT];
 };
+
+// the end of the run of cls from pos
+static size_t run_end(struct pre_text * t, enum pre_class cls, size_t pos) {
+    struct class_run * r = &t->runs[cls];
+    if (pos >= r->first && pos < r->end) {
+        return r->end;
+    }
+    size_t e = pos;
+    while (e < t->end && class_has(cls, &t->c[e])) {
+        e++;
+    }
+    if (e > pos) {
+        *r = (struct class_run) { pos, e };
+    }
+    return e;
+}
 
 static char ascii_lower(uint32_t cp) {
     return cp >= 'A' && cp <= 'Z' ? (char) (cp - 'A' + 'a') : (char) cp;
 }
 
 // the length of a contraction at pos, or 0
-static size_t match_contraction(const struct pre_text * t, size_t pos, bool any_case) {
+static size_t match_contraction(struct pre_text * t, size_t pos, bool any_case) {
     static const char * const suffixes[] = { "s", "t", "re", "ve", "m", "ll", "d" };
     if (pos >= t->end || t->c[pos].cp != '\'') {
         return 0;
@@ -277,7 +305,7 @@ static size_t match_contraction(const struct pre_text * t, size_t pos, bool any_
 }
 
 // where elements e[0, n) matched from pos end, or NO_MATCH
-static size_t match_elems(const struct pre_text * t, const struct pre_elem * e, size_t n, size_t pos) {
+static size_t match_elems(struct pre_text * t, const struct pre_elem * e, size_t n, size_t pos) {
     if (n == 0) {
         return pos;
     }
@@ -294,9 +322,12 @@ static size_t match_elems(const struct pre_text * t, const struct pre_elem * e, 
         case EL_CLASS:
             break;
     }
-    size_t count = 0;
-    while (count < e->max && pos + count < t->end && class_has(e->cls, &t->c[pos + count])) {
-        count++;
+    const size_t run   = run_end(t, e->cls, pos) - pos;
+    const size_t count = run < e->max ? run : e->max;
+    // a run that must reach the end does so whole or not at all: no giving back
+    // (which would make \s+$ quadratic over a long run of spaces in a text)
+    if (n > 1 && e[1].kind == EL_END) {
+        return count >= e->min && pos + count == t->end ? match_elems(t, e + 1, n - 1, pos + count) : NO_MATCH;
     }
     // greedy: the longest run first, giving back one character at a time
     for (size_t k = count + 1; k-- > e->min;) {
@@ -309,7 +340,7 @@ static size_t match_elems(const struct pre_text * t, const struct pre_elem * e, 
 }
 
 // the end of the first alternative matching at pos, or NO_MATCH (empty matches do not count)
-static size_t match_at(const struct pre_text * t, const struct pre_stage * st, size_t pos) {
+static size_t match_at(struct pre_text * t, const struct pre_stage * st, size_t pos) {
     for (size_t a = 0; a < st->n_alts; a++) {
         const size_t r = match_elems(t, st->alts[a].e, st->alts[a].n, pos);
         if (r != NO_MATCH && r > pos) {
@@ -341,7 +372,8 @@ static bool apply_stage(const struct pre_char * c, const struct pre_stage * st, 
                         struct run_words * out) {
     size_t start = 0;
     for (size_t f = 0; f < in->n; f++) {
-        const struct pre_text t = { c, in->end[f] };
+        struct pre_text t = { .c = c, .end = in->end[f] };
+        memset(t.runs, 0, sizeof(t.runs));
         size_t gap = start;
         for (size_t pos = start; pos < t.end;) {
             const size_t r = match_at(&t, st, pos);
