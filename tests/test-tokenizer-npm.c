@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct meta {
     char    model[16];
@@ -177,8 +178,15 @@ static bool write_vocab_gguf(const char * dir, const struct meta * m, const char
 }
 
 struct counts {
-    size_t texts, tokens, mismatches, roundtrip_checked, roundtrip_failed;
+    size_t texts, bytes, tokens, mismatches, roundtrip_checked, roundtrip_failed;
+    double seconds; // in run_tokenize_opts (reported, not checked)
 };
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+}
 
 // the pieces of tokens, concatenated, against text (after SentencePiece's leading space)
 static bool roundtrip(const struct run_vocab * vocab, const int32_t * tokens, int64_t n, const char * text, size_t len) {
@@ -247,7 +255,9 @@ static bool compare_cases(const char * dir, const struct run_vocab * vocab, cons
             want[n_want++] = (int32_t) v;
             p = end;
         }
+        const double t0 = now_s();
         int64_t n_got = run_tokenize_opts(vocab, text, tlen, &opts, got, (int64_t) cap);
+        c->seconds += now_s() - t0;
         if (n_got > (int64_t) cap) {
             cap = (size_t) n_got;
             want = (int32_t *) realloc(want, cap * sizeof(int32_t));
@@ -259,6 +269,7 @@ static bool compare_cases(const char * dir, const struct run_vocab * vocab, cons
             same = got[k] == want[k];
         }
         c->texts++;
+        c->bytes += tlen;
         c->tokens += (size_t) n_want;
         if (!same) {
             if (c->mismatches < 5) {
@@ -312,11 +323,12 @@ int main(int argc, char ** argv) {
         return 1;
     }
     gguf_free(g);
-    struct counts c = { 0, 0, 0, 0, 0 };
+    struct counts c = { 0, 0, 0, 0, 0, 0, 0.0 };
     const bool ok = compare_cases(dir, &vocab, &m, &c);
     run_vocab_free(&vocab);
-    printf("%s (%s%s%s): %zu texts, %zu tokens, %zu mismatches; pieces give the text back for %zu of %zu texts\n",
-           dir, m.model, strcmp(m.pre, "-") != 0 ? ", " : "", strcmp(m.pre, "-") != 0 ? m.pre : "",
-           c.texts, c.tokens, c.mismatches, c.roundtrip_checked - c.roundtrip_failed, c.roundtrip_checked);
+    printf("%s (%s%s%s): %zu texts, %zu tokens, %zu mismatches; pieces give the text back for %zu of %zu texts; "
+           "%.2f MB/s\n", dir, m.model, strcmp(m.pre, "-") != 0 ? ", " : "", strcmp(m.pre, "-") != 0 ? m.pre : "",
+           c.texts, c.tokens, c.mismatches, c.roundtrip_checked - c.roundtrip_failed, c.roundtrip_checked,
+           c.seconds > 0.0 ? (double) c.bytes / c.seconds * 1e-6 : 0.0);
     return ok && c.texts > 0 && c.mismatches == 0 && c.roundtrip_failed == 0 ? 0 : 1;
 }
