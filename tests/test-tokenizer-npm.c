@@ -9,6 +9,10 @@
 // with the package's. It also checks that the pieces of the tokens give the
 // text back. Prints the counts of texts, tokens and mismatches.
 //
+// For the directory "pre-tokenizers" (no package: node's regular expression
+// engine runs tokenizer.json's expressions) it compares the words of every
+// text under each pre-tokenizer with run_pretokenize's.
+//
 // usage: test-tokenizer-npm TRUTH_DIR
 
 #include "tokenizer.h"
@@ -21,8 +25,8 @@
 #include <time.h>
 
 struct meta {
-    char    model[16];
-    char    pre[16];
+    char    model[24];
+    char    pre[24];
     int32_t bos, eos, unk;
     int     parse_special;
 };
@@ -93,9 +97,9 @@ static bool read_meta(const char * dir, struct meta * m) {
         return false;
     }
     memset(m, 0, sizeof(*m));
-    char key[32], val[16];
+    char key[32], val[24];
     int off = 0, used = 0;
-    while (sscanf(buf + off, "%31s %15s%n", key, val, &used) == 2) {
+    while (sscanf(buf + off, "%31s %23s%n", key, val, &used) == 2) {
         off += used;
         if (strcmp(key, "model") == 0) { snprintf(m->model, sizeof(m->model), "%s", val); }
         if (strcmp(key, "pre") == 0)   { snprintf(m->pre, sizeof(m->pre), "%s", val); }
@@ -297,6 +301,73 @@ static bool compare_cases(const char * dir, const struct run_vocab * vocab, cons
     return true;
 }
 
+// the words of each text under the pre-tokenizer name against words-NAME.txt
+static bool compare_words(const char * dir, const char * name, size_t * n_texts, size_t * n_words, size_t * n_bad) {
+    enum run_pretok kind;
+    if (!run_pretok_from_name(name, &kind)) {
+        fprintf(stderr, "unknown pre-tokenizer %s\n", name);
+        return false;
+    }
+    char file[64];
+    snprintf(file, sizeof(file), "words-%s.txt", name);
+    size_t len;
+    char * buf = read_file(dir, file, &len);
+    if (buf == NULL) {
+        return false;
+    }
+    char ** lines = NULL;
+    const size_t n_lines = split_lines(buf, &lines);
+    for (size_t i = 0; i < n_lines; i++) {
+        char * tab = strchr(lines[i], '\t');
+        size_t tlen;
+        char * text = unhex(lines[i], (size_t) (tab - lines[i]), &tlen);
+        struct run_words w = { NULL, 0, 0 };
+        bool same = run_pretokenize(kind, text, tlen, &w);
+        size_t k = 0;
+        for (char * p = tab + 1; *p; k++) {
+            char * end;
+            const unsigned long long v = strtoull(p, &end, 10);
+            if (end == p) {
+                break;
+            }
+            same = same && k < w.n && w.end[k] == (size_t) v;
+            p = end;
+        }
+        same = same && k == w.n;
+        (*n_texts)++;
+        *n_words += k;
+        if (!same) {
+            if (*n_bad < 5) {
+                fprintf(stderr, "  %s: the words of text %zu differ (hex %.*s)\n    node:    %s\n    ggml-run:", name, i + 1,
+                        (int) (tab - lines[i] < 200 ? tab - lines[i] : 200), lines[i], tab + 1);
+                for (size_t j = 0; j < w.n; j++) {
+                    fprintf(stderr, " %zu", w.end[j]);
+                }
+                fprintf(stderr, "\n");
+            }
+            (*n_bad)++;
+        }
+        free(w.end);
+        free(text);
+    }
+    free(lines);
+    free(buf);
+    return true;
+}
+
+static int test_pre_tokenizers(const char * dir) {
+    static const char * const names[] = { "gpt-2", "llama-bpe", "qwen2", "tekken", "deepseek-llm" };
+    bool ok = true;
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        size_t texts = 0, words = 0, bad = 0;
+        ok = compare_words(dir, names[i], &texts, &words, &bad) && ok;
+        printf("pre-tokenizer %s: %zu texts, %zu words, %zu mismatches with node's regular expressions\n",
+               names[i], texts, words, bad);
+        ok = ok && texts > 0 && bad == 0;
+    }
+    return ok ? 0 : 1;
+}
+
 int main(int argc, char ** argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: %s TRUTH_DIR\n", argv[0]);
@@ -307,6 +378,9 @@ int main(int argc, char ** argv) {
     if (!read_meta(dir, &m)) {
         fprintf(stderr, "no meta.txt in %s\n", dir);
         return 1;
+    }
+    if (strcmp(m.model, "pre-tokenizers") == 0) {
+        return test_pre_tokenizers(dir);
     }
     char path[4096];
     snprintf(path, sizeof(path), "%s/vocab.gguf", dir);

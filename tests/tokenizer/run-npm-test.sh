@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Compares ggml-run's tokenizers with the npm tokenizer packages on the
 # corpus (ctest's test-tokenizer-npm). For each package, node writes its
-# vocabulary, merges and encodings (npm-truth.mjs) and the C program compares.
+# vocabulary, merges and encodings (npm-truth.mjs) and the C program compares;
+# first, node's regular expressions cut the corpus as each pre-tokenizer should.
 #
 # usage: run-npm-test.sh TEST_PROGRAM WORK_DIR
 # The packages are looked for in $GGML_NPM_DIR, else build-deps/npm/node_modules
@@ -26,7 +27,7 @@ for p in $packages; do
 done
 
 status=0
-for p in $packages; do
+for p in pre-tokenizers $packages; do
     if ! node "$here/npm-truth.mjs" "$modules" "$p" "$here/corpus.jsonl" "$work/$p"; then
         echo "FAILED: node could not encode the corpus with $p"
         status=1
