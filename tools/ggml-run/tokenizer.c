@@ -583,7 +583,12 @@ static bool split_at_token(const struct run_vocab * vocab, const char * text, in
         const size_t end = frag.start + frag.len;
         size_t raw = frag.start;
         for (size_t pos = frag.start; pos + plen <= end;) {
-            if (text[pos] != piece[0] || memcmp(text + pos, piece, plen) != 0) {
+            const char * first = (const char *) memchr(text + pos, piece[0], end - plen + 1 - pos);
+            if (first == NULL) {
+                break;
+            }
+            pos = (size_t) (first - text);
+            if (memcmp(text + pos, piece, plen) != 0) {
                 pos++;
                 continue;
             }
