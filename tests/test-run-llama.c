@@ -834,6 +834,12 @@ static void test_cli(const char * path) {
     run_cli(plain, &r);
     CHECK_MSG(r.exited && r.status == 0 && strstr(r.output, "prompt tokens: 1 22 21 0 0 0 0\n") != NULL,
               "ggml-run --no-parse-special ended by %s:\n%s", program_ending(&r, ending, sizeof(ending)), r.output);
+    // "<s>" written first: two bos tokens, with a warning; the text after a special token gets its space
+    const char * two_bos[] = { "-m", path, "-p", "<s>hello", "--verbose-prompt", "-n", "0", "-dev", "none", "-t", "1", NULL };
+    run_cli(two_bos, &r);
+    CHECK_MSG(r.exited && r.status == 0 && strstr(r.output, "prompt tokens: 1 1 22 21\n") != NULL &&
+              strstr(r.output, "two bos tokens") != NULL,
+              "ggml-run -p '<s>hello' ended by %s:\n%s", program_ending(&r, ending, sizeof(ending)), r.output);
     // a prompt longer than the context is still refused, with a message
     const char * too_long[] = { "-m", path, "-p", "hello world", "-c", "2", "-n", "1", "-dev", "none", "-t", "1", NULL };
     run_cli(too_long, &r);

@@ -434,6 +434,10 @@ static int32_t * tokenize_prompt(const struct run_model * model, const char * te
         return NULL;
     }
     run_tokenize_opts(&model->vocab, text, len, &opts, tokens, n);
+    if (model->vocab.add_bos && n >= 2 && tokens[0] == model->vocab.bos && tokens[1] == model->vocab.bos) {
+        run_warn("the prompt starts with two bos tokens: the model adds one and the prompt has one "
+                 "(drop it from the prompt, or use --no-parse-special)");
+    }
     if (n == 0) {
         run_error("the prompt is empty and the vocabulary has no bos token to start from");
         free(tokens);
