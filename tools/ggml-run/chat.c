@@ -358,44 +358,48 @@ static void chat_on_sigint(int sig) {
     chat_interrupted = 1;
 }
 
-static void write_piece(const struct run_vocab * vocab, int32_t token, FILE * out) {
-    char buf[256];
-    const size_t n = run_token_to_piece(vocab, token, buf, sizeof(buf));
-    if (n <= sizeof(buf)) {
-        fwrite(buf, 1, n, out);
-    } else {
-        char * big = (char *) run_malloc(n, "a token");
-        if (big != NULL) {
-            fwrite(big, 1, run_token_to_piece(vocab, token, big, n), out);
-            free(big);
-        }
+// writes what token completes of the answer's text: whole UTF-8 characters only
+static bool write_piece(struct run_detok * detok, const struct run_vocab * vocab, int32_t token, FILE * out) {
+    const char * text = NULL;
+    size_t n = 0;
+    if (!run_detok_push(detok, vocab, token, &text, &n)) {
+        return false;
     }
+    fwrite(text, 1, n, out);
     fflush(out);
+    return true;
 }
 
-// Generates until the end of the answer, the limit, a full context or
-// Ctrl-C. False when a decode or the sampler fails.
+// Generates until the end of the answer (the end-of-sequence or end-of-turn
+// token, or the template's own), the limit, a full context or Ctrl-C. False
+// when a decode or the sampler fails.
 static bool chat_answer(struct run_context * rc, struct run_sampler * sampler, const struct run_chat_params * params,
                         int32_t end_of_turn, FILE * out) {
     const struct run_model * model = rc->model;
-    for (int64_t n_gen = 0; !chat_interrupted && (params->n_predict < 0 || n_gen < params->n_predict); n_gen++) {
+    struct run_detok detok = { NULL, 0, 0, 0 };
+    bool ok = true;
+    for (int64_t n_gen = 0; ok && !chat_interrupted && (params->n_predict < 0 || n_gen < params->n_predict); n_gen++) {
         if (rc->n_past >= rc->kv.n_ctx) {
             fprintf(stderr, "\n(the context of %lld tokens is full)\n", (long long) rc->kv.n_ctx);
             break;
         }
         const int32_t next = run_sample(sampler, run_get_logits(rc, rc->n_outputs - 1), model->hp.n_vocab);
         if (next < 0) {
-            return false;
-        }
-        if (!params->ignore_eos && (next == model->vocab.eos || next == end_of_turn)) {
+            ok = false;
             break;
         }
-        write_piece(&model->vocab, next, out);
-        if (!run_decode(rc, &next, 1)) {
-            return false;
+        if (!params->ignore_eos && (run_vocab_is_eog(&model->vocab, next) || next == end_of_turn)) {
+            break;
         }
+        ok = write_piece(&detok, &model->vocab, next, out) && run_decode(rc, &next, 1);
     }
-    return true;
+    const char * rest = NULL;
+    size_t n_rest = 0;
+    run_detok_flush(&detok, &rest, &n_rest);
+    fwrite(rest, 1, n_rest, out);
+    fflush(out);
+    run_detok_free(&detok);
+    return ok;
 }
 
 // one message: formatted, decoded, answered. False on a failure (reported).

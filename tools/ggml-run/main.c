@@ -32,6 +32,8 @@ struct options {
     const char * system;
     bool         ignore_eos;
     bool         list_devices;
+    bool         verbose_prompt; // print the prompt's tokens first
+    bool         parse_special;  // special tokens written in the prompt are tokens
     struct run_sampler_params sampler;
     struct run_synth_params   synth;
     struct run_model_params   model;
@@ -47,7 +49,7 @@ static void print_usage(const char * argv0) {
            "generation tokens/s.\n"
            "\n"
            "text generation:\n"
-           "  -m,   --model FILE        GGUF model\n"
+           "  -m,   --model FILE        GGUF model (SentencePiece or byte-level BPE vocabulary)\n"
            "  -p,   --prompt TEXT       prompt (default with -m: \"Once upon a time\")\n"
            "  -n,   --n-predict N       tokens to generate (default 64)\n"
            "        --temp T            temperature; 0 is greedy (default 0)\n"
@@ -55,6 +57,9 @@ static void print_usage(const char * argv0) {
            "        --top-p P           keep the most likely tokens up to probability P (default 0.95)\n"
            "  -s,   --seed N            sampling seed (default 42)\n"
            "        --ignore-eos        go on after the end-of-sequence (and end-of-turn) token\n"
+           "        --verbose-prompt    print the prompt's tokens (\"prompt tokens: 1 15043 ...\") before\n"
+           "                            anything is computed; with -n 0 nothing else is done\n"
+           "        --no-parse-special  special tokens written in the prompt (<|im_start|>, ...) are plain text\n"
            "\n"
            "conversation:\n"
            "  -cnv, --conversation      chat: messages read from the input line by line, answered\n"
@@ -239,6 +244,8 @@ static bool parse_flag(const char * arg, struct options * o) {
     if (is_opt(arg, "-cnv", "--conversation"))   { o->conversation = true; return true; }
     if (is_opt(arg, "--no-progress", NULL))      { o->bp.progress = false; return true; }
     if (is_opt(arg, "--list-devices", NULL))     { o->list_devices = true; return true; }
+    if (is_opt(arg, "--verbose-prompt", NULL))   { o->verbose_prompt = true; return true; }
+    if (is_opt(arg, "--no-parse-special", NULL)) { o->parse_special = false; return true; }
     if (is_opt(arg, "-nkvo", "--no-kv-offload")) { o->ctx.kv_offload = false; return true; }
     if (is_opt(arg, "--no-mmap", NULL))          { o->model.use_mmap = false; return true; }
     return false;
@@ -250,6 +257,7 @@ static int parse_options(int argc, char ** argv, struct options * o) {
         .model_path = NULL,
         .prompt     = NULL,
         .n_predict  = -1,
+        .parse_special = true,
         .sampler    = run_sampler_default_params(),
         .synth      = run_synth_default_params(),
         .model      = run_model_default_params(),
@@ -385,19 +393,16 @@ static int run_benchmark(struct run_context * rc, const struct options * o) {
     return 0;
 }
 
-static void print_piece(const struct run_vocab * vocab, int32_t token) {
-    char buf[256];
-    const size_t n = run_token_to_piece(vocab, token, buf, sizeof(buf));
-    if (n <= sizeof(buf)) {
-        fwrite(buf, 1, n, stdout);
-    } else {
-        char * big = (char *) run_malloc(n, "a token");
-        if (big != NULL) {
-            fwrite(big, 1, run_token_to_piece(vocab, token, big, n), stdout);
-            free(big);
-        }
+// prints token's piece as far as it ends a UTF-8 character (the rest waits for the next)
+static bool print_piece(struct run_detok * detok, const struct run_vocab * vocab, int32_t token) {
+    const char * text = NULL;
+    size_t n = 0;
+    if (!run_detok_push(detok, vocab, token, &text, &n)) {
+        return false;
     }
+    fwrite(text, 1, n, stdout);
     fflush(stdout);
+    return true;
 }
 
 static int run_generation(struct run_context * rc, const int32_t * prompt, int64_t n_prompt, const struct options * o) {
@@ -419,19 +424,25 @@ static int run_generation(struct run_context * rc, const int32_t * prompt, int64
     const int64_t t1 = ggml_time_us();
     const int prompt_splits = rc->n_splits;
     int64_t n_gen = 0;
+    struct run_detok detok = { NULL, 0, 0, 0 };
     while (ok && n_gen < n_predict) {
         const int32_t next = run_sample(sampler, run_get_logits(rc, 0), model->hp.n_vocab);
-        if (next < 0 || (next == model->vocab.eos && !o->ignore_eos)) {
+        if (next < 0 || (run_vocab_is_eog(&model->vocab, next) && !o->ignore_eos)) {
             ok = next >= 0;
             break;
         }
-        print_piece(&model->vocab, next);
+        ok = print_piece(&detok, &model->vocab, next);
         n_gen++;
         if (n_gen < n_predict) {
             ok = run_decode(rc, &next, 1);
         }
     }
     const int64_t t2 = ggml_time_us();
+    const char * rest = NULL;
+    size_t n_rest = 0;
+    run_detok_flush(&detok, &rest, &n_rest);
+    fwrite(rest, 1, n_rest, stdout);
+    run_detok_free(&detok);
     printf("\n");
     run_sampler_free(sampler);
     if (!ok) {
@@ -445,14 +456,19 @@ static int run_generation(struct run_context * rc, const int32_t * prompt, int64
     return 0;
 }
 
-static int32_t * tokenize_prompt(const struct run_model * model, const char * text, int64_t * n_out) {
+static int32_t * tokenize_prompt(const struct run_model * model, const char * text, bool parse_special, int64_t * n_out) {
     const size_t len = strlen(text);
-    int64_t n = run_tokenize(&model->vocab, text, len, model->vocab.add_bos, NULL, 0);
+    const struct run_tokenize_opts opts = { .add_special = true, .parse_special = parse_special };
+    int64_t n = run_tokenize_opts(&model->vocab, text, len, &opts, NULL, 0);
     int32_t * tokens = n >= 0 ? (int32_t *) run_malloc((size_t) (n > 0 ? n : 1) * sizeof(int32_t), "the prompt") : NULL;
     if (tokens == NULL) {
         return NULL;
     }
-    run_tokenize(&model->vocab, text, len, model->vocab.add_bos, tokens, n);
+    run_tokenize_opts(&model->vocab, text, len, &opts, tokens, n);
+    if (model->vocab.add_bos && n >= 2 && tokens[0] == model->vocab.bos && tokens[1] == model->vocab.bos) {
+        run_warn("the prompt starts with two bos tokens: the model adds one and the prompt has one "
+                 "(drop it from the prompt, or use --no-parse-special)");
+    }
     if (n == 0) {
         run_error("the prompt is empty and the vocabulary has no bos token to start from");
         free(tokens);
@@ -554,10 +570,23 @@ static int run_main(struct options * o) {
     print_model(model);
     print_layers(model);
     int64_t n_prompt = 0;
-    int32_t * prompt = bench ? NULL : tokenize_prompt(model, o->prompt, &n_prompt);
+    int32_t * prompt = bench ? NULL : tokenize_prompt(model, o->prompt, o->parse_special, &n_prompt);
     if (!bench && prompt == NULL) {
         run_model_free(model);
         return 1;
+    }
+    if (!bench && o->verbose_prompt) {
+        printf("prompt tokens:");
+        for (int64_t i = 0; i < n_prompt; i++) {
+            printf(" %d", (int) prompt[i]);
+        }
+        printf("\n");
+        fflush(stdout);
+        if (o->n_predict == 0) {
+            free(prompt);
+            run_model_free(model);
+            return 0;
+        }
     }
     if (o->ctx.n_ctx == 0) {
         const int64_t need = bench ? o->bp.n_prompt + o->bp.n_gen : n_prompt + o->n_predict;
