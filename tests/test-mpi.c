@@ -128,9 +128,17 @@ static void test_buffers(void) {
     CHECK(all);
     bytes_free(&b);
 
-    // more than the worker can have: NULL and a log line
+    // more than the worker can have: NULL and a log line (AddressSanitizer
+    // aborts on such a request instead of failing it)
+#if defined(__has_feature)
+#    if __has_feature(address_sanitizer)
+#        define TEST_MPI_ASAN 1
+#    endif
+#endif
+#if !defined(__SANITIZE_ADDRESS__) && !defined(TEST_MPI_ASAN)
     ggml_backend_buffer_t huge = ggml_backend_buft_alloc_buffer(ggml_backend_dev_buffer_type(dev), (size_t) 1 << 50);
     CHECK(huge == NULL);
+#endif
 }
 
 static void test_copies(int n_ranks) {
@@ -187,16 +195,8 @@ static void reference(const float * a, const float * b, const float * bias, int 
     }
 }
 
-static void test_graphs(void) {
-    ggml_backend_dev_t dev = dev_named("MPI1:CPU");
-    if (dev == NULL) {
-        return;
-    }
-    ggml_backend_t backend = ggml_backend_dev_init(dev, NULL);
-    CHECK(backend != NULL && ggml_backend_is_mpi(backend));
-    if (backend == NULL) {
-        return;
-    }
+// one pass: tensors in a new buffer, a graph computed in rounds
+static void graph_pass(ggml_backend_dev_t dev, ggml_backend_t backend, unsigned seed) {
     enum { K = 13, M = 7, N = 5 };
     struct ggml_init_params ip = { 64 * ggml_tensor_overhead() + 2 * ggml_graph_overhead(), NULL, true };
     struct ggml_context * ctx = ggml_init(ip);
@@ -213,7 +213,6 @@ static void test_graphs(void) {
     ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors(ctx, backend);
     CHECK(buf != NULL);
 
-    unsigned seed = 7;
     for (int round = 0; round < 3 && buf != NULL; round++) {
         float av[K * M], bv[K * N], biasv[M], got[M * N];
         for (int i = 0; i < K * M; i++) av[i] = frand(&seed);
@@ -255,6 +254,22 @@ static void test_graphs(void) {
 
     ggml_backend_buffer_free(buf);
     ggml_free(ctx);
+}
+
+static void test_graphs(void) {
+    ggml_backend_dev_t dev = dev_named("MPI1:CPU");
+    if (dev == NULL) {
+        return;
+    }
+    ggml_backend_t backend = ggml_backend_dev_init(dev, NULL);
+    CHECK(backend != NULL && ggml_backend_is_mpi(backend));
+    if (backend == NULL) {
+        return;
+    }
+    // the second pass's buffer may get the first's handle and address, so the
+    // same description: the graph must be sent again, not named by a stale id
+    graph_pass(dev, backend, 7);
+    graph_pass(dev, backend, 8);
     ggml_backend_free(backend);
 }
 

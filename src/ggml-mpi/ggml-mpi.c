@@ -31,6 +31,14 @@ struct mpi_worker {
     bool             failed;
     int              pending;        // graph computations whose status has not been read
     enum ggml_status pending_status; // the first failed one among them
+    uint64_t         n_sent;         // graph computations sent, ever
+    uint64_t         n_done;         // of them, those whose status has been read
+};
+
+// an event: done when the worker has finished the computations sent before it was recorded
+struct mpi_event {
+    struct mpi_worker * worker;      // NULL: never recorded (done)
+    uint64_t            n_sent;
 };
 
 struct mpi_supports_cache {
@@ -56,8 +64,11 @@ struct mpi_device {
     struct mpi_supports_cache         supports;
 };
 
+struct mpi_stream;
+
 struct mpi_state {
     pthread_mutex_t          lock;
+    struct mpi_stream      * streams;   // every stream, linked by next
     struct mpi_worker      * workers;
     int                      n_workers;
     struct mpi_device     ** devices;
@@ -124,9 +135,9 @@ static bool reply_next(struct mpi_worker * w, struct ggml_mpi_reader * r) {
     }
 }
 
-// reads the statuses of the computations sent before
-static bool worker_drain(struct mpi_worker * w) {
-    while (w->pending > 0 && !w->failed) {
+// reads the statuses of the computations sent before, up to the n_sent-th
+static bool worker_drain_to(struct mpi_worker * w, uint64_t n_sent) {
+    while (w->pending > 0 && w->n_done < n_sent && !w->failed) {
         struct ggml_mpi_reader r;
         if (!reply_next(w, &r)) {
             break;
@@ -137,14 +148,20 @@ static bool worker_drain(struct mpi_worker * w) {
             break;
         }
         w->pending--;
+        w->n_done++;
         if (status != GGML_STATUS_SUCCESS && w->pending_status == GGML_STATUS_SUCCESS) {
             w->pending_status = status;
         }
     }
     if (w->failed) {
         w->pending = 0;
+        w->n_done  = w->n_sent;
     }
     return !w->failed;
+}
+
+static bool worker_drain(struct mpi_worker * w) {
+    return worker_drain_to(w, w->n_sent);
 }
 
 // sends the command and reads its answer
@@ -234,12 +251,16 @@ static uint64_t tensor_offset(const struct ggml_tensor * tensor, size_t offset) 
     return (uint64_t) ((uintptr_t) tensor->data - b->base) + offset;
 }
 
+static void streams_forget_graphs(struct mpi_worker * w);
+
 static void mpi_buffer_free(ggml_backend_buffer_t buffer) {
     struct mpi_buffer * b = (struct mpi_buffer *) buffer->context;
     pthread_mutex_lock(&g_mpi.lock);
     msg_begin(GGML_MPI_CMD_BUFFER_FREE);
     ggml_mpi_put_u64(&g_mpi.msg, b->handle);
     msg_send(b->dev->worker);
+    // the worker forgets every graph it keeps when a buffer goes (a new buffer may get its handle)
+    streams_forget_graphs(b->dev->worker);
     pthread_mutex_unlock(&g_mpi.lock);
     free(b);
 }
@@ -444,6 +465,7 @@ struct mpi_sent_graph {
 };
 
 struct mpi_stream {
+    struct mpi_stream   * next;
     struct mpi_device   * dev;
     uint64_t              handle;
     struct mpi_sent_graph graphs[MPI_GRAPH_CACHE];
@@ -451,6 +473,18 @@ struct mpi_stream {
     uint64_t              next_id;
     struct ggml_mpi_writer graph_msg;
 };
+
+static void streams_forget_graphs(struct mpi_worker * w) {
+    for (struct mpi_stream * s = g_mpi.streams; s != NULL; s = s->next) {
+        if (s->dev->worker != w) {
+            continue;
+        }
+        for (size_t i = 0; i < s->n_graphs; i++) {
+            free(s->graphs[i].bytes);
+        }
+        s->n_graphs = 0;
+    }
+}
 
 static const char * mpi_backend_get_name(ggml_backend_t backend) {
     return ((struct mpi_stream *) backend->context)->dev->name;
@@ -463,6 +497,12 @@ static void mpi_backend_free(ggml_backend_t backend) {
     msg_begin(GGML_MPI_CMD_BACKEND_FREE);
     ggml_mpi_put_u64(&g_mpi.msg, s->handle);
     msg_send(s->dev->worker);
+    for (struct mpi_stream ** p = &g_mpi.streams; *p != NULL; p = &(*p)->next) {
+        if (*p == s) {
+            *p = s->next;
+            break;
+        }
+    }
     pthread_mutex_unlock(&g_mpi.lock);
     for (size_t i = 0; i < s->n_graphs; i++) {
         free(s->graphs[i].bytes);
@@ -544,6 +584,7 @@ static enum ggml_status mpi_backend_graph_compute(ggml_backend_t backend, struct
         }
         if (msg_send(w)) {
             w->pending++;
+            w->n_sent++;
         } else {
             status = GGML_STATUS_FAILED;
         }
@@ -553,6 +594,52 @@ static enum ggml_status mpi_backend_graph_compute(ggml_backend_t backend, struct
         GGML_LOG_ERROR("%s: %s: %s\n", __func__, s->dev->name, w->failed ? "the worker failed" : ggml_status_to_string(status));
     }
     return status;
+}
+
+// Between two MPI buffers, no wait is needed: the source's worker sends the
+// data after the computations sent to it before, and the destination's takes
+// it before those sent to it after.
+static bool mpi_backend_cpy_tensor_async(ggml_backend_t backend_src, ggml_backend_t backend_dst, const struct ggml_tensor * src,
+                                         struct ggml_tensor * dst) {
+    (void) backend_src;
+    (void) backend_dst;
+    if (src->buffer == NULL || dst->buffer == NULL || !buffer_is_mpi(src->buffer) || !buffer_is_mpi(dst->buffer)) {
+        return false;
+    }
+    return mpi_buffer_cpy_tensor(dst->buffer, src, dst);
+}
+
+//
+// events: a worker computes in the order it is sent graphs, so an event is
+// the count of computations sent to it when recorded; waiting for it reads
+// statuses up to that one. Another device's stream that must wait for it
+// waits on rank 0 (the data it needs is copied by rank 0's order anyway).
+//
+
+static void mpi_backend_event_record(ggml_backend_t backend, ggml_backend_event_t event) {
+    struct mpi_stream * s = (struct mpi_stream *) backend->context;
+    struct mpi_event * e = (struct mpi_event *) event->context;
+    pthread_mutex_lock(&g_mpi.lock);
+    e->worker = s->dev->worker;
+    e->n_sent = s->dev->worker->n_sent;
+    pthread_mutex_unlock(&g_mpi.lock);
+}
+
+static void mpi_event_wait_done(struct mpi_event * e) {
+    pthread_mutex_lock(&g_mpi.lock);
+    if (e->worker != NULL) {
+        worker_drain_to(e->worker, e->n_sent);
+    }
+    pthread_mutex_unlock(&g_mpi.lock);
+}
+
+static void mpi_backend_event_wait(ggml_backend_t backend, ggml_backend_event_t event) {
+    struct mpi_stream * s = (struct mpi_stream *) backend->context;
+    struct mpi_event * e = (struct mpi_event *) event->context;
+    // the same worker runs its commands in order: nothing to wait for
+    if (e->worker != s->dev->worker) {
+        mpi_event_wait_done(e);
+    }
 }
 
 static ggml_guid_t mpi_guid(void) {
@@ -567,15 +654,15 @@ static const struct ggml_backend_i mpi_backend_i = {
     .get_tensor_async    = NULL,
     .set_tensor_2d_async = NULL,
     .get_tensor_2d_async = NULL,
-    .cpy_tensor_async    = NULL,
+    .cpy_tensor_async    = mpi_backend_cpy_tensor_async,
     .synchronize         = mpi_backend_synchronize,
     .graph_plan_create   = NULL,
     .graph_plan_free     = NULL,
     .graph_plan_update   = NULL,
     .graph_plan_compute  = NULL,
     .graph_compute       = mpi_backend_graph_compute,
-    .event_record        = NULL,
-    .event_wait          = NULL,
+    .event_record        = mpi_backend_event_record,
+    .event_wait          = mpi_backend_event_wait,
     .graph_optimize      = NULL,
 };
 
@@ -619,7 +706,7 @@ static void mpi_dev_get_props(ggml_backend_dev_t dev, struct ggml_backend_dev_pr
         .async                = true,
         .host_buffer          = false,
         .buffer_from_host_ptr = false,
-        .events               = false,
+        .events               = true,
         .mmap_support         = false,
     };
 }
@@ -657,6 +744,10 @@ static ggml_backend_t mpi_dev_init_backend(ggml_backend_dev_t dev, const char * 
     s->dev    = d;
     s->handle = handle;
     ggml_mpi_writer_init(&s->graph_msg);
+    pthread_mutex_lock(&g_mpi.lock);
+    s->next       = g_mpi.streams;
+    g_mpi.streams = s;
+    pthread_mutex_unlock(&g_mpi.lock);
     *backend = (struct ggml_backend) { .guid = mpi_guid(), .iface = mpi_backend_i, .device = dev, .context = s };
     return backend;
 }
@@ -712,6 +803,30 @@ static bool mpi_dev_supports_op(ggml_backend_dev_t dev, const struct ggml_tensor
     return supported;
 }
 
+static ggml_backend_event_t mpi_dev_event_new(ggml_backend_dev_t dev) {
+    struct mpi_event * e = (struct mpi_event *) calloc(1, sizeof(*e));
+    ggml_backend_event_t event = (ggml_backend_event_t) calloc(1, sizeof(*event));
+    if (e == NULL || event == NULL) {
+        GGML_LOG_ERROR("%s: out of memory\n", __func__);
+        free(e);
+        free(event);
+        return NULL;
+    }
+    *event = (struct ggml_backend_event) { .device = dev, .context = e };
+    return event;
+}
+
+static void mpi_dev_event_free(ggml_backend_dev_t dev, ggml_backend_event_t event) {
+    (void) dev;
+    free(event->context);
+    free(event);
+}
+
+static void mpi_dev_event_synchronize(ggml_backend_dev_t dev, ggml_backend_event_t event) {
+    (void) dev;
+    mpi_event_wait_done((struct mpi_event *) event->context);
+}
+
 static bool mpi_dev_supports_buft(ggml_backend_dev_t dev, ggml_backend_buffer_type_t buft) {
     return buft == &dev_ctx(dev)->buft;
 }
@@ -762,9 +877,9 @@ static const struct ggml_backend_device_i mpi_device_i = {
     .supports_op          = mpi_dev_supports_op,
     .supports_buft        = mpi_dev_supports_buft,
     .offload_op           = NULL,
-    .event_new            = NULL,
-    .event_free           = NULL,
-    .event_synchronize    = NULL,
+    .event_new            = mpi_dev_event_new,
+    .event_free           = mpi_dev_event_free,
+    .event_synchronize    = mpi_dev_event_synchronize,
 };
 
 static const struct ggml_backend_buffer_type_i mpi_buft_i = {

@@ -520,10 +520,13 @@ static bool get_tensor(struct ggml_mpi_reader * r, uint32_t i, struct ggml_conte
         if (offset > size || extent > size - offset) {
             return refuse("its data runs past the end of its buffer", i);
         }
-        if (t->view_src != NULL &&
-            (t->view_src->buffer != buffer || (uint8_t *) t->view_src->data + t->view_offs !=
-                                                  (uint8_t *) ggml_backend_buffer_get_base(buffer) + offset)) {
-            return refuse("a view whose data is not where its source's is", i);
+        if (t->view_src != NULL) {
+            // offsets compared as numbers: a hostile view_offs must not make a pointer past its object
+            const uint64_t src_offset = t->view_src->buffer == buffer ?
+                (uint64_t) ((uintptr_t) t->view_src->data - (uintptr_t) ggml_backend_buffer_get_base(buffer)) : UINT64_MAX;
+            if (src_offset == UINT64_MAX || view_offs > UINT64_MAX - src_offset || src_offset + view_offs != offset) {
+                return refuse("a view whose data is not where its source's is", i);
+            }
         }
         t->buffer = buffer;
         t->data   = (uint8_t *) ggml_backend_buffer_get_base(buffer) + offset;

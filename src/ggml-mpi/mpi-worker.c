@@ -456,6 +456,9 @@ static void cmd_graph(struct worker * w, struct ggml_mpi_reader * r, bool with_g
     } else if (with_graph) {
         struct ggml_context * ctx = NULL;
         struct ggml_cgraph * graph = ggml_mpi_get_graph(r, worker_buffer, w, &ctx);
+        if (graph != NULL) {
+            backend_drop_graph(wb, id); // an id sent again replaces its graph
+        }
         struct worker_graph * grown = graph != NULL ? (struct worker_graph *) realloc(wb->graphs, (wb->n_graphs + 1) * sizeof(*grown)) : NULL;
         if (graph != NULL && grown == NULL) {
             GGML_LOG_ERROR("ggml-mpi worker: out of memory keeping a graph\n");
@@ -463,7 +466,6 @@ static void cmd_graph(struct worker * w, struct ggml_mpi_reader * r, bool with_g
         if (grown == NULL) {
             ggml_free(ctx);
         } else {
-            backend_drop_graph(wb, id);
             wb->graphs = grown;
             wb->graphs[wb->n_graphs] = (struct worker_graph) { .id = id, .ctx = ctx, .graph = graph };
             g = &wb->graphs[wb->n_graphs++];
