@@ -69,6 +69,7 @@ struct mpi_stream;
 struct mpi_state {
     pthread_mutex_t          lock;
     struct mpi_stream      * streams;   // every stream, linked by next
+    double                   wait_s;    // > 0: how long to wait for workers instead of GGML_MPI_TIMEOUT
     struct mpi_worker      * workers;
     int                      n_workers;
     struct mpi_device     ** devices;
@@ -85,10 +86,16 @@ static pthread_once_t   g_mpi_once = PTHREAD_ONCE_INIT;
 // talking to a worker (with g_mpi.lock held)
 //
 
+// seconds to wait for a worker: GGML_MPI_TIMEOUT, but at least 120 while the
+// job starts (a worker may first load modules and initialise its GPUs, on a busy host)
+static double wait_s(void) {
+    return g_mpi.wait_s > 0 ? g_mpi.wait_s : ggml_mpi_comm_timeout();
+}
+
 static void worker_fail(struct mpi_worker * w, const char * what) {
     if (!w->failed) {
         GGML_LOG_ERROR("ggml-mpi: worker rank %d failed (%s within %.0f s): its devices are unusable\n", w->rank, what,
-                       ggml_mpi_comm_timeout());
+                       wait_s());
     }
     w->failed = true;
     ggml_mpi_comm_set_failed();
@@ -107,7 +114,7 @@ static bool msg_send(struct mpi_worker * w) {
         GGML_LOG_ERROR("ggml-mpi: out of memory for a message to rank %d\n", w->rank);
         return false;
     }
-    if (!ggml_mpi_send_msg(g_mpi.msg.data, g_mpi.msg.size, w->rank, GGML_MPI_TAG_CMD, ggml_mpi_comm_timeout())) {
+    if (!ggml_mpi_send_msg(g_mpi.msg.data, g_mpi.msg.size, w->rank, GGML_MPI_TAG_CMD, wait_s())) {
         worker_fail(w, "a command was not taken");
         return false;
     }
@@ -117,7 +124,7 @@ static bool msg_send(struct mpi_worker * w) {
 // the next DONE answer of the worker into g_mpi.reply (keep-alives skipped), read past its kind
 static bool reply_next(struct mpi_worker * w, struct ggml_mpi_reader * r) {
     for (;;) {
-        if (!ggml_mpi_recv_msg(&g_mpi.reply, w->rank, GGML_MPI_TAG_REPLY, ggml_mpi_comm_timeout())) {
+        if (!ggml_mpi_recv_msg(&g_mpi.reply, w->rank, GGML_MPI_TAG_REPLY, wait_s())) {
             worker_fail(w, "no answer");
             return false;
         }
@@ -977,6 +984,7 @@ static void mpi_reg_init(void) {
     g_mpi.n_workers = n;
     ggml_mpi_comm_set_shutdown(mpi_shutdown_workers);
     pthread_mutex_lock(&g_mpi.lock);
+    g_mpi.wait_s = ggml_mpi_comm_timeout() > 120 ? ggml_mpi_comm_timeout() : 120;
     for (int i = 0; i < n; i++) {
         struct mpi_worker * w = &g_mpi.workers[i];
         w->rank = i + 1;
@@ -986,6 +994,7 @@ static void mpi_reg_init(void) {
             add_worker_devices(w, &r);
         }
     }
+    g_mpi.wait_s = 0;
     pthread_mutex_unlock(&g_mpi.lock);
 }
 

@@ -19,12 +19,17 @@ if [ "$rc" -eq 124 ]; then echo "FAIL: the job did not end within 120 s"; fail=1
 if [ "$mode" = stop ] && ! grep -q "worker failure reported" "$dir/log"; then
     echo "FAIL: rank 0 did not report the failure"; fail=1
 fi
-sleep 1
+# a running (not zombie) process of this pid
+alive() {
+    kill -0 "$1" 2>/dev/null && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null
+}
 for f in "$dir"/rank*.pid; do
     [ -e "$f" ] || continue
     pid=$(cat "$f")
-    if kill -0 "$pid" 2>/dev/null && ! grep -q zombie "/proc/$pid/status" 2>/dev/null && \
-       ! grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null; then
+    # mpirun has ended; the kernel may take a moment to finish a killed process
+    waited=0
+    while alive "$pid" && [ "$waited" -lt 30 ]; do sleep 0.5; waited=$((waited + 1)); done
+    if alive "$pid"; then
         echo "FAIL: $(basename "$f" .pid) (pid $pid) is still running"; kill -9 "$pid"; fail=1
     fi
 done
