@@ -1,7 +1,7 @@
 // test-mpi-fail: a worker that stops answering or dies in the middle of a
-// run. Run by tests/mpi/run-fail.sh under mpirun -np 3 with a short
-// GGML_MPI_TIMEOUT:
-//     test-mpi-fail stop|kill DIR
+// run, and one that computes for longer than the timeout. Run by
+// tests/mpi/run-fail.sh under mpirun -np 3 with a short GGML_MPI_TIMEOUT:
+//     test-mpi-fail stop|kill|slow DIR
 // Every rank writes its pid to DIR/rank<r>.pid (the script checks that none
 // is left running afterwards). Rank 0 computes a graph on MPI1:CPU and
 // MPI2:CPU a few times, then stops (SIGSTOP) or kills (SIGKILL) rank 1 and
@@ -9,6 +9,8 @@
 // the time it took; it then exits non-zero, and the MPI backend ends the
 // job (MPI_Abort) so that the stopped worker does not stay behind. (After a
 // SIGKILL, Open MPI's mpirun itself usually ends the job first.)
+// slow: a graph of products that takes rank 1 several timeouts; its
+// keep-alives must keep it from counting as failed, and the job ends with 0.
 
 #define _POSIX_C_SOURCE 200809L
 
@@ -54,12 +56,42 @@ static int read_pid(const char * dir, int rank) {
     return pid;
 }
 
+// 24 products of 1024 x 1024 matrices (about 50 GFLOP) in one graph on one thread
+static bool compute_long(ggml_backend_t backend) {
+    struct ggml_init_params ip = { 64 * ggml_tensor_overhead() + ggml_graph_overhead(), NULL, true };
+    struct ggml_context * ctx = ggml_init(ip);
+    struct ggml_tensor * w = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 1024, 1024);
+    struct ggml_tensor * x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 1024, 1024);
+    for (int i = 0; i < 24; i++) {
+        x = ggml_mul_mat(ctx, w, x);
+    }
+    struct ggml_cgraph * g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, x);
+    ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors(ctx, backend);
+    if (buf == NULL) {
+        return false;
+    }
+    ggml_backend_buffer_clear(buf, 0);
+    const double t0 = now_s();
+    enum ggml_status status = ggml_backend_graph_compute(backend, g);
+    ggml_backend_synchronize(backend);
+    float v = 1;
+    ggml_backend_tensor_get(x, &v, 0, sizeof(v));
+    const bool ok = status == GGML_STATUS_SUCCESS && !ggml_backend_mpi_failed() && v == 0.0f;
+    printf("rank 0: a computation of %.1f s on rank 1 (timeout %s s): %s\n", now_s() - t0,
+           getenv("GGML_MPI_TIMEOUT") ? getenv("GGML_MPI_TIMEOUT") : "-", ok ? "done" : "failed");
+    ggml_backend_buffer_free(buf);
+    ggml_free(ctx);
+    return ok;
+}
+
 int main(int argc, char ** argv) {
-    if (argc != 3 || (strcmp(argv[1], "stop") != 0 && strcmp(argv[1], "kill") != 0)) {
-        fprintf(stderr, "usage: %s stop|kill DIR\n", argv[0]);
+    if (argc != 3 || (strcmp(argv[1], "stop") != 0 && strcmp(argv[1], "kill") != 0 && strcmp(argv[1], "slow") != 0)) {
+        fprintf(stderr, "usage: %s stop|kill|slow DIR\n", argv[0]);
         return 1;
     }
     const bool stop = strcmp(argv[1], "stop") == 0;
+    const bool slow = strcmp(argv[1], "slow") == 0;
     const int rank = ggml_backend_mpi_rank();
     write_pid(argv[2], rank);
     ggml_backend_load_all(); // rank 0: waits for every worker's device list
@@ -75,6 +107,9 @@ int main(int argc, char ** argv) {
     }
     ggml_backend_t b1 = ggml_backend_dev_init(d1, NULL);
     ggml_backend_t b2 = ggml_backend_dev_init(d2, NULL);
+    if (slow) {
+        return compute_long(b1) ? 0 : 1;
+    }
     struct ggml_init_params ip = { 16 * ggml_tensor_overhead() + ggml_graph_overhead(), NULL, true };
     struct ggml_context * ctx1 = ggml_init(ip);
     struct ggml_context * ctx2 = ggml_init(ip);

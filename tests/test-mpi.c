@@ -13,6 +13,7 @@
 //   again with new data (the graph sent once, then by reference), and a
 //   graph of another structure on the same stream;
 // - supports_op answered by the worker;
+// - the scheduler in pipeline mode (events, worker-to-worker input copies);
 // - hostile messages sent to a worker with raw MPI (garbage, a command of an
 //   unknown kind, out-of-range offsets, a graph naming a buffer it does not
 //   have): refused, and the worker still answers correctly afterwards;
@@ -273,6 +274,88 @@ static void test_graphs(void) {
     ggml_backend_free(backend);
 }
 
+// The scheduler in pipeline mode (parallel, 3 copies: events, copies
+// between workers without a wait): y = W2 (W1 x) with W1 on the first worker
+// and W2 on the last, x on the CPU, computed several times with new inputs.
+static void test_sched_pipeline(int n_ranks) {
+    char name2[32];
+    snprintf(name2, sizeof(name2), "MPI%d:CPU", n_ranks - 1);
+    ggml_backend_dev_t d1 = dev_named("MPI1:CPU");
+    ggml_backend_dev_t d2 = dev_named(name2);
+    if (d1 == NULL || d2 == NULL) {
+        return;
+    }
+    enum { K = 33, H = 17, O = 9 };
+    ggml_backend_t backends[3] = { ggml_backend_dev_init(d1, NULL), d2 != d1 ? ggml_backend_dev_init(d2, NULL) : NULL,
+                                   ggml_backend_cpu_init() };
+    ggml_backend_t list[3];
+    int n_backends = 0;
+    for (int i = 0; i < 3; i++) {
+        if (backends[i] != NULL) {
+            list[n_backends++] = backends[i];
+        }
+    }
+    struct ggml_init_params wp = { 4 * ggml_tensor_overhead(), NULL, true };
+    struct ggml_context * wctx1 = ggml_init(wp);
+    struct ggml_context * wctx2 = ggml_init(wp);
+    struct ggml_tensor * w1 = ggml_new_tensor_2d(wctx1, GGML_TYPE_F32, K, H);
+    struct ggml_tensor * w2 = ggml_new_tensor_2d(wctx2, GGML_TYPE_F32, H, O);
+    ggml_backend_buffer_t wb1 = ggml_backend_alloc_ctx_tensors_from_buft(wctx1, ggml_backend_dev_buffer_type(d1));
+    ggml_backend_buffer_t wb2 = ggml_backend_alloc_ctx_tensors_from_buft(wctx2, ggml_backend_dev_buffer_type(d2));
+    float w1v[K * H], w2v[H * O];
+    unsigned seed = 99;
+    for (int i = 0; i < K * H; i++) w1v[i] = frand(&seed);
+    for (int i = 0; i < H * O; i++) w2v[i] = frand(&seed);
+    ggml_backend_tensor_set(w1, w1v, 0, sizeof(w1v));
+    ggml_backend_tensor_set(w2, w2v, 0, sizeof(w2v));
+    ggml_backend_buffer_set_usage(wb1, GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
+    ggml_backend_buffer_set_usage(wb2, GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
+
+    ggml_backend_sched_t sched = ggml_backend_sched_new(list, NULL, n_backends, 64, true, true);
+    for (int round = 0; round < 5; round++) {
+        struct ggml_init_params gp = { 16 * ggml_tensor_overhead() + ggml_graph_overhead(), NULL, true };
+        struct ggml_context * ctx = ggml_init(gp);
+        struct ggml_tensor * x = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, K);
+        ggml_set_input(x);
+        struct ggml_tensor * h = ggml_relu(ctx, ggml_mul_mat(ctx, w1, x));
+        struct ggml_tensor * y = ggml_mul_mat(ctx, w2, h);
+        ggml_set_output(y);
+        struct ggml_cgraph * gf = ggml_new_graph(ctx);
+        ggml_build_forward_expand(gf, y);
+        CHECK(ggml_backend_sched_alloc_graph(sched, gf));
+        float xv[K], yv[O];
+        for (int i = 0; i < K; i++) xv[i] = frand(&seed);
+        ggml_backend_tensor_set(x, xv, 0, sizeof(xv));
+        CHECK(ggml_backend_sched_graph_compute_async(sched, gf) == GGML_STATUS_SUCCESS);
+        ggml_backend_sched_synchronize(sched);
+        ggml_backend_tensor_get(y, yv, 0, sizeof(yv));
+        double err = 0;
+        for (int o = 0; o < O; o++) {
+            double acc = 0;
+            for (int j = 0; j < H; j++) {
+                double hj = 0;
+                for (int k = 0; k < K; k++) {
+                    hj += (double) w1v[j * K + k] * xv[k];
+                }
+                acc += (double) w2v[o * H + j] * (hj > 0 ? hj : 0);
+            }
+            err = fmax(err, fabs(acc - yv[o]));
+        }
+        CHECK_MSG(err < 1e-4, "round %d: max error %g", round, err);
+        CHECK(ggml_backend_sched_get_tensor_backend(sched, ggml_graph_node(gf, 0)) == list[0]);
+        ggml_backend_sched_reset(sched);
+        ggml_free(ctx);
+    }
+    ggml_backend_sched_free(sched);
+    ggml_backend_buffer_free(wb1);
+    ggml_backend_buffer_free(wb2);
+    ggml_free(wctx1);
+    ggml_free(wctx2);
+    for (int i = 0; i < n_backends; i++) {
+        ggml_backend_free(list[i]);
+    }
+}
+
 // raw messages to worker `rank`, as a hostile or broken rank 0 could send
 static void send_raw(int rank, const void * data, size_t size) {
     MPI_Send(data, (int) size, MPI_BYTE, rank, GGML_MPI_TAG_CMD, MPI_COMM_WORLD);
@@ -463,6 +546,7 @@ int main(void) {
     test_buffers();
     test_copies(n_ranks);
     test_graphs();
+    test_sched_pipeline(n_ranks);
     test_hostile_messages(n_ranks);
     test_model(n_ranks);
     CHECK(!ggml_backend_mpi_failed());

@@ -503,7 +503,9 @@ static void * keepalive_main(void * arg) {
     while (!ka->quit) {
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += (long) (GGML_MPI_KEEPALIVE_S * 1e9);
+        const long long wait_ns = (long long) (GGML_MPI_KEEPALIVE_S * 1e9);
+        until.tv_sec  += (time_t) (wait_ns / 1000000000LL);
+        until.tv_nsec += (long) (wait_ns % 1000000000LL);
         if (until.tv_nsec >= 1000000000L) {
             until.tv_sec  += 1;
             until.tv_nsec -= 1000000000L;
