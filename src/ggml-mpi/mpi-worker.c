@@ -260,16 +260,17 @@ static void cmd_buffer_clear(struct worker * w, struct ggml_mpi_reader * r) {
     ggml_backend_buffer_clear(buffer, value);
 }
 
-// data into the buffer: straight into host memory, else through a staging copy
-static void cmd_set(struct worker * w, struct ggml_mpi_reader * r) {
+// data into the buffer, from rank 0 (SET) or from a peer (PEER_RECV):
+// straight into host memory, else through a staging copy
+static void cmd_set(struct worker * w, struct ggml_mpi_reader * r, bool from_peer) {
     const uint64_t handle = ggml_mpi_get_u64(r);
     const uint64_t offset = ggml_mpi_get_u64(r);
     const uint64_t size   = ggml_mpi_get_u64(r);
-    const int      source = r->ok && r->pos + 4 <= r->size ? (int) ggml_mpi_get_u32(r) : 0;
+    const int      source = from_peer ? (int) ggml_mpi_get_u32(r) : 0;
     // the data comes whatever happens: a refused command still takes it, into scratch memory
     ggml_backend_buffer_t buffer = ggml_mpi_reader_done(r) ? checked_range(w, handle, offset, size, "set") : NULL;
-    const int tag = source == 0 ? GGML_MPI_TAG_CMD : GGML_MPI_TAG_PEER;
-    if (source < 0 || source >= ggml_mpi_comm_size() || source == ggml_mpi_comm_rank()) {
+    const int tag = from_peer ? GGML_MPI_TAG_PEER : GGML_MPI_TAG_CMD;
+    if (source < 0 || source >= ggml_mpi_comm_size() || source == ggml_mpi_comm_rank() || (from_peer && source == 0)) {
         GGML_LOG_ERROR("ggml-mpi worker: refusing a copy from rank %d\n", source);
         return;
     }
@@ -332,8 +333,15 @@ static void cmd_peer_send(struct worker * w, struct ggml_mpi_reader * r) {
     const uint64_t size   = ggml_mpi_get_u64(r);
     const int      dest   = (int) ggml_mpi_get_u32(r);
     ggml_backend_buffer_t buffer = ggml_mpi_reader_done(r) ? checked_range(w, handle, offset, size, "peer send") : NULL;
-    if (buffer == NULL || dest <= 0 || dest >= ggml_mpi_comm_size() || dest == ggml_mpi_comm_rank()) {
+    const bool dest_ok = r->ok && dest > 0 && dest < ggml_mpi_comm_size() && dest != ggml_mpi_comm_rank();
+    if (buffer == NULL || !dest_ok) {
         GGML_LOG_ERROR("ggml-mpi worker: refusing a copy to rank %d\n", dest);
+        if (dest_ok) {
+            // an empty message, which the peer refuses, rather than none, for which it would wait for ever
+            pthread_mutex_lock(&w->ka.lock);
+            ggml_mpi_send_msg(NULL, 0, dest, GGML_MPI_TAG_PEER, -1);
+            pthread_mutex_unlock(&w->ka.lock);
+        }
         return;
     }
     send_range(w, buffer, offset, size, dest, GGML_MPI_TAG_PEER);
@@ -592,12 +600,12 @@ static bool worker_serve(struct worker * w) {
         case GGML_MPI_CMD_BUFFER_ALLOC:    cmd_buffer_alloc(w, &r);     break;
         case GGML_MPI_CMD_BUFFER_FREE:     cmd_buffer_free(w, &r);      break;
         case GGML_MPI_CMD_BUFFER_CLEAR:    cmd_buffer_clear(w, &r);     break;
-        case GGML_MPI_CMD_SET:             cmd_set(w, &r);              break;
+        case GGML_MPI_CMD_SET:             cmd_set(w, &r, false);       break;
         case GGML_MPI_CMD_GET:             cmd_get(w, &r);              break;
         case GGML_MPI_CMD_MEMSET:          cmd_memset(w, &r);           break;
         case GGML_MPI_CMD_COPY:            cmd_copy(w, &r);             break;
         case GGML_MPI_CMD_PEER_SEND:       cmd_peer_send(w, &r);        break;
-        case GGML_MPI_CMD_PEER_RECV:       cmd_set(w, &r);              break;
+        case GGML_MPI_CMD_PEER_RECV:       cmd_set(w, &r, true);        break;
         case GGML_MPI_CMD_BACKEND_INIT:    cmd_backend_init(w, &r);     break;
         case GGML_MPI_CMD_BACKEND_FREE:    cmd_backend_free(w, &r);     break;
         case GGML_MPI_CMD_GRAPH_COMPUTE:   cmd_graph(w, &r, true);      break;
