@@ -9,8 +9,9 @@
 // - every truncation of that message, thousands of corrupted copies of it,
 //   and hand-made hostile descriptions (unknown buffer, data past the end of
 //   the buffer, a source that comes later, an invalid type, a view away from
-//   its source, a count the message cannot hold) are refused, or accepted
-//   only with every tensor inside its buffer.
+//   its source, a custom op (its parameters are a function address of rank
+//   0), a count the message cannot hold) are refused, or accepted only with
+//   every tensor inside its buffer.
 
 #include "testing.h"
 
@@ -217,26 +218,27 @@ static void test_graph(void) {
     // hand-made descriptions of one tensor: each field wrong in turn
     struct {
         const char * what;
-        uint32_t type, src0, view_src;
+        uint32_t type, op, src0, view_src;
         uint64_t handle, offset, ne0;
         uint32_t n_tensors;
     } cases[] = {
-        { "valid",                 GGML_TYPE_F32, UINT32_MAX, UINT32_MAX, 1, 0, 4, 1 },
-        { "unknown buffer",        GGML_TYPE_F32, UINT32_MAX, UINT32_MAX, 7, 0, 4, 1 },
-        { "past the buffer's end", GGML_TYPE_F32, UINT32_MAX, UINT32_MAX, 1, ggml_backend_buffer_get_size(g_buffer) - 8, 4, 1 },
-        { "offset wraps",          GGML_TYPE_F32, UINT32_MAX, UINT32_MAX, 1, UINT64_MAX - 3, 4, 1 },
-        { "a later source",        GGML_TYPE_F32, 0,          UINT32_MAX, 1, 0, 4, 1 },
-        { "a view of itself",      GGML_TYPE_F32, UINT32_MAX, 0,          1, 0, 4, 1 },
-        { "invalid type",          999,           UINT32_MAX, UINT32_MAX, 1, 0, 4, 1 },
-        { "huge shape",            GGML_TYPE_F32, UINT32_MAX, UINT32_MAX, 1, 0, (uint64_t) 1 << 62, 1 },
-        { "count too large",       GGML_TYPE_F32, UINT32_MAX, UINT32_MAX, 1, 0, 4, 1000000 },
+        { "valid",                 GGML_TYPE_F32, GGML_OP_NONE, UINT32_MAX, UINT32_MAX, 1, 0, 4, 1 },
+        { "unknown buffer",        GGML_TYPE_F32, GGML_OP_NONE, UINT32_MAX, UINT32_MAX, 7, 0, 4, 1 },
+        { "past the buffer's end", GGML_TYPE_F32, GGML_OP_NONE, UINT32_MAX, UINT32_MAX, 1, ggml_backend_buffer_get_size(g_buffer) - 8, 4, 1 },
+        { "offset wraps",          GGML_TYPE_F32, GGML_OP_NONE, UINT32_MAX, UINT32_MAX, 1, UINT64_MAX - 3, 4, 1 },
+        { "a later source",        GGML_TYPE_F32, GGML_OP_NONE, 0,          UINT32_MAX, 1, 0, 4, 1 },
+        { "a view of itself",      GGML_TYPE_F32, GGML_OP_NONE, UINT32_MAX, 0,          1, 0, 4, 1 },
+        { "invalid type",          999, GGML_OP_NONE,           UINT32_MAX, UINT32_MAX, 1, 0, 4, 1 },
+        { "huge shape",            GGML_TYPE_F32, GGML_OP_NONE, UINT32_MAX, UINT32_MAX, 1, 0, (uint64_t) 1 << 62, 1 },
+        { "a custom function",     GGML_TYPE_F32, GGML_OP_MAP_CUSTOM1, UINT32_MAX, UINT32_MAX, 1, 0, 4, 1 },
+        { "count too large",       GGML_TYPE_F32, GGML_OP_NONE, UINT32_MAX, UINT32_MAX, 1, 0, 4, 1000000 },
     };
     for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
         struct ggml_mpi_writer h;
         ggml_mpi_writer_init(&h);
         ggml_mpi_put_u32(&h, cases[c].n_tensors);
         ggml_mpi_put_u32(&h, cases[c].type);
-        ggml_mpi_put_u32(&h, GGML_OP_NONE);
+        ggml_mpi_put_u32(&h, cases[c].op);
         ggml_mpi_put_u32(&h, 0);
         const uint64_t ne[4] = { cases[c].ne0, 1, 1, 1 };
         for (int k = 0; k < 4; k++) ggml_mpi_put_u64(&h, ne[k]);

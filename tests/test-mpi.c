@@ -196,6 +196,10 @@ static void reference(const float * a, const float * b, const float * bias, int 
     }
 }
 
+static void custom_negate(struct ggml_tensor * dst, const struct ggml_tensor * a, int ith, int nth, void * userdata) {
+    (void) dst; (void) a; (void) ith; (void) nth; (void) userdata;
+}
+
 // one pass: tensors in a new buffer, a graph computed in rounds
 static void graph_pass(ggml_backend_dev_t dev, ggml_backend_t backend, unsigned seed) {
     enum { K = 13, M = 7, N = 5 };
@@ -250,6 +254,9 @@ static void graph_pass(ggml_backend_dev_t dev, ggml_backend_t backend, unsigned 
     // supports_op, answered by the worker's CPU
     CHECK(ggml_backend_dev_supports_op(dev, out));
     CHECK(ggml_backend_dev_supports_op(dev, p));
+    // a custom op's parameters are a function of this process: never run elsewhere
+    struct ggml_tensor * custom = ggml_map_custom1(ctx, a, custom_negate, 1, NULL);
+    CHECK(!ggml_backend_dev_supports_op(dev, custom));
     CHECK(ggml_backend_dev_supports_buft(dev, ggml_backend_dev_buffer_type(dev)));
     CHECK(!ggml_backend_dev_supports_buft(dev, ggml_backend_cpu_buffer_type()));
 

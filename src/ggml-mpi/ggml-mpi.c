@@ -765,6 +765,9 @@ static ggml_backend_buffer_type_t mpi_dev_get_buffer_type(ggml_backend_dev_t dev
 
 static bool mpi_dev_supports_op(ggml_backend_dev_t dev, const struct ggml_tensor * op) {
     struct mpi_device * d = dev_ctx(dev);
+    if (ggml_mpi_op_is_local_only(op->op)) {
+        return false;
+    }
     // the question: this node alone, its sources as leaves without data
     struct ggml_tensor node = *op;
     struct ggml_tensor srcs[GGML_MAX_SRC];

@@ -154,6 +154,10 @@ bool ggml_mpi_reader_done(const struct ggml_mpi_reader * r) {
     return r->ok && r->pos == r->size;
 }
 
+bool ggml_mpi_op_is_local_only(enum ggml_op op) {
+    return op == GGML_OP_MAP_CUSTOM1 || op == GGML_OP_MAP_CUSTOM2 || op == GGML_OP_MAP_CUSTOM3 || op == GGML_OP_CUSTOM;
+}
+
 uint64_t ggml_mpi_hash(const void * data, size_t size) {
     const uint8_t * p = (const uint8_t *) data;
     uint64_t h = 0xcbf29ce484222325ull;
@@ -348,8 +352,11 @@ static void graph_tensors_visit(struct graph_tensors * gt, struct ggml_tensor * 
 
 static void put_tensor(struct ggml_mpi_writer * w, const struct graph_tensors * gt, struct ggml_tensor * t, bool is_node,
                        uint64_t handle, uint64_t offset) {
+    // a tensor that is not a node is data to the worker: its op and parameters
+    // (which may hold rank 0's addresses) do not travel
+    static const int32_t no_params[GGML_MAX_OP_PARAMS / sizeof(int32_t)] = { 0 };
     ggml_mpi_put_u32(w, (uint32_t) t->type);
-    ggml_mpi_put_u32(w, (uint32_t) t->op);
+    ggml_mpi_put_u32(w, (uint32_t) (is_node ? t->op : GGML_OP_NONE));
     ggml_mpi_put_u32(w, (uint32_t) t->flags);
     for (int i = 0; i < 4; i++) {
         ggml_mpi_put_u64(w, (uint64_t) t->ne[i]);
@@ -357,7 +364,7 @@ static void put_tensor(struct ggml_mpi_writer * w, const struct graph_tensors * 
     for (int i = 0; i < 4; i++) {
         ggml_mpi_put_u64(w, (uint64_t) t->nb[i]);
     }
-    ggml_mpi_put_bytes(w, t->op_params, sizeof(t->op_params));
+    ggml_mpi_put_bytes(w, is_node ? (const void *) t->op_params : (const void *) no_params, sizeof(t->op_params));
     for (int i = 0; i < GGML_MAX_SRC; i++) {
         ggml_mpi_put_u32(w, (uint32_t) (is_node ? graph_tensors_id(gt, t->src[i]) : -1));
     }
@@ -477,6 +484,9 @@ static bool get_tensor(struct ggml_mpi_reader * r, uint32_t i, struct ggml_conte
     }
     if (op >= GGML_OP_COUNT) {
         return refuse("invalid op", i);
+    }
+    if (ggml_mpi_op_is_local_only((enum ggml_op) op)) {
+        return refuse("an op whose parameters are addresses of rank 0 (a custom function)", i);
     }
     for (int k = 0; k < GGML_MAX_SRC; k++) {
         if (src[k] < -1 || src[k] >= (int32_t) i) {

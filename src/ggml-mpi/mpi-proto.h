@@ -119,5 +119,9 @@ struct ggml_cgraph * ggml_mpi_get_graph(struct ggml_mpi_reader * r, ggml_mpi_buf
 // pointer; false when the description is out of any sane range
 bool ggml_mpi_tensor_extent(enum ggml_type type, const int64_t ne[4], const size_t nb[4], size_t * extent);
 
+// Ops whose parameters hold addresses in rank 0's memory (the functions of
+// MAP_CUSTOM1..3 and CUSTOM): never computed on a worker, and refused there.
+bool ggml_mpi_op_is_local_only(enum ggml_op op);
+
 // 64-bit FNV-1a
 uint64_t ggml_mpi_hash(const void * data, size_t size);
