@@ -108,7 +108,10 @@ int main(int argc, char ** argv) {
     ggml_backend_t b1 = ggml_backend_dev_init(d1, NULL);
     ggml_backend_t b2 = ggml_backend_dev_init(d2, NULL);
     if (slow) {
-        return compute_long(b1) ? 0 : 1;
+        const bool ok = b1 != NULL && compute_long(b1);
+        ggml_backend_free(b1);
+        ggml_backend_free(b2);
+        return ok ? 0 : 1;
     }
     struct ggml_init_params ip = { 16 * ggml_tensor_overhead() + ggml_graph_overhead(), NULL, true };
     struct ggml_context * ctx1 = ggml_init(ip);
