@@ -12,6 +12,8 @@ pkgs="$pkgs libopenblas-dev libblis-dev"
 # libvulkan-dev, glslc: build the Vulkan backend; mesa-vulkan-drivers: lavapipe, a
 # Vulkan driver on the CPU, so that the Vulkan tests run on machines without a GPU
 pkgs="$pkgs libvulkan-dev glslc mesa-vulkan-drivers"
+# libopenmpi-dev, openmpi-bin: the MPI backend (devices of other ranks) and mpirun for its tests
+pkgs="$pkgs libopenmpi-dev openmpi-bin"
 missing=""
 for p in $pkgs; do
     dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -547,8 +547,35 @@ static int run_conversation(struct options * o) {
     return status;
 }
 
+// a registry function by name, or NULL
+static void * reg_proc(const char * reg_name, const char * name) {
+    ggml_backend_reg_t reg = ggml_backend_reg_by_name(reg_name);
+    return reg != NULL ? ggml_backend_reg_get_proc_address(reg, name) : NULL;
+}
+
+// Under mpirun, the ranks other than 0 serve their devices to rank 0 (the
+// MPI backend) instead of running the model: true, with the exit code, there.
+static bool run_mpi_worker(int n_threads, int * exit_code) {
+    void * rank_sym   = reg_proc("MPI", "ggml_backend_mpi_rank");
+    void * worker_sym = reg_proc("MPI", "ggml_backend_mpi_worker");
+    int (*rank)(void) = NULL;
+    enum ggml_status (*worker)(int) = NULL;
+    // ISO C has no object-to-function pointer conversion; POSIX makes the bits agree
+    memcpy(&rank, &rank_sym, sizeof(rank_sym));
+    memcpy(&worker, &worker_sym, sizeof(worker_sym));
+    if (rank == NULL || worker == NULL || rank() == 0) {
+        return false;
+    }
+    *exit_code = worker(n_threads) == GGML_STATUS_SUCCESS ? 0 : 1;
+    return true;
+}
+
 static int run_main(struct options * o) {
     ggml_backend_load_all();
+    int worker_exit = 0;
+    if (run_mpi_worker(o->ctx.n_threads, &worker_exit)) {
+        return worker_exit;
+    }
     if (o->list_devices) {
         print_devices();
         return 0;
