@@ -33,6 +33,7 @@
 // used again.
 
 #include "ggml-alloc.h"
+#include "ggml-alloc-impl.h"
 #include "ggml-backend-impl.h"
 #include "ggml-impl.h"
 
@@ -273,6 +274,7 @@ static void planner_release(struct planner * p, struct plan_addr addr, size_t si
 
 struct chunk_buffers {
     ggml_backend_buffer_t * buffers;
+    uintptr_t             * bases;   // of each buffer, asked once
     int n_buffers;
 };
 
@@ -284,6 +286,7 @@ static void chunk_buffers_free(struct chunk_buffers * cb) {
         ggml_backend_buffer_free(cb->buffers[i]);
     }
     free(cb->buffers);
+    free(cb->bases);
     free(cb);
 }
 
@@ -315,7 +318,10 @@ static struct chunk_buffers * chunk_buffers_alloc(ggml_backend_buffer_type_t buf
     }
     if (p->n_chunks > 0) {
         cb->buffers = (ggml_backend_buffer_t *) ggml_impl_calloc((size_t) p->n_chunks, sizeof(ggml_backend_buffer_t));
-        if (cb->buffers == NULL) {
+        cb->bases   = (uintptr_t *) ggml_impl_calloc((size_t) p->n_chunks, sizeof(uintptr_t));
+        if (cb->buffers == NULL || cb->bases == NULL) {
+            free(cb->buffers);
+            free(cb->bases);
             free(cb);
             return NULL;
         }
@@ -327,6 +333,7 @@ static struct chunk_buffers * chunk_buffers_alloc(ggml_backend_buffer_type_t buf
             return NULL;
         }
         ggml_backend_buffer_set_usage(buffer, GGML_BACKEND_BUFFER_USAGE_COMPUTE);
+        cb->bases[cb->n_buffers]     = (uintptr_t) ggml_backend_buffer_get_base(buffer);
         cb->buffers[cb->n_buffers++] = buffer;
     }
     return cb;
@@ -894,9 +901,12 @@ static void init_tensor(ggml_gallocr_t galloc, struct ggml_tensor * t, const str
     GGML_ASSERT(tp->buffer_id >= 0 && "tensor has no place in the plan");
     const struct chunk_buffers * cb = galloc->buffers[tp->buffer_id];
     GGML_ASSERT(cb != NULL && tp->addr.chunk < cb->n_buffers);
+    // the plan was made with the buffer's allocation sizes and the buffers
+    // hold every chunk (chunk_buffers_fit): the tensor fits where it goes
     ggml_backend_buffer_t buffer = cb->buffers[tp->addr.chunk];
-    void * addr = (char *) ggml_backend_buffer_get_base(buffer) + tp->addr.offset;
-    const enum ggml_status status = ggml_backend_tensor_alloc(buffer, t, addr);
+    t->buffer = buffer;
+    t->data   = (void *)(cb->bases[tp->addr.chunk] + tp->addr.offset);
+    const enum ggml_status status = ggml_backend_buffer_init_tensor(buffer, t);
     GGML_ASSERT(status == GGML_STATUS_SUCCESS && "failed to initialise a tensor in its buffer");
 }
 
@@ -935,20 +945,7 @@ static bool plan_fits_graph(ggml_gallocr_t galloc, struct ggml_cgraph * graph) {
     return signature_matches(galloc, graph);
 }
 
-bool ggml_gallocr_alloc_graph(ggml_gallocr_t galloc, struct ggml_cgraph * graph) {
-    if (!plan_fits_graph(galloc, graph)) {
-        if (galloc->n_buffers != 1) {
-            GGML_LOG_DEBUG("%s: the graph does not fit the plan and has several buffers: call ggml_gallocr_reserve_n\n", __func__);
-            return false;
-        }
-        if (galloc->n_signature > 0) {
-            GGML_LOG_DEBUG("%s: the graph does not fit the plan: planning again\n", __func__);
-        }
-        if (!ggml_gallocr_reserve(galloc, graph)) {
-            return false;
-        }
-    }
-
+static void place_by_plan(ggml_gallocr_t galloc, struct ggml_cgraph * graph) {
     for (int i = 0; i < galloc->n_buffers; i++) {
         if (gallocr_first_of_type(galloc, i) && galloc->buffers[i] != NULL) {
             for (int c = 0; c < galloc->buffers[i]->n_buffers; c++) {
@@ -970,6 +967,30 @@ bool ggml_gallocr_alloc_graph(ggml_gallocr_t galloc, struct ggml_cgraph * graph)
         }
         init_tensor(galloc, node, &np->dst);
     }
+}
+
+bool ggml_gallocr_alloc_graph(ggml_gallocr_t galloc, struct ggml_cgraph * graph) {
+    if (!plan_fits_graph(galloc, graph)) {
+        if (galloc->n_buffers != 1) {
+            GGML_LOG_DEBUG("%s: the graph does not fit the plan and has several buffers: call ggml_gallocr_reserve_n\n", __func__);
+            return false;
+        }
+        if (galloc->n_signature > 0) {
+            GGML_LOG_DEBUG("%s: the graph does not fit the plan: planning again\n", __func__);
+        }
+        if (!ggml_gallocr_reserve(galloc, graph)) {
+            return false;
+        }
+    }
+    place_by_plan(galloc, graph);
+    return true;
+}
+
+bool ggml_gallocr_alloc_graph_planned(ggml_gallocr_t galloc, struct ggml_cgraph * graph) {
+    if (!galloc->plan_allocated || galloc->n_nodes != graph->n_nodes || galloc->n_leafs != graph->n_leafs) {
+        return false;
+    }
+    place_by_plan(galloc, graph);
     return true;
 }
 
