@@ -921,28 +921,71 @@ static bool fits_plan(ggml_gallocr_t galloc, const struct ggml_tensor * t, const
     return planned_size(galloc, tp->buffer_id, t) <= tp->size_max;
 }
 
+// Does a tensor stand where the signature says (position ref, -1: none,
+// -2: outside the graph)? Positions are checked by pointer, with no hash:
+// graph->nodes[ref] must be t. Outside needs the graph's own hash set; a
+// graph without one (a view) answers "unknown" (-1) for the full check.
+static int ref_matches(const struct ggml_cgraph * graph, const struct ggml_tensor * t, int32_t ref) {
+    if (ref >= 0) {
+        const struct ggml_tensor * at = ref < graph->n_nodes ? graph->nodes[ref] : graph->leafs[ref - graph->n_nodes];
+        return at == t;
+    }
+    if (ref == -1) {
+        return t == NULL;
+    }
+    if (t == NULL || graph->visited_hash_set.size == 0) {
+        return t == NULL ? 0 : -1;
+    }
+    return !ggml_hash_contains(&graph->visited_hash_set, (struct ggml_tensor *) t);
+}
+
+// The plan fits graph when every tensor it places still fits its place and
+// the graph's structure is the planned one (see graph_signature), checked in
+// one pass. Sources inside the graph are checked where they are nodes or
+// leafs; only sources outside it are checked against their consumer's plan.
 static bool plan_fits_graph(ggml_gallocr_t galloc, struct ggml_cgraph * graph) {
-    if (!galloc->plan_allocated || galloc->n_nodes != graph->n_nodes || galloc->n_leafs != graph->n_leafs) {
+    if (!galloc->plan_allocated || galloc->n_nodes != graph->n_nodes || galloc->n_leafs != graph->n_leafs ||
+        galloc->n_signature != signature_length(graph)) {
         return false;
     }
-    for (int i = 0; i < graph->n_nodes; i++) {
+    const int32_t pin_flags = GGML_TENSOR_FLAG_INPUT | GGML_TENSOR_FLAG_OUTPUT;
+    const int32_t * sig = galloc->signature;
+    bool unknown = false;
+    for (int i = 0; i < graph->n_nodes; i++, sig += 3 + GGML_MAX_SRC) {
         const struct ggml_tensor * node = graph->nodes[i];
         const struct node_plan * np = &galloc->node_plans[i];
-        if (!fits_plan(galloc, node, &np->dst)) {
+        if (sig[0] != (int32_t) node->op || sig[1] != (node->flags & pin_flags) || !fits_plan(galloc, node, &np->dst)) {
             return false;
         }
+        const int vm = ref_matches(graph, node->view_src, sig[2]);
+        if (vm == 0) {
+            return false;
+        }
+        unknown = unknown || vm < 0;
         for (int j = 0; j < GGML_MAX_SRC; j++) {
-            if (node->src[j] != NULL && !fits_plan(galloc, node->src[j], &np->src[j])) {
+            const struct ggml_tensor * src = node->src[j];
+            const int m = ref_matches(graph, src, sig[3 + j]);
+            if (m == 0) {
+                return false;
+            }
+            unknown = unknown || m < 0;
+            if (sig[3 + j] == -2 && !fits_plan(galloc, src, &np->src[j])) {
                 return false;
             }
         }
     }
-    for (int i = 0; i < graph->n_leafs; i++) {
-        if (!fits_plan(galloc, graph->leafs[i], &galloc->leaf_plans[i])) {
+    for (int i = 0; i < graph->n_leafs; i++, sig += 2) {
+        const struct ggml_tensor * leaf = graph->leafs[i];
+        if (sig[0] != (leaf->flags & pin_flags) || !fits_plan(galloc, leaf, &galloc->leaf_plans[i])) {
             return false;
         }
+        const int vm = ref_matches(graph, leaf->view_src, sig[1]);
+        if (vm == 0) {
+            return false;
+        }
+        unknown = unknown || vm < 0;
     }
-    return signature_matches(galloc, graph);
+    return !unknown || signature_matches(galloc, graph);
 }
 
 static void place_by_plan(ggml_gallocr_t galloc, struct ggml_cgraph * graph) {
