@@ -109,7 +109,7 @@ struct mm_op {
     // scratch memory: [shared act area] [thread area] x n_threads, where a
     // thread area is [private act area] [scratch]
     size_t act_f32, act_q8, act_q8p, act_bf16, act_size;  // offsets / size of an act area
-    size_t tmp_f32, tmp_row, panel, ptrs, map;  // offsets in a thread area
+    size_t tmp_f32, tmp_row, panel, packed, ptrs, map;  // offsets in a thread area
     size_t shared_size, thread_size;
 };
 
@@ -182,6 +182,9 @@ static void mm_op_init(struct mm_op * op, struct ggml_tensor * dst) {
     op->tmp_f32 = t; t += mm_pad(op->k * sizeof(float));                          // gathered src1 column
     op->tmp_row = t; t += mm_pad(MAX(op->q8_stride, op->k * sizeof(ggml_fp16_t))); // its F16 / BF16 / Q8 form
     op->panel   = t; t += mm_pad(panel);
+    // the float weights packed for the packed kernel (gemm.h)
+    const bool packed = op->need_f32 && may_gemm && ggml_gemm_f32p_available();
+    op->packed  = t; t += packed ? mm_pad((size_t) GGML_PAD(MM_RB_F32, GGML_F32P_ROWS) * MM_KC_F32 * sizeof(float)) : 0;
     op->ptrs    = t; t += mm_pad(3 * op->max_cols * sizeof(void *));              // column pointers of a chunk
     op->map     = t; t += mm_pad((2*op->n_as + 2) * sizeof(int64_t) + op->n_map * 2 * sizeof(int32_t));
     op->thread_size = t;
@@ -455,15 +458,30 @@ static void mm_chunk_gemm(const struct mm_op * op, const struct mm_act * act, co
         return;
     }
 
+    // the packed kernel where it is built (the portable path keeps the dot-product tile)
+    const bool packed = !use_ref && ggml_gemm_f32p_available();
     for (int64_t kb = 0; kb < op->k; kb += MM_KC_F32) {
         const int64_t kc = MIN(MM_KC_F32, op->k - kb);
-        // weights are copied too: the panel is contiguous and its stride friendly
-        float * panel = (float *)(thr + op->panel);
-        mm_panel_f32(op, g, r0, r1, kb, kc, panel, use_ref);
         for (int64_t j = 0; j < ncols; j++) {
             bk[j] = (const float *) bcol[j] + kb;
         }
-        ggml_gemm_f32(nrows, ncols, kc, panel, MM_LDA_F32, bk, ccol, kb > 0, use_ref);
+        // F32 rows: the weights themselves when packing, else converted (or
+        // copied, for a contiguous panel with a friendly stride)
+        const float * rows = (const float *)(g->w + r0*op->w->nb[1]) + kb;
+        size_t lda = op->w->nb[1] / sizeof(float);
+        if (!packed || op->w->type != GGML_TYPE_F32) {
+            float * panel = (float *)(thr + op->panel);
+            mm_panel_f32(op, g, r0, r1, kb, kc, panel, use_ref);
+            rows = panel;
+            lda  = MM_LDA_F32;
+        }
+        if (packed) {
+            float * pp = (float *)(thr + op->packed);
+            ggml_gemm_f32p_pack(nrows, kc, rows, lda, pp);
+            ggml_gemm_f32p(nrows, ncols, kc, pp, bk, ccol, kb > 0);
+        } else {
+            ggml_gemm_f32(nrows, ncols, kc, rows, lda, bk, ccol, kb > 0, use_ref);
+        }
     }
 }
 
