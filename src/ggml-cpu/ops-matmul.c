@@ -41,10 +41,8 @@
 // blocks, fewer horizontal sums and C updates (measured, F32 m=k=4096 n=512,
 // one thread, by CPU time: 2048 about 8% faster than 1024; 4096 slower)
 #define MM_KC_F32 2048
-// k block of the BF16 tile kernel (4 KiB of each row and column), and the
-// row stride of its panel (65 lines)
+// k block of the BF16 tile kernel (4 KiB of each row and column); it must be even
 #define MM_KC_BF16 2048
-#define MM_LDA_BF16 (MM_KC_BF16 + 32)
 // k block of the int8 tile kernel, in values
 #define MM_KC_Q8 4096
 // rows of a float tile chunk, and the row stride of its panel (129 lines)
@@ -150,7 +148,7 @@ static void mm_op_init(struct mm_op * op, struct ggml_tensor * dst) {
     op->f32_stride = mm_row_stride(op->k * sizeof(float));
     op->q8_stride  = mm_pad(ggml_row_size(op->quant ? op->vdt : GGML_TYPE_F32, op->k));
     op->q8p_stride = op->quant ? mm_row_stride(ggml_q8p_row_size(op->k)) : 0;
-    op->bf16_stride = op->need_bf16 ? mm_row_stride(op->k * sizeof(ggml_bf16_t)) : 0;
+    op->bf16_stride = op->need_bf16 ? mm_row_stride((op->k + 1) * sizeof(ggml_bf16_t)) : 0;
 
     size_t act = 0;
     op->act_f32 = act; act += op->need_f32 && !op->f32_in_place ? op->n_x_cols * op->f32_stride : 0;
@@ -174,17 +172,19 @@ static void mm_op_init(struct mm_op * op, struct ggml_tensor * dst) {
     if (op->need_q8p) {
         panel = (size_t) op->rb_q8 * op->q8p_stride;
     }
-    if (op->need_bf16) {
-        panel = MAX(panel, (size_t) MM_RB_F32 * MM_LDA_BF16 * sizeof(ggml_bf16_t));
-    }
 
     size_t t = op->shared ? 0 : act;
     op->tmp_f32 = t; t += mm_pad(op->k * sizeof(float));                          // gathered src1 column
     op->tmp_row = t; t += mm_pad(MAX(op->q8_stride, op->k * sizeof(ggml_fp16_t))); // its F16 / BF16 / Q8 form
     op->panel   = t; t += mm_pad(panel);
     // the float weights packed for the packed kernel (gemm.h)
+    // (BF16 weights: as pairs for the BF16 kernel)
     const bool packed = op->need_f32 && may_gemm && ggml_gemm_f32p_available();
-    op->packed  = t; t += packed ? mm_pad((size_t) GGML_PAD(MM_RB_F32, GGML_F32P_ROWS) * MM_KC_F32 * sizeof(float)) : 0;
+    size_t packed_size = packed ? (size_t) GGML_PAD(MM_RB_F32, GGML_F32P_ROWS) * MM_KC_F32 * sizeof(float) : 0;
+    if (op->need_bf16) {
+        packed_size = MAX(packed_size, (size_t) GGML_PAD(MM_RB_F32, 64) * (MM_KC_BF16 / 2) * sizeof(uint32_t));
+    }
+    op->packed  = t; t += mm_pad(packed_size);
     op->ptrs    = t; t += mm_pad(3 * op->max_cols * sizeof(void *));              // column pointers of a chunk
     op->map     = t; t += mm_pad((2*op->n_as + 2) * sizeof(int64_t) + op->n_map * 2 * sizeof(int32_t));
     op->thread_size = t;
@@ -262,8 +262,13 @@ static void mm_convert_col(const struct mm_op * op, const struct mm_act * act, i
     const int64_t k = op->k;
 
     if (want_bf16) {
-        // rounded as the F32 rows below are (the vec_dot_type, BF16)
-        ggml_vec_fp32_to_bf16(k, mm_x_col_f32(op, c, tmp_f32), (ggml_bf16_t *)(act->bf16 + c*op->bf16_stride));
+        // rounded as the F32 rows below are (the vec_dot_type, BF16); the
+        // kernel reads pairs: an odd row gets a zero after its end
+        ggml_bf16_t * out = (ggml_bf16_t *)(act->bf16 + c*op->bf16_stride);
+        ggml_vec_fp32_to_bf16(k, mm_x_col_f32(op, c, tmp_f32), out);
+        if (k % 2 != 0) {
+            out[k].bits = 0;
+        }
     }
     if (op->need_f32 && !op->f32_in_place && want_f32) {
         float * out = (float *)(act->f32 + c*op->f32_stride);
@@ -426,17 +431,15 @@ static void mm_chunk_gemm(const struct mm_op * op, const struct mm_act * act, co
     }
 
     if (bf16) {
-        // BF16 weight rows copied at a friendly stride, k block by k block
-        uint16_t * panel = (uint16_t *)(thr + op->panel);
+        // BF16 weight rows packed as pairs, k block by k block
+        uint32_t * panel = (uint32_t *)(thr + op->packed);
         for (int64_t kb = 0; kb < op->k; kb += MM_KC_BF16) {
             const int64_t kc = MIN(MM_KC_BF16, op->k - kb);
-            for (int64_t r = r0; r < r1; r++) {
-                memcpy(panel + (r - r0)*MM_LDA_BF16, (const ggml_bf16_t *)(g->w + r*op->w->nb[1]) + kb, (size_t) kc * sizeof(uint16_t));
-            }
+            ggml_gemm_bf16p_pack(nrows, kc, (const uint16_t *)(g->w + r0*op->w->nb[1]) + kb, op->w->nb[1] / sizeof(uint16_t), panel);
             for (int64_t j = 0; j < ncols; j++) {
                 bk[j] = (const uint16_t *) bcol[j] + kb;
             }
-            ggml_gemm_bf16(nrows, ncols, kc, panel, MM_LDA_BF16, bk, ccol, kb > 0);
+            ggml_gemm_bf16p(nrows, ncols, kc, panel, bk, ccol, kb > 0);
         }
         return;
     }
