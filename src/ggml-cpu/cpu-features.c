@@ -212,6 +212,53 @@ int ggml_cpu_has_llamafile(void) {
 }
 
 //
+// instructions chosen at run time: kernels compiled for them in files of
+// their own, used where the CPU has them
+//
+
+#include "gemm-bf16.h"
+
+#if defined(GGML_CPU_BF16_KERNEL)
+#include <cpuid.h>
+
+static bool           g_bf16_dot;
+static pthread_once_t g_bf16_dot_once = PTHREAD_ONCE_INIT;
+
+// AVX512_BF16 with AVX-512 F, BW and VL, and an OS that saves the AVX-512 registers
+static void bf16_dot_detect(void) {
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c >> 27 & 1)) { // OSXSAVE
+        return;
+    }
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    (void) hi;
+    // XCR0: SSE, AVX, opmask, upper halves of ZMM0-15, ZMM16-31
+    if ((lo & 0xE6u) != 0xE6u) {
+        return;
+    }
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || a < 1) {
+        return;
+    }
+    const bool f = b >> 16 & 1, bw = b >> 30 & 1, vl = b >> 31 & 1;
+    if (!__get_cpuid_count(7, 1, &a, &b, &c, &d)) {
+        return;
+    }
+    const bool bf16 = a >> 5 & 1;
+    g_bf16_dot = f && bw && vl && bf16 && getenv("GGML_CPU_NO_BF16_DOT") == NULL;
+}
+#endif
+
+bool ggml_gemm_bf16_available(void) {
+#if defined(GGML_CPU_BF16_KERNEL)
+    pthread_once(&g_bf16_dot_once, bf16_dot_detect);
+    return g_bf16_dot;
+#else
+    return false;
+#endif
+}
+
+//
 // feature list and start-up check
 //
 

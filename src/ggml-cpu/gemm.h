@@ -87,6 +87,18 @@ void ggml_gemm_f32(int64_t nrows, int64_t ncols, int64_t k,
                    const float * A, size_t lda, const void * const * B, float * const * C,
                    bool accumulate, bool use_ref);
 
+// The packed form, with AVX-512 (ggml_gemm_f32p_available): weight rows
+// packed k-major in groups of GGML_F32P_ROWS (panel[g][k][r], rows past the
+// end zero), a tile of 64 rows x 6 columns per step of k; each result is one
+// sequential sum over k. pack: nrows rows of kc values, lda floats apart, into
+// panel (GGML_PAD(nrows, GGML_F32P_ROWS) * kc floats).
+#define GGML_F32P_ROWS 64
+bool ggml_gemm_f32p_available(void);
+void ggml_gemm_f32p_pack(int64_t nrows, int64_t kc, const float * A, size_t lda, float * panel);
+// C[j][i] (+)= panel row i . B[j] over kc values, i < nrows, j < ncols
+void ggml_gemm_f32p(int64_t nrows, int64_t ncols, int64_t kc, const float * panel,
+                    const void * const * B, float * const * C, bool accumulate);
+
 // The outer-product form (OUT_PROD): C[r][v] = sum over i < n of
 // b(r, i) * A[i][v], for r < nrows and v < nv, where A rows are lda floats
 // apart and b(r, i) is the float at B + r*b_row + i*b_col (any strides).
