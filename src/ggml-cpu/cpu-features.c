@@ -157,6 +157,11 @@ int ggml_cpu_has_matmul_int8(void) {
 #endif
 }
 
+// the feature list names what the kernels use: no kernel uses i8mm yet
+static int ggml_cpu_uses_matmul_int8(void) {
+    return 0;
+}
+
 int ggml_cpu_has_sve(void) {
 #if defined(__ARM_FEATURE_SVE)
     return 1;
@@ -244,7 +249,7 @@ static const struct cpu_feature g_features[] = {
     { "ARM_FMA",     ggml_cpu_has_arm_fma,     NULL          },
     { "FP16_VA",     ggml_cpu_has_fp16_va,     NULL          },
     { "DOTPROD",     ggml_cpu_has_dotprod,     NULL          },
-    { "MATMUL_INT8", ggml_cpu_has_matmul_int8, NULL          },
+    { "MATMUL_INT8", ggml_cpu_uses_matmul_int8, NULL         },
     { "SVE",         ggml_cpu_has_sve,         NULL          },
     { "RISCV_V",     ggml_cpu_has_riscv_v,     NULL          },
     { "VSX",         ggml_cpu_has_vsx,         NULL          },

@@ -15,10 +15,15 @@
 
 #if defined(GGML_VEC_NEON)
 
-#if defined(__clang__)
-#define QN_TARGET_DOTPROD __attribute__((target("dotprod")))
-#else
+// gcc declares vdotq_s32 for functions that target dotprod; clang (up to 15
+// at least) only when the whole build does, so there the SDOT kernels need
+// -march=armv8.2-a+dotprod or later
+#if !defined(__clang__)
+#define QN_DOTPROD 1
 #define QN_TARGET_DOTPROD __attribute__((target("arch=armv8.2-a+dotprod")))
+#elif defined(__ARM_FEATURE_DOTPROD)
+#define QN_DOTPROD 1
+#define QN_TARGET_DOTPROD
 #endif
 
 // the 32 codes of a weight block as signed bytes, with the block scale
@@ -47,10 +52,12 @@ static inline int32_t qn_isum_neon(int8x16_t x0, int8x16_t x1, int8x16_t y0, int
     return vaddvq_s32(acc);
 }
 
+#if defined(QN_DOTPROD)
 QN_TARGET_DOTPROD
 static inline int32_t qn_isum_dotprod(int8x16_t x0, int8x16_t x1, int8x16_t y0, int8x16_t y1) {
     return vaddvq_s32(vdotq_s32(vdotq_s32(vdupq_n_s32(0), x0, y0), x1, y1));
 }
+#endif
 
 // One definition per (weight type, integer sum): the codes and the sum are
 // inlined into the loop over the blocks.
@@ -77,14 +84,24 @@ static inline int32_t qn_isum_dotprod(int8x16_t x0, int8x16_t x1, int8x16_t y0, 
 
 QN_DEFINE_ROWS(qn_rows_q8_0_neon,    block_q8_0, qn_codes_q8_0, qn_isum_neon, )
 QN_DEFINE_ROWS(qn_rows_q4_0_neon,    block_q4_0, qn_codes_q4_0, qn_isum_neon, )
+#if defined(QN_DOTPROD)
 QN_DEFINE_ROWS(qn_rows_q8_0_dotprod, block_q8_0, qn_codes_q8_0, qn_isum_dotprod, QN_TARGET_DOTPROD)
 QN_DEFINE_ROWS(qn_rows_q4_0_dotprod, block_q4_0, qn_codes_q4_0, qn_isum_dotprod, QN_TARGET_DOTPROD)
+#endif
 
 ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_neon(enum ggml_type type) {
-    const bool dotprod = ggml_arm_has_dotprod();
+#if defined(QN_DOTPROD)
+    if (ggml_arm_has_dotprod()) {
+        switch (type) {
+            case GGML_TYPE_Q8_0: return qn_rows_q8_0_dotprod;
+            case GGML_TYPE_Q4_0: return qn_rows_q4_0_dotprod;
+            default:             return NULL;
+        }
+    }
+#endif
     switch (type) {
-        case GGML_TYPE_Q8_0: return dotprod ? qn_rows_q8_0_dotprod : qn_rows_q8_0_neon;
-        case GGML_TYPE_Q4_0: return dotprod ? qn_rows_q4_0_dotprod : qn_rows_q4_0_neon;
+        case GGML_TYPE_Q8_0: return qn_rows_q8_0_neon;
+        case GGML_TYPE_Q4_0: return qn_rows_q4_0_neon;
         default:             return NULL;
     }
 }
