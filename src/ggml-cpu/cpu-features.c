@@ -6,6 +6,7 @@
 // GGML_NATIVE=OFF uses the portable paths and reports no extensions.
 
 #include "cpu-features.h"
+#include "arm-features.h"
 
 #include <dirent.h>
 #include <pthread.h>
@@ -135,8 +136,11 @@ int ggml_cpu_has_fp16_va(void) {
 #endif
 }
 
+// arm64: what the CPU has (checked at run time: the kernels that use it do too)
 int ggml_cpu_has_dotprod(void) {
-#if defined(__ARM_FEATURE_DOTPROD)
+#if defined(__aarch64__)
+    return ggml_arm_has_dotprod();
+#elif defined(__ARM_FEATURE_DOTPROD)
     return 1;
 #else
     return 0;
@@ -144,11 +148,18 @@ int ggml_cpu_has_dotprod(void) {
 }
 
 int ggml_cpu_has_matmul_int8(void) {
-#if defined(__ARM_FEATURE_MATMUL_INT8)
+#if defined(__aarch64__)
+    return ggml_arm_has_i8mm();
+#elif defined(__ARM_FEATURE_MATMUL_INT8)
     return 1;
 #else
     return 0;
 #endif
+}
+
+// the feature list names what the kernels use: no kernel uses i8mm yet
+static int ggml_cpu_uses_matmul_int8(void) {
+    return 0;
 }
 
 int ggml_cpu_has_sve(void) {
@@ -285,7 +296,7 @@ static const struct cpu_feature g_features[] = {
     { "ARM_FMA",     ggml_cpu_has_arm_fma,     NULL          },
     { "FP16_VA",     ggml_cpu_has_fp16_va,     NULL          },
     { "DOTPROD",     ggml_cpu_has_dotprod,     NULL          },
-    { "MATMUL_INT8", ggml_cpu_has_matmul_int8, NULL          },
+    { "MATMUL_INT8", ggml_cpu_uses_matmul_int8, NULL         },
     { "SVE",         ggml_cpu_has_sve,         NULL          },
     { "RISCV_V",     ggml_cpu_has_riscv_v,     NULL          },
     { "VSX",         ggml_cpu_has_vsx,         NULL          },

@@ -42,6 +42,24 @@ static GGML_GEMM_INLINE float  gf_sum(gf_vec v) {
     return _mm_cvtss_f32(s);
 }
 
+#elif defined(GGML_VEC_NEON)
+
+// 32 vector registers: 16 accumulators, 8 operands
+#define GF_RM 4
+#define GF_RN 4
+#define GF_W  4
+typedef float32x4_t gf_vec;
+
+static GGML_GEMM_INLINE gf_vec gf_load(const float * p) { return vld1q_f32(p); }
+static GGML_GEMM_INLINE gf_vec gf_load_part(const float * p, int64_t n) {
+    float tmp[GF_W] = { 0.0f };
+    memcpy(tmp, p, (size_t) n * sizeof(float));
+    return vld1q_f32(tmp);
+}
+static GGML_GEMM_INLINE gf_vec gf_zero(void) { return vdupq_n_f32(0.0f); }
+static GGML_GEMM_INLINE gf_vec gf_fmadd(gf_vec a, gf_vec b, gf_vec c) { return vfmaq_f32(c, a, b); }
+static GGML_GEMM_INLINE float  gf_sum(gf_vec v) { return vaddvq_f32(v); }
+
 #endif
 
 #if defined(GF_RM)
@@ -300,16 +318,26 @@ static void go_tile_ref(int64_t n, int64_t nv, const float * A, size_t lda, cons
 #define GO_V    (GO_VECS * GF_W)
 
 #if defined(GGML_VEC_AVX512)
+static GGML_GEMM_INLINE void gf_store(float * p, gf_vec v) { _mm512_storeu_ps(p, v); }
 static GGML_GEMM_INLINE void gf_store_part(float * p, gf_vec v, int64_t n) {
     _mm512_mask_storeu_ps(p, (__mmask16)((1u << n) - 1), v);
 }
 static GGML_GEMM_INLINE gf_vec gf_broadcast(const char * p) { return _mm512_set1_ps(*(const float *) p); }
-#else
+#elif defined(GGML_VEC_AVX2)
+static GGML_GEMM_INLINE void gf_store(float * p, gf_vec v) { _mm256_storeu_ps(p, v); }
 static GGML_GEMM_INLINE void gf_store_part(float * p, gf_vec v, int64_t n) {
     const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int) n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
     _mm256_maskstore_ps(p, mask, v);
 }
 static GGML_GEMM_INLINE gf_vec gf_broadcast(const char * p) { return _mm256_broadcast_ss((const float *) p); }
+#elif defined(GGML_VEC_NEON)
+static GGML_GEMM_INLINE void gf_store(float * p, gf_vec v) { vst1q_f32(p, v); }
+static GGML_GEMM_INLINE void gf_store_part(float * p, gf_vec v, int64_t n) {
+    float tmp[GF_W];
+    vst1q_f32(tmp, v);
+    memcpy(p, tmp, (size_t) n * sizeof(float));
+}
+static GGML_GEMM_INLINE gf_vec gf_broadcast(const char * p) { return vld1q_dup_f32((const float *) p); }
 #endif
 
 // nv <= GO_V values of GO_ROWS rows (c[r] NULL: a row to drop)
@@ -355,11 +383,7 @@ static void go_tile(int64_t n, int64_t nv, const float * A, size_t lda, const ch
         for (int q = 0; q < nq; q++) {
             const int64_t m = MIN(GF_W, nv - q*GF_W);
             if (m == GF_W) {
-#if defined(GGML_VEC_AVX512)
-                _mm512_storeu_ps(c[r] + q*GF_W, acc[r][q]);
-#else
-                _mm256_storeu_ps(c[r] + q*GF_W, acc[r][q]);
-#endif
+                gf_store(c[r] + q*GF_W, acc[r][q]);
             } else {
                 gf_store_part(c[r] + q*GF_W, acc[r][q], m);
             }
