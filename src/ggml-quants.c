@@ -8,6 +8,7 @@
 // (ggml_quantize_chunk and friends) and row validation.
 
 #include "ggml-quants.h"
+#include "ggml-quants-iq.h"
 
 #include <float.h>
 #include <pthread.h>
@@ -421,22 +422,21 @@ size_t quantize_q8_0(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, 
 // public API
 //
 
-// Some quantizers (the IQ types) need lookup tables built once; none of the
-// types implemented here does. The flags and the lock are where such a type
-// builds and frees its tables, once, whichever thread asks first.
+// The grid types (IQ1_S, IQ1_M, IQ2_*, IQ3_*) quantize through search tables
+// (ggml-quants-iq-grid.c), built for a type once, whichever thread asks
+// first, and freed together by ggml_quantize_free; the lock orders both.
 static pthread_mutex_t g_quantize_tables_mutex = PTHREAD_MUTEX_INITIALIZER;
-static bool            g_quantize_tables_ready[GGML_TYPE_COUNT]; // guarded by the mutex
 
 void ggml_quantize_init(enum ggml_type type) {
     GGML_ASSERT(type >= 0 && type < GGML_TYPE_COUNT);
     pthread_mutex_lock(&g_quantize_tables_mutex);
-    g_quantize_tables_ready[type] = true;
+    ggml_iq_search_init(type);
     pthread_mutex_unlock(&g_quantize_tables_mutex);
 }
 
 void ggml_quantize_free(void) {
     pthread_mutex_lock(&g_quantize_tables_mutex);
-    memset(g_quantize_tables_ready, 0, sizeof(g_quantize_tables_ready));
+    ggml_iq_search_free();
     pthread_mutex_unlock(&g_quantize_tables_mutex);
 }
 
@@ -479,13 +479,19 @@ size_t ggml_quantize_chunk(
         case GGML_TYPE_MXFP4:  quantize = quantize_mxfp4;  break;
         case GGML_TYPE_TQ1_0:  quantize = quantize_tq1_0;  break;
         case GGML_TYPE_TQ2_0:  quantize = quantize_tq2_0;  break;
+        case GGML_TYPE_IQ2_XXS: quantize = quantize_iq2_xxs; break;
+        case GGML_TYPE_IQ2_XS:  quantize = quantize_iq2_xs;  break;
+        case GGML_TYPE_IQ2_S:   quantize = quantize_iq2_s;   break;
+        case GGML_TYPE_IQ3_XXS: quantize = quantize_iq3_xxs; break;
+        case GGML_TYPE_IQ3_S:   quantize = quantize_iq3_s;   break;
         case GGML_TYPE_F32:
         case GGML_TYPE_F16:
         case GGML_TYPE_BF16:
             break;
         default:
             GGML_ABORT("ggml_quantize_chunk: quantizing to type %s is not supported "
-                       "(supported: f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs, mxfp4, tq1_0, tq2_0)", ggml_type_name(type));
+                       "(supported: f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs, mxfp4, tq1_0, tq2_0, "
+                       "iq2_xxs, iq2_xs, iq2_s, iq3_xxs, iq3_s)", ggml_type_name(type));
     }
 
     GGML_ASSERT(nrows >= 0 && n_per_row > 0);
@@ -669,6 +675,11 @@ bool ggml_validate_row_data(enum ggml_type type, const void * data, size_t nbyte
         case GGML_TYPE_TQ1_0:  return validate_block_halves_at(type, data, n, offsetof(block_tq1_0, d), 1);
         case GGML_TYPE_TQ2_0:  return validate_block_halves_at(type, data, n, offsetof(block_tq2_0, d), 1);
         case GGML_TYPE_MXFP4:  return validate_mxfp4(data, n);
+        case GGML_TYPE_IQ2_XXS:
+        case GGML_TYPE_IQ2_XS:
+        case GGML_TYPE_IQ2_S:
+        case GGML_TYPE_IQ3_XXS:
+        case GGML_TYPE_IQ3_S:  return validate_block_scales(type, data, n, 1);
         case GGML_TYPE_I8:
         case GGML_TYPE_I16:
         case GGML_TYPE_I32:
