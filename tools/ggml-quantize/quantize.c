@@ -47,6 +47,9 @@ bool gq_type_supported(enum ggml_type type) {
         case GGML_TYPE_MXFP4:
         case GGML_TYPE_TQ1_0:
         case GGML_TYPE_TQ2_0:
+        case GGML_TYPE_IQ2_S:
+        case GGML_TYPE_IQ3_XXS:
+        case GGML_TYPE_IQ3_S:
             return true;
         default:
             return false;
@@ -73,6 +76,9 @@ bool gq_file_type(enum ggml_type type, uint32_t * file_type) {
         case GGML_TYPE_MXFP4:  *file_type = 38; return true;
         case GGML_TYPE_TQ1_0:  *file_type = 36; return true;
         case GGML_TYPE_TQ2_0:  *file_type = 37; return true;
+        case GGML_TYPE_IQ3_XXS: *file_type = 23; return true;
+        case GGML_TYPE_IQ3_S:   *file_type = 26; return true;
+        case GGML_TYPE_IQ2_S:   *file_type = 28; return true;
         case GGML_TYPE_BF16: *file_type = 32; return true;
         default:             return false;
     }
@@ -488,8 +494,13 @@ bool gq_quantize_file(const char * in_path, const char * out_path, const struct 
     struct gq_stats local = { 0, 0, 0, 0 };
     stats = stats != NULL ? stats : &local;
     *stats = local;
+    if (params->mix == GQ_MIX_NONE && ggml_quantize_requires_imatrix(params->type)) {
+        // as upstream's quantize tool: these types are unusable without one
+        gq_error("type %s needs an importance matrix, which ggml-quantize cannot read yet", ggml_type_name(params->type));
+        return false;
+    }
     if (params->mix == GQ_MIX_NONE && !gq_type_supported(params->type)) {
-        gq_error("cannot convert to type %s (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_K..q6_K, iq4_nl, iq4_xs, mxfp4, tq1_0, tq2_0)",
+        gq_error("cannot convert to type %s (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_K..q6_K, iq4_nl, iq4_xs, mxfp4, tq1_0, tq2_0, iq2_s, iq3_xxs, iq3_s)",
                  ggml_type_name(params->type));
         return false;
     }
