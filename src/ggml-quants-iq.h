@@ -67,7 +67,7 @@ struct ggml_iq_search {
 };
 
 // the search tables of type, built by ggml_quantize_init(type); NULL before
-const struct ggml_iq_search * ggml_iq_search_get(enum ggml_type type);
+GGML_API const struct ggml_iq_search * ggml_iq_search_get(enum ggml_type type);
 // build (once) / free all; called by ggml_quantize_init / ggml_quantize_free
 // under their lock
 void ggml_iq_search_init(enum ggml_type type);

@@ -484,6 +484,8 @@ size_t ggml_quantize_chunk(
         case GGML_TYPE_IQ2_S:   quantize = quantize_iq2_s;   break;
         case GGML_TYPE_IQ3_XXS: quantize = quantize_iq3_xxs; break;
         case GGML_TYPE_IQ3_S:   quantize = quantize_iq3_s;   break;
+        case GGML_TYPE_IQ1_S:   quantize = quantize_iq1_s;   break;
+        case GGML_TYPE_IQ1_M:   quantize = quantize_iq1_m;   break;
         case GGML_TYPE_F32:
         case GGML_TYPE_F16:
         case GGML_TYPE_BF16:
@@ -491,7 +493,7 @@ size_t ggml_quantize_chunk(
         default:
             GGML_ABORT("ggml_quantize_chunk: quantizing to type %s is not supported "
                        "(supported: f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs, mxfp4, tq1_0, tq2_0, "
-                       "iq2_xxs, iq2_xs, iq2_s, iq3_xxs, iq3_s)", ggml_type_name(type));
+                       "iq2_xxs, iq2_xs, iq2_s, iq3_xxs, iq3_s, iq1_s, iq1_m)", ggml_type_name(type));
     }
 
     GGML_ASSERT(nrows >= 0 && n_per_row > 0);
@@ -631,6 +633,19 @@ static bool validate_mxfp4(const void * data, size_t nblocks) {
     return true;
 }
 
+// iq1_m blocks carry their fp16 scale in the top bits of their sub-block scales
+static bool validate_iq1_m(const void * data, size_t nblocks) {
+    const block_iq1_m * b = (const block_iq1_m *) data;
+    for (size_t i = 0; i < nblocks; i++) {
+        const float d = ggml_iq1_m_scale(&b[i]);
+        if (!isfinite(d)) {
+            log_non_finite("scale", isnan(d), i, GGML_TYPE_IQ1_M);
+            return false;
+        }
+    }
+    return true;
+}
+
 bool ggml_validate_row_data(enum ggml_type type, const void * data, size_t nbytes) {
     if (type < 0 || type >= GGML_TYPE_COUNT) {
         GGML_LOG_ERROR("ggml_validate_row_data: invalid type %d\n", (int) type);
@@ -679,7 +694,9 @@ bool ggml_validate_row_data(enum ggml_type type, const void * data, size_t nbyte
         case GGML_TYPE_IQ2_XS:
         case GGML_TYPE_IQ2_S:
         case GGML_TYPE_IQ3_XXS:
-        case GGML_TYPE_IQ3_S:  return validate_block_scales(type, data, n, 1);
+        case GGML_TYPE_IQ3_S:
+        case GGML_TYPE_IQ1_S:  return validate_block_scales(type, data, n, 1);
+        case GGML_TYPE_IQ1_M:  return validate_iq1_m(data, n);
         case GGML_TYPE_I8:
         case GGML_TYPE_I16:
         case GGML_TYPE_I32:

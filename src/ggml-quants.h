@@ -104,6 +104,15 @@ GGML_API size_t quantize_iq2_s  (const float * GGML_RESTRICT src, void * GGML_RE
 GGML_API size_t quantize_iq3_xxs(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix);
 GGML_API size_t quantize_iq3_s  (const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix);
 
+// IQ1_S (an imatrix is required) and IQ1_M (ggml-quants-iq1.c); neither has
+// a reference row quantizer, as upstream
+GGML_API void dequantize_row_iq1_s(const void * GGML_RESTRICT x, float * GGML_RESTRICT y, int64_t k);
+GGML_API void dequantize_row_iq1_m(const void * GGML_RESTRICT x, float * GGML_RESTRICT y, int64_t k);
+GGML_API size_t quantize_iq1_s(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix);
+GGML_API size_t quantize_iq1_m(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix);
+// the fp16 super-block scale of an iq1_m block (spread over its scales)
+GGML_API float ggml_iq1_m_scale(const block_iq1_m * b);
+
 // the 6-bit scale (0..63, stored + 32) of sub-block ib of an iq4_xs block
 static inline int ggml_iq4_xs_scale(const block_iq4_xs * b, int ib) {
     return ((b->scales_l[ib/2] >> (4*(ib%2))) & 0x0F) | (((b->scales_h >> (2*ib)) & 3) << 4);

@@ -1,11 +1,13 @@
-// quants-dot-iq.c: dot products of the grid types (IQ2_XXS, IQ2_XS, IQ2_S,
-// IQ3_XXS, IQ3_S) with Q8_K activation rows; portable C only.
+// quants-dot-iq.c: dot products of the grid types (IQ1_S, IQ1_M, IQ2_XXS,
+// IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S) with Q8_K activation rows; portable C only.
 //
 // A block is decoded to its 256 signed grid values (small integers: the
 // grid bytes of ggml-quants-iq.h with their signs) and 16 integer sub-block
 // multipliers (2s + 1 from the 4-bit scales), so that the block's value j is
 // factor * mult[j/16] * v[j]; the sum over a block is then exact in int32
-// and scaled once by factor * the activation scale.
+// and scaled once by factor * the activation scale. IQ1 values are grid
+// values (-1, 0, 1) plus a shift of +-1/8 per 8 (IQ1_M) or 32 (IQ1_S)
+// values: per group of 8, sum(g*q) + shift*sum(q) times the group's scale.
 
 #include "quants-dot.h"
 #include "ggml-quants.h"
@@ -112,6 +114,69 @@ static float iq_dot_row(enum ggml_type type, int64_t n, const char * x, const bl
     return sum;
 }
 
+// one block of iq1_s / iq1_m against q8: the sum over its 32 groups of 8 of
+// scale(group) * (sum(g*q) + shift(group)*sum(q)), times the block's d
+static float iq1_dot_block(enum ggml_type type, const void * x, const int8_t * q8, const uint64_t * grid) {
+    float sum = 0.0f;
+    float d;
+    uint16_t sc[4] = { 0 };
+    if (type == GGML_TYPE_IQ1_M) {
+        memcpy(sc, ((const block_iq1_m *) x)->scales, sizeof(sc));
+        d = ggml_iq1_m_scale(x);
+    } else {
+        d = GGML_FP16_TO_FP32(((const block_iq1_s *) x)->d);
+    }
+    for (int k = 0; k < QK_K/8; k++) {
+        int idx, mult;
+        float shift;
+        if (type == GGML_TYPE_IQ1_S) {
+            const block_iq1_s * b = x;
+            const uint16_t qh = b->qh[k/4];
+            idx   = b->qs[k] | (((qh >> 3*(k%4)) & 7) << 8);
+            mult  = 2*((qh >> 12) & 7) + 1;
+            shift = qh & 0x8000 ? -GGML_IQ1S_DELTA : GGML_IQ1S_DELTA;
+        } else {
+            const block_iq1_m * b = x;
+            const int ib = k/2, l = k%2;
+            const uint8_t qh = b->qh[ib];
+            idx   = b->qs[k] | (((qh >> 4*l) & 7) << 8);
+            mult  = 2*((sc[ib/4] >> 3*(ib%4)) & 7) + 1;
+            shift = (qh >> 4*l) & 0x08 ? -GGML_IQ1S_DELTA : GGML_IQ1S_DELTA;
+        }
+        const int8_t * g = (const int8_t *) (grid + idx);
+        int32_t sg = 0, sq = 0;
+        for (int j = 0; j < 8; j++) {
+            sg += g[j] * q8[8*k + j];
+            sq += q8[8*k + j];
+        }
+        sum += (float) mult * ((float) sg + shift * (float) sq);
+    }
+    return d * sum;
+}
+
+static float iq1_dot_row(enum ggml_type type, int64_t n, const char * x, const block_q8_K * y, const uint64_t * grid) {
+    const size_t bs = ggml_type_size(type);
+    float sum = 0.0f;
+    for (int64_t b = 0; b < n / QK_K; b++) {
+        sum += y[b].d * iq1_dot_block(type, x + b*bs, y[b].qs, grid);
+    }
+    return sum;
+}
+
+#define IQ1_DEFINE_ROWS(name, type)                                                                    \
+    static void name(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,                  \
+                     const void * const * y, float * const * s, int64_t nc) {                         \
+        const uint64_t * grid = ggml_iq_grids()->iq1s;                                                 \
+        for (int64_t c = 0; c < nc; c++) {                                                             \
+            for (int64_t r = 0; r < nr; r++) {                                                         \
+                s[c][r] = iq1_dot_row(type, n, (const char *) x + r*bx, (const block_q8_K *) y[c], grid); \
+            }                                                                                          \
+        }                                                                                              \
+    }
+
+IQ1_DEFINE_ROWS(iq_rows_iq1_s, GGML_TYPE_IQ1_S)
+IQ1_DEFINE_ROWS(iq_rows_iq1_m, GGML_TYPE_IQ1_M)
+
 #define IQ_DEFINE_ROWS(name, type)                                                                     \
     static void name(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,                  \
                      const void * const * y, float * const * s, int64_t nc) {                         \
@@ -136,6 +201,8 @@ ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_iq(enum ggml_type type) {
         case GGML_TYPE_IQ2_S:   return iq_rows_iq2_s;
         case GGML_TYPE_IQ3_XXS: return iq_rows_iq3_xxs;
         case GGML_TYPE_IQ3_S:   return iq_rows_iq3_s;
+        case GGML_TYPE_IQ1_S:   return iq_rows_iq1_s;
+        case GGML_TYPE_IQ1_M:   return iq_rows_iq1_m;
         default:                return NULL;
     }
 }
@@ -156,3 +223,5 @@ IQ_DEFINE_VEC_DOT(ggml_vec_dot_iq2_xs_q8_K,  GGML_TYPE_IQ2_XS)
 IQ_DEFINE_VEC_DOT(ggml_vec_dot_iq2_s_q8_K,   GGML_TYPE_IQ2_S)
 IQ_DEFINE_VEC_DOT(ggml_vec_dot_iq3_xxs_q8_K, GGML_TYPE_IQ3_XXS)
 IQ_DEFINE_VEC_DOT(ggml_vec_dot_iq3_s_q8_K,   GGML_TYPE_IQ3_S)
+IQ_DEFINE_VEC_DOT(ggml_vec_dot_iq1_s_q8_K,   GGML_TYPE_IQ1_S)
+IQ_DEFINE_VEC_DOT(ggml_vec_dot_iq1_m_q8_K,   GGML_TYPE_IQ1_M)

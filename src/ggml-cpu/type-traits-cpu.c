@@ -170,6 +170,16 @@ static const struct ggml_type_traits_cpu g_type_traits_cpu[GGML_TYPE_COUNT] = {
         .vec_dot_type = GGML_TYPE_Q8_K,
         .nrows        = 1,
     },
+    [GGML_TYPE_IQ1_S] = {
+        .vec_dot      = ggml_vec_dot_iq1_s_q8_K,
+        .vec_dot_type = GGML_TYPE_Q8_K,
+        .nrows        = 1,
+    },
+    [GGML_TYPE_IQ1_M] = {
+        .vec_dot      = ggml_vec_dot_iq1_m_q8_K,
+        .vec_dot_type = GGML_TYPE_Q8_K,
+        .nrows        = 1,
+    },
     [GGML_TYPE_Q8_K] = {
         // an activation format only, as upstream: no dot product of its own
         .from_float   = quantize_row_q8_K_ref,
