@@ -157,6 +157,32 @@ typedef struct {
 } block_mxfp4;
 _Static_assert(sizeof(block_mxfp4) == 1 + QK_MXFP4/2, "wrong mxfp4 block size");
 
+// Q1_0: value j = d * (bit j of qs ? 1 : -1)
+#define QK1_0 128
+typedef struct {
+    ggml_half d;
+    uint8_t   qs[QK1_0/8];
+} block_q1_0;
+_Static_assert(sizeof(block_q1_0) == sizeof(ggml_half) + QK1_0/8, "wrong q1_0 block size");
+
+// Q2_0: value j = d * (q - 1), q the 2-bit field j of qs (bits 2*(j%4) of byte j/4)
+#define QK2_0 64
+typedef struct {
+    ggml_half d;
+    uint8_t   qs[QK2_0/4];
+} block_q2_0;
+_Static_assert(sizeof(block_q2_0) == sizeof(ggml_half) + QK2_0/4, "wrong q2_0 block size");
+
+// NVFP4: four sub-blocks of 16, each with a UE4M3 scale; within a sub-block
+// codes packed as in q4_0 (value j low nibble, j + 8 high): d * kvalues_mxfp4[code] / 2
+#define QK_NVFP4     64
+#define QK_NVFP4_SUB 16
+typedef struct {
+    uint8_t d[QK_NVFP4/QK_NVFP4_SUB];
+    uint8_t qs[QK_NVFP4/2];
+} block_nvfp4;
+_Static_assert(sizeof(block_nvfp4) == QK_NVFP4/QK_NVFP4_SUB + QK_NVFP4/2, "wrong nvfp4 block size");
+
 // The grid types: groups of 8 (IQ1, IQ2) or 4 (IQ3) values are one point of
 // a grid (ggml-quants-iq.h), stored by index, with signs and small scales.
 

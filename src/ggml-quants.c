@@ -486,6 +486,9 @@ size_t ggml_quantize_chunk(
         case GGML_TYPE_IQ3_S:   quantize = quantize_iq3_s;   break;
         case GGML_TYPE_IQ1_S:   quantize = quantize_iq1_s;   break;
         case GGML_TYPE_IQ1_M:   quantize = quantize_iq1_m;   break;
+        case GGML_TYPE_Q1_0:    quantize = quantize_q1_0;    break;
+        case GGML_TYPE_Q2_0:    quantize = quantize_q2_0;    break;
+        case GGML_TYPE_NVFP4:   quantize = quantize_nvfp4;   break;
         case GGML_TYPE_F32:
         case GGML_TYPE_F16:
         case GGML_TYPE_BF16:
@@ -493,7 +496,7 @@ size_t ggml_quantize_chunk(
         default:
             GGML_ABORT("ggml_quantize_chunk: quantizing to type %s is not supported "
                        "(supported: f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs, mxfp4, tq1_0, tq2_0, "
-                       "iq2_xxs, iq2_xs, iq2_s, iq3_xxs, iq3_s, iq1_s, iq1_m)", ggml_type_name(type));
+                       "iq2_xxs, iq2_xs, iq2_s, iq3_xxs, iq3_s, iq1_s, iq1_m, q1_0, q2_0, nvfp4)", ggml_type_name(type));
     }
 
     GGML_ASSERT(nrows >= 0 && n_per_row > 0);
@@ -697,6 +700,9 @@ bool ggml_validate_row_data(enum ggml_type type, const void * data, size_t nbyte
         case GGML_TYPE_IQ3_S:
         case GGML_TYPE_IQ1_S:  return validate_block_scales(type, data, n, 1);
         case GGML_TYPE_IQ1_M:  return validate_iq1_m(data, n);
+        case GGML_TYPE_Q1_0:
+        case GGML_TYPE_Q2_0:   return validate_block_scales(type, data, n, 1);
+        case GGML_TYPE_NVFP4:  return true; // as upstream: every UE4M3 byte is a value
         case GGML_TYPE_I8:
         case GGML_TYPE_I16:
         case GGML_TYPE_I32:

@@ -113,6 +113,20 @@ GGML_API size_t quantize_iq1_m(const float * GGML_RESTRICT src, void * GGML_REST
 // the fp16 super-block scale of an iq1_m block (spread over its scales)
 GGML_API float ggml_iq1_m_scale(const block_iq1_m * b);
 
+// Q1_0, Q2_0, NVFP4 (ggml-quants-lowbit.c); imatrix is ignored, as upstream
+GGML_API void quantize_row_q1_0_ref (const float * GGML_RESTRICT x, void * GGML_RESTRICT y, int64_t k);
+GGML_API void quantize_row_q2_0_ref (const float * GGML_RESTRICT x, void * GGML_RESTRICT y, int64_t k);
+GGML_API void quantize_row_nvfp4_ref(const float * GGML_RESTRICT x, void * GGML_RESTRICT y, int64_t k);
+GGML_API void dequantize_row_q1_0 (const void * GGML_RESTRICT x, float * GGML_RESTRICT y, int64_t k);
+GGML_API void dequantize_row_q2_0 (const void * GGML_RESTRICT x, float * GGML_RESTRICT y, int64_t k);
+GGML_API void dequantize_row_nvfp4(const void * GGML_RESTRICT x, float * GGML_RESTRICT y, int64_t k);
+GGML_API size_t quantize_q1_0 (const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix);
+GGML_API size_t quantize_q2_0 (const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix);
+GGML_API size_t quantize_nvfp4(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix);
+// UE4M3 scales of nvfp4: half the value (the E2M1 table is doubled), and from fp32
+GGML_API float   ggml_ue4m3_to_fp32_half(uint8_t x);
+GGML_API uint8_t ggml_fp32_to_ue4m3(float x);
+
 // the 6-bit scale (0..63, stored + 32) of sub-block ib of an iq4_xs block
 static inline int ggml_iq4_xs_scale(const block_iq4_xs * b, int ib) {
     return ((b->scales_l[ib/2] >> (4*(ib%2))) & 0x0F) | (((b->scales_h >> (2*ib)) & 3) << 4);

@@ -92,9 +92,12 @@ static const struct ggml_type_traits type_traits[GGML_TYPE_COUNT] = {
     [38]                = REMOVED_TYPE("TYPE_IQ4_NL_8_8 REMOVED, use IQ4_NL with runtime repacking"),
     [GGML_TYPE_MXFP4]  = { .type_name = "mxfp4", .blck_size = 32, .type_size = sizeof(block_mxfp4), .is_quantized = true,
                             .to_float = dequantize_row_mxfp4, .from_float_ref = quantize_row_mxfp4_ref },
-    [GGML_TYPE_NVFP4]   = { .type_name = "nvfp4", .blck_size = 64,  .type_size = 36, .is_quantized = true },
-    [GGML_TYPE_Q1_0]    = { .type_name = "q1_0",  .blck_size = 128, .type_size = 18, .is_quantized = true },
-    [GGML_TYPE_Q2_0]    = { .type_name = "q2_0",  .blck_size = 64,  .type_size = 18, .is_quantized = true },
+    [GGML_TYPE_NVFP4] = { .type_name = "nvfp4", .blck_size = QK_NVFP4, .type_size = sizeof(block_nvfp4), .is_quantized = true,
+                            .to_float = dequantize_row_nvfp4, .from_float_ref = quantize_row_nvfp4_ref },
+    [GGML_TYPE_Q1_0] = { .type_name = "q1_0", .blck_size = QK1_0, .type_size = sizeof(block_q1_0), .is_quantized = true,
+                            .to_float = dequantize_row_q1_0, .from_float_ref = quantize_row_q1_0_ref },
+    [GGML_TYPE_Q2_0] = { .type_name = "q2_0", .blck_size = QK2_0, .type_size = sizeof(block_q2_0), .is_quantized = true,
+                            .to_float = dequantize_row_q2_0, .from_float_ref = quantize_row_q2_0_ref },
 };
 
 const struct ggml_type_traits * ggml_get_type_traits(enum ggml_type type) {

@@ -180,6 +180,24 @@ static const struct ggml_type_traits_cpu g_type_traits_cpu[GGML_TYPE_COUNT] = {
         .vec_dot_type = GGML_TYPE_Q8_K,
         .nrows        = 1,
     },
+    [GGML_TYPE_Q1_0] = {
+        .from_float   = quantize_row_q1_0_ref,
+        .vec_dot      = ggml_vec_dot_q1_0_q8_0,
+        .vec_dot_type = GGML_TYPE_Q8_0,
+        .nrows        = 1,
+    },
+    [GGML_TYPE_Q2_0] = {
+        .from_float   = quantize_row_q2_0_ref,
+        .vec_dot      = ggml_vec_dot_q2_0_q8_0,
+        .vec_dot_type = GGML_TYPE_Q8_0,
+        .nrows        = 1,
+    },
+    [GGML_TYPE_NVFP4] = {
+        .from_float   = quantize_row_nvfp4_ref,
+        .vec_dot      = ggml_vec_dot_nvfp4_q8_0,
+        .vec_dot_type = GGML_TYPE_Q8_0,
+        .nrows        = 1,
+    },
     [GGML_TYPE_Q8_K] = {
         // an activation format only, as upstream: no dot product of its own
         .from_float   = quantize_row_q8_K_ref,
