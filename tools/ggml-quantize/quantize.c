@@ -55,6 +55,8 @@ bool gq_type_supported(enum ggml_type type) {
         case GGML_TYPE_IQ2_XS:
         case GGML_TYPE_IQ1_S:
         case GGML_TYPE_IQ1_M:
+        case GGML_TYPE_NVFP4:
+        case GGML_TYPE_Q1_0:
             return true;
         default:
             return false;
@@ -88,6 +90,8 @@ bool gq_file_type(enum ggml_type type, uint32_t * file_type) {
         case GGML_TYPE_IQ2_XS:  *file_type = 20; return true;
         case GGML_TYPE_IQ1_S:   *file_type = 24; return true;
         case GGML_TYPE_IQ1_M:   *file_type = 31; return true;
+        case GGML_TYPE_NVFP4:   *file_type = 39; return true;
+        case GGML_TYPE_Q1_0:    *file_type = 40; return true;
         case GGML_TYPE_BF16: *file_type = 32; return true;
         default:             return false;
     }
@@ -537,7 +541,7 @@ bool gq_quantize_file(const char * in_path, const char * out_path, const struct 
         return false;
     }
     if (params->mix == GQ_MIX_NONE && !gq_type_supported(params->type)) {
-        gq_error("cannot convert to type %s (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_K..q6_K, iq4_nl, iq4_xs, mxfp4, tq1_0, tq2_0, iq1_s, iq1_m, iq2_xxs, iq2_xs, iq2_s, iq3_xxs, iq3_s)",
+        gq_error("cannot convert to type %s (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_K..q6_K, iq4_nl, iq4_xs, mxfp4, tq1_0, tq2_0, iq1_s, iq1_m, iq2_xxs, iq2_xs, iq2_s, iq3_xxs, iq3_s, nvfp4, q1_0)",
                  ggml_type_name(params->type));
         return false;
     }

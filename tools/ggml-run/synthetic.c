@@ -207,7 +207,9 @@ static bool synth_check(const struct run_synth_params * p) {
         p->wtype != GGML_TYPE_Q5_K && p->wtype != GGML_TYPE_Q6_K &&
         p->wtype != GGML_TYPE_IQ4_NL && p->wtype != GGML_TYPE_IQ4_XS && p->wtype != GGML_TYPE_MXFP4 &&
         p->wtype != GGML_TYPE_TQ1_0 && p->wtype != GGML_TYPE_TQ2_0 &&
-        p->wtype != GGML_TYPE_IQ2_S && p->wtype != GGML_TYPE_IQ3_XXS && p->wtype != GGML_TYPE_IQ3_S) {
+        p->wtype != GGML_TYPE_IQ2_S && p->wtype != GGML_TYPE_IQ3_XXS && p->wtype != GGML_TYPE_IQ3_S &&
+        p->wtype != GGML_TYPE_IQ1_M && p->wtype != GGML_TYPE_NVFP4 && p->wtype != GGML_TYPE_Q1_0 &&
+        p->wtype != GGML_TYPE_Q2_0) {
         run_error("synthetic weights of type %s are not supported", ggml_type_name(p->wtype));
         return false;
     }
