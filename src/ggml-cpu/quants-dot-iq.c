@@ -93,25 +93,41 @@ static float iq_decode_block(enum ggml_type type, const void * x, const struct g
     }
 }
 
-static float iq_dot_row(enum ggml_type type, int64_t n, const char * x, const block_q8_K * y,
-                        const struct ggml_iq_grids * g) {
+// Rows x against columns y, up to 8 columns at a time: each weight block is
+// decoded once per group of columns. The sum of each (column, row) runs over
+// the blocks in order, the same whatever nr and nc are.
+static void iq_dot_rows(enum ggml_type type, int64_t n, const char * x, size_t bx, int64_t nr,
+                        const void * const * y, float * const * s, int64_t nc) {
+    enum { IQ_COLS = 8 };
+    const struct ggml_iq_grids * g = ggml_iq_grids();
     const size_t bs = ggml_type_size(type);
-    float sum = 0.0f;
-    for (int64_t b = 0; b < n / QK_K; b++) {
-        int8_t v[QK_K];
-        int mult[QK_K/16];
-        const float factor = iq_decode_block(type, x + b*bs, g, v, mult);
-        int32_t isum = 0;
-        for (int s = 0; s < QK_K/16; s++) {
-            int32_t part = 0;
-            for (int j = 0; j < 16; j++) {
-                part += v[16*s + j] * y[b].qs[16*s + j];
+    for (int64_t r = 0; r < nr; r++) {
+        const char * xr = x + r*bx;
+        for (int64_t c0 = 0; c0 < nc; c0 += IQ_COLS) {
+            const int64_t cn = nc - c0 < IQ_COLS ? nc - c0 : IQ_COLS;
+            float acc[IQ_COLS] = { 0 };
+            for (int64_t b = 0; b < n / QK_K; b++) {
+                int8_t v[QK_K];
+                int mult[QK_K/16];
+                const float factor = iq_decode_block(type, xr + b*bs, g, v, mult);
+                for (int64_t c = 0; c < cn; c++) {
+                    const block_q8_K * yb = (const block_q8_K *) y[c0 + c] + b;
+                    int32_t isum = 0;
+                    for (int sb = 0; sb < QK_K/16; sb++) {
+                        int32_t part = 0;
+                        for (int j = 0; j < 16; j++) {
+                            part += v[16*sb + j] * yb->qs[16*sb + j];
+                        }
+                        isum += mult[sb] * part;
+                    }
+                    acc[c] += factor * yb->d * (float) isum;
+                }
             }
-            isum += mult[s] * part;
+            for (int64_t c = 0; c < cn; c++) {
+                s[c0 + c][r] = acc[c];
+            }
         }
-        sum += factor * y[b].d * (float) isum;
     }
-    return sum;
 }
 
 // one block of iq1_s / iq1_m against q8: the sum over its 32 groups of 8 of
@@ -180,12 +196,7 @@ IQ1_DEFINE_ROWS(iq_rows_iq1_m, GGML_TYPE_IQ1_M)
 #define IQ_DEFINE_ROWS(name, type)                                                                     \
     static void name(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,                  \
                      const void * const * y, float * const * s, int64_t nc) {                         \
-        const struct ggml_iq_grids * g = ggml_iq_grids();                                              \
-        for (int64_t c = 0; c < nc; c++) {                                                             \
-            for (int64_t r = 0; r < nr; r++) {                                                         \
-                s[c][r] = iq_dot_row(type, n, (const char *) x + r*bx, (const block_q8_K *) y[c], g);  \
-            }                                                                                          \
-        }                                                                                              \
+        iq_dot_rows(type, n, (const char *) x, bx, nr, y, s, nc);                                      \
     }
 
 IQ_DEFINE_ROWS(iq_rows_iq2_xxs, GGML_TYPE_IQ2_XXS)
