@@ -66,7 +66,10 @@ static bool mm_is_kquant(enum ggml_type t) {
     return t == GGML_TYPE_Q2_K || t == GGML_TYPE_Q3_K || t == GGML_TYPE_Q4_K ||
            t == GGML_TYPE_Q5_K || t == GGML_TYPE_Q6_K ||
            t == GGML_TYPE_IQ4_NL || t == GGML_TYPE_IQ4_XS || t == GGML_TYPE_MXFP4 ||
-           t == GGML_TYPE_TQ1_0 || t == GGML_TYPE_TQ2_0;
+           t == GGML_TYPE_TQ1_0 || t == GGML_TYPE_TQ2_0 ||
+           t == GGML_TYPE_IQ2_XXS || t == GGML_TYPE_IQ2_XS || t == GGML_TYPE_IQ2_S ||
+           t == GGML_TYPE_IQ3_XXS || t == GGML_TYPE_IQ3_S || t == GGML_TYPE_IQ1_S || t == GGML_TYPE_IQ1_M ||
+           t == GGML_TYPE_Q1_0 || t == GGML_TYPE_Q2_0 || t == GGML_TYPE_NVFP4;
 }
 
 static bool mm_weight_type_supported(enum ggml_type t) {
