@@ -3,8 +3,10 @@
 // CROSS_ENTROPY_LOSS with its gradient, and the optimizer steps
 // OPT_STEP_ADAMW and OPT_STEP_SGD (ROPE_BACK is in ops-rope.c).
 //
-// Everything is F32 with rows contiguous in memory (nb[0] == 4); higher
-// dimensions may have any strides. Row sums are accumulated in double, so
+// Everything is F32. Results have rows contiguous in memory (nb[0] == 4);
+// the sources of the backward ops and the loss may have any strides
+// (gradients often arrive transposed or permuted), the optimizer steps'
+// tensors need contiguous rows. Row sums are accumulated in double, so
 // that a long row or a large batch does not lose the loss to rounding. The
 // work is split by rows, except where noted.
 
@@ -34,6 +36,25 @@ static bool supports_f32_rows_all(const struct ggml_tensor * op) {
         }
     }
     return true;
+}
+
+// F32 everywhere; the sources may have any strides (gradients often come
+// transposed or permuted), the result has contiguous rows
+static bool supports_f32_strided(const struct ggml_tensor * op) {
+    if (!rows_f32(op)) {
+        return false;
+    }
+    for (int j = 0; j < GGML_MAX_SRC && op->src[j] != NULL; j++) {
+        if (op->src[j]->type != GGML_TYPE_F32) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// element i of row r of an F32 tensor of any strides
+static inline float ld(const struct ggml_tensor * t, const float * row, int64_t i) {
+    return *(const float *) ((const char *) row + i*t->nb[0]);
 }
 
 //
@@ -87,8 +108,9 @@ static void forward_silu_back(const struct ggml_compute_params * params, struct 
         const float * v = row_f32(x, r);
         float * out = row_f32(dst, r);
         for (int64_t i = 0; i < dst->ne[0]; i++) {
-            const float s = 1.0f / (1.0f + expf(-v[i]));
-            out[i] = g[i] * s * (1.0f + v[i] * (1.0f - s));
+            const float xv = ld(x, v, i);
+            const float s  = 1.0f / (1.0f + expf(-xv));
+            out[i] = ld(dy, g, i) * s * (1.0f + xv * (1.0f - s));
         }
     }
 }
@@ -111,15 +133,16 @@ static void forward_rms_norm_back(const struct ggml_compute_params * params, str
         float * out = row_f32(dst, r);
         double sum_xx = 0.0, sum_xg = 0.0;
         for (int64_t i = 0; i < n; i++) {
-            sum_xx += (double) v[i] * (double) v[i];
-            sum_xg += (double) v[i] * (double) g[i];
+            const double xv = (double) ld(x, v, i);
+            sum_xx += xv * xv;
+            sum_xg += xv * (double) ld(dy, g, i);
         }
         const double mean_eps = sum_xx / (double) n + (double) eps;
         const double rinv     = 1.0 / sqrt(mean_eps);
         const float  a        = (float) rinv;
         const float  b        = (float) (-sum_xg / ((double) n * mean_eps) * rinv);
         for (int64_t i = 0; i < n; i++) {
-            out[i] = g[i] * a + v[i] * b;
+            out[i] = ld(dy, g, i) * a + ld(x, v, i) * b;
         }
     }
 }
@@ -167,7 +190,7 @@ static void forward_get_rows_back(const struct ggml_compute_params * params, str
 //
 
 static bool supports_soft_max_back(const struct ggml_tensor * op) {
-    return supports_f32_rows_all(op) && ggml_get_op_params_f32(op, 1) == 0.0f; // no ALiBi, as upstream
+    return supports_f32_strided(op) && ggml_get_op_params_f32(op, 1) == 0.0f; // no ALiBi, as upstream
 }
 
 static void forward_soft_max_back(const struct ggml_compute_params * params, struct ggml_tensor * dst) {
@@ -183,10 +206,10 @@ static void forward_soft_max_back(const struct ggml_compute_params * params, str
         float * out = row_f32(dst, r);
         double dot = 0.0;
         for (int64_t i = 0; i < n; i++) {
-            dot += (double) g[i] * (double) p[i];
+            dot += (double) ld(dy, g, i) * (double) ld(y, p, i);
         }
         for (int64_t i = 0; i < n; i++) {
-            out[i] = scale * p[i] * (g[i] - (float) dot);
+            out[i] = scale * ld(y, p, i) * (ld(dy, g, i) - (float) dot);
         }
     }
 }
@@ -197,14 +220,14 @@ static void forward_soft_max_back(const struct ggml_compute_params * params, str
 //
 
 // log(sum(exp(x - max))) + max
-static double row_logsumexp(int64_t n, const float * x) {
+static double row_logsumexp(const struct ggml_tensor * t, int64_t n, const float * x) {
     float max = -INFINITY;
     for (int64_t i = 0; i < n; i++) {
-        max = MAX(max, x[i]);
+        max = MAX(max, ld(t, x, i));
     }
     double sum = 0.0;
     for (int64_t i = 0; i < n; i++) {
-        sum += exp((double) x[i] - (double) max);
+        sum += exp((double) ld(t, x, i) - (double) max);
     }
     return log(sum) + (double) max;
 }
@@ -215,7 +238,7 @@ static size_t work_size_cross_entropy(const struct ggml_tensor * op, int n_threa
 }
 
 static bool supports_cross_entropy(const struct ggml_tensor * op) {
-    return supports_f32_rows_all(op) && ggml_nelements(op) == 1;
+    return supports_f32_strided(op) && ggml_nelements(op) == 1;
 }
 
 static void forward_cross_entropy_loss(const struct ggml_compute_params * params, struct ggml_tensor * dst) {
@@ -230,10 +253,11 @@ static void forward_cross_entropy_loss(const struct ggml_compute_params * params
     for (int64_t r = r0; r < r1; r++) {
         const float * x = row_f32(logits, r);
         const float * t = row_f32(labels, r);
-        const double lse = row_logsumexp(n, x);
+        const double lse = row_logsumexp(logits, n, x);
         for (int64_t i = 0; i < n; i++) {
-            if (t[i] != 0.0f) { // 0 * log(0) is 0 here, not NaN
-                sum += (double) t[i] * ((double) x[i] - lse);
+            const float ti = ld(labels, t, i);
+            if (ti != 0.0f) { // 0 * log(0) is 0 here, not NaN
+                sum += (double) ti * ((double) ld(logits, x, i) - lse);
             }
         }
     }
@@ -264,15 +288,15 @@ static void forward_cross_entropy_loss_back(const struct ggml_compute_params * p
         const float * x = row_f32(logits, r);
         const float * t = row_f32(labels, r);
         float * out = row_f32(dst, r);
-        const double lse = row_logsumexp(n, x);
+        const double lse = row_logsumexp(logits, n, x);
         for (int64_t i = 0; i < n; i++) {
-            out[i] = ((float) exp((double) x[i] - lse) - t[i]) * d_by_nr;
+            out[i] = ((float) exp((double) ld(logits, x, i) - lse) - ld(labels, t, i)) * d_by_nr;
         }
     }
 }
 
 static bool supports_cross_entropy_back(const struct ggml_tensor * op) {
-    return supports_f32_rows_all(op) && ggml_nelements(op->src[0]) == 1;
+    return supports_f32_strided(op) && ggml_nelements(op->src[0]) == 1;
 }
 
 //
@@ -326,8 +350,8 @@ static void forward_opt_step_sgd(const struct ggml_compute_params * params, stru
 
 void ggml_cpu_register_ops_train(struct ggml_cpu_op_impl * table) {
     table[GGML_OP_REPEAT_BACK]   = (struct ggml_cpu_op_impl) { forward_repeat_back,   supports_repeat_back,   NULL };
-    table[GGML_OP_SILU_BACK]     = (struct ggml_cpu_op_impl) { forward_silu_back,     supports_f32_rows_all,  NULL };
-    table[GGML_OP_RMS_NORM_BACK] = (struct ggml_cpu_op_impl) { forward_rms_norm_back, supports_f32_rows_all,  NULL };
+    table[GGML_OP_SILU_BACK]     = (struct ggml_cpu_op_impl) { forward_silu_back,     supports_f32_strided,   NULL };
+    table[GGML_OP_RMS_NORM_BACK] = (struct ggml_cpu_op_impl) { forward_rms_norm_back, supports_f32_strided,   NULL };
     table[GGML_OP_GET_ROWS_BACK] = (struct ggml_cpu_op_impl) { forward_get_rows_back, supports_get_rows_back, NULL };
     table[GGML_OP_SOFT_MAX_BACK] = (struct ggml_cpu_op_impl) { forward_soft_max_back, supports_soft_max_back, NULL };
     table[GGML_OP_CROSS_ENTROPY_LOSS] = (struct ggml_cpu_op_impl) {
