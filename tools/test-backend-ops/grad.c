@@ -193,9 +193,15 @@ static bool mark_params(const struct tbo_case * c, struct ggml_tensor * out, str
     if (!family_has_params(c, out)) {
         return true;
     }
+    // the F32 leaves that reach the output through sources that carry a gradient
+    // (not the labels of a loss, even if computed by a softmax)
     const int n = ggml_graph_n_nodes(gf);
-    for (int i = 0; i < n; i++) {
-        struct ggml_tensor * t = ggml_graph_node(gf, i);
+    struct ggml_tensor ** stack = tbo_malloc((size_t) (n + 1) * sizeof(struct ggml_tensor *));
+    struct ggml_tensor ** seen  = tbo_malloc((size_t) (n + 1) * sizeof(struct ggml_tensor *));
+    int n_stack = 0, n_seen = 0;
+    stack[n_stack++] = out;
+    while (n_stack > 0) {
+        struct ggml_tensor * t = stack[--n_stack];
         for (int j = 0; j < GGML_MAX_SRC; j++) {
             struct ggml_tensor * s = t->src[j];
             if (s == NULL || src_is_constant(t, j)) {
@@ -205,12 +211,24 @@ static bool mark_params(const struct tbo_case * c, struct ggml_tensor * out, str
             if (t->op == GGML_OP_MUL_MAT && j == 0 && (t->src[0]->ne[3] != 1 || t->src[1]->ne[3] != 1)) {
                 continue;
             }
-            // views of inputs are nodes (VIEW, PERMUTE...): their sources are reached through them
-            if (is_leaf_input(s) && s->type == GGML_TYPE_F32) {
-                ggml_set_param(s);
+            if (s->op == GGML_OP_NONE) {
+                if (is_leaf_input(s) && s->type == GGML_TYPE_F32) {
+                    ggml_set_param(s);
+                }
+                continue;
+            }
+            bool done = false;
+            for (int k = 0; k < n_seen && !done; k++) {
+                done = seen[k] == s;
+            }
+            if (!done && n_seen < n) {
+                seen[n_seen++] = s;
+                stack[n_stack++] = s;
             }
         }
     }
+    free(stack);
+    free(seen);
     // every node that depends on a parameter needs a gradient rule
     struct ggml_tensor ** dep = tbo_malloc((size_t) (n + 1) * sizeof(struct ggml_tensor *));
     int n_dep = 0;
@@ -409,7 +427,7 @@ enum tbo_grad_status tbo_eval_grad(const struct tbo_case * c, size_t index, ggml
         ngrads += (t->flags & GGML_TENSOR_FLAG_PARAM) ? ggml_nelements(t) : 0;
     }
     if (ngrads == 0) {
-        st = report(p, backend, op_name, c->vars, false, false, "no F32 inputs to differentiate");
+        st = report(p, backend, op_name, c->vars, false, false, "no parameters (upstream checks no gradient here)");
         goto done;
     }
     const struct grad_settings s = grad_settings_for(c, out);

@@ -455,6 +455,16 @@ static bool op_implemented(const struct ggml_tensor * node) {
         case GGML_OP_GET_REL_POS:
         case GGML_OP_ADD_REL_POS:
             return true;
+        // ref-eval-train.c
+        case GGML_OP_REPEAT_BACK:
+        case GGML_OP_SILU_BACK:
+        case GGML_OP_RMS_NORM_BACK:
+        case GGML_OP_GET_ROWS_BACK:
+        case GGML_OP_SOFT_MAX_BACK:
+        case GGML_OP_CROSS_ENTROPY_LOSS:
+        case GGML_OP_CROSS_ENTROPY_LOSS_BACK:
+        case GGML_OP_OPT_STEP_ADAMW:
+        case GGML_OP_OPT_STEP_SGD:
         // ref-eval-misc.c
         case GGML_OP_ADD_ID:
         case GGML_OP_CUMSUM:
@@ -568,6 +578,15 @@ void tbo_ref_compute(struct tbo_ref * r, const struct ggml_tensor * node) {
         case GGML_OP_ADD_REL_POS:        ref_op_add_rel_pos(r, node); break;
         case GGML_OP_UNARY:          ref_op_unary(r, node); break;
         case GGML_OP_GLU:            ref_op_glu(r, node); break;
+        case GGML_OP_REPEAT_BACK:
+        case GGML_OP_SILU_BACK:
+        case GGML_OP_RMS_NORM_BACK:
+        case GGML_OP_GET_ROWS_BACK:
+        case GGML_OP_SOFT_MAX_BACK:
+        case GGML_OP_CROSS_ENTROPY_LOSS:
+        case GGML_OP_CROSS_ENTROPY_LOSS_BACK:
+        case GGML_OP_OPT_STEP_ADAMW:
+        case GGML_OP_OPT_STEP_SGD:   ref_op_train(r, node); break;
         case GGML_OP_ADD_ID:         ref_op_add_id(r, node); break;
         case GGML_OP_CUMSUM:         ref_op_cumsum(r, node); break;
         case GGML_OP_DIAG:           ref_op_diag(r, node); break;

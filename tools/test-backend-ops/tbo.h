@@ -372,6 +372,14 @@ void tbo_add_flash_attn_ext(struct tbo_case_list * l, int64_t hsk, int64_t hsv, 
                             enum ggml_type type_k, enum ggml_type type_v, const int64_t permute[4], bool kv_view,
                             bool v_is_view_of_k);
 
+// cases-train.c: the backward ops, the loss and the optimizer steps
+void tbo_add_get_rows_back(struct tbo_case_list * l, enum ggml_type type, int n, int m, int r, int b, bool v);
+void tbo_add_repeat_back(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4], const int64_t nr[4], bool v);
+void tbo_add_silu_back(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4], float eps);
+void tbo_add_rms_norm_back(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4], float eps);
+void tbo_add_soft_max_back(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4], float scale, float max_bias);
+void tbo_add_train_step_cases(struct tbo_case_list * l); // CROSS_ENTROPY_LOSS(_BACK), OPT_STEP_ADAMW, OPT_STEP_SGD
+
 // cases-conv.c
 void tbo_add_pool2d(struct tbo_case_list * l, enum ggml_op_pool pool_type, enum ggml_type type_input, const int64_t ne[4],
                     int k0, int k1, int s0, int s1, int p0, int p1);
