@@ -6,6 +6,8 @@
 // each parameter element is estimated by central differences
 //     (f(x + eps) - f(x - eps)) / 2 eps,  or with "precise"
 //     (8 f(x + eps/2) + f(x - eps) - 8 f(x - eps/2) - f(x + eps)) / 6 eps
+// (the loss summed in double by the tool, where upstream sums in float in
+// the graph and loses small differences of large sums to rounding)
 // and compared with the backward pass by the mean absolute asymmetry
 // mean(|(a - b) / (a + b)|), skipping the elements whose estimate is none
 // of the expected values where the function has kinks (ReLU, abs).
@@ -307,13 +309,22 @@ struct grad_run {
 };
 
 // the loss with element i of t set to v
-static bool loss_at(struct grad_run * r, struct ggml_tensor * t, int64_t i, float v, float * f) {
+static bool loss_at(struct grad_run * r, struct ggml_tensor * t, int64_t i, float v, double * f) {
     ggml_backend_tensor_set(t, &v, (size_t) i * sizeof(float), sizeof(float));
     if (ggml_backend_graph_compute(r->backend, r->gf) != GGML_STATUS_SUCCESS) {
         snprintf(r->detail, sizeof(r->detail), "the forward graph failed to compute");
         return false;
     }
-    ggml_backend_tensor_get(r->out, f, 0, sizeof(float));
+    // the loss summed here in double: the elements a step does not change
+    // cancel exactly, so the difference is not lost to the rounding of a
+    // large float sum (upstream sums in the graph, in float)
+    double * vals = tbo_tensor_to_double(r->out);
+    double sum = 0.0;
+    for (int64_t k = 0; k < ggml_nelements(r->out); k++) {
+        sum += vals[k];
+    }
+    free(vals);
+    *f = sum;
     return true;
 }
 
@@ -333,13 +344,13 @@ static bool check_param(struct grad_run * r, struct ggml_cgraph * gb, struct ggm
     }
     for (int64_t i = 0; i < ne && ok; i++) {
         const float eps = s->eps;
-        float fu, fd, fuh = 0.0f, fdh = 0.0f;
+        double fu = 0.0, fd = 0.0, fuh = 0.0, fdh = 0.0;
         ok = loss_at(r, t, i, x0[i] + eps, &fu) && loss_at(r, t, i, x0[i] - eps, &fd);
         if (ok && s->precise) {
             ok = loss_at(r, t, i, x0[i] + 0.5f * eps, &fuh) && loss_at(r, t, i, x0[i] - 0.5f * eps, &fdh);
         }
-        gn[i] = s->precise ? (float) ((8.0 * (double) fuh + (double) fd - (8.0 * (double) fdh + (double) fu)) / (6.0 * (double) eps))
-                           : (fu - fd) / (2.0f * eps);
+        gn[i] = (float) (s->precise ? (8.0 * fuh + fd - (8.0 * fdh + fu)) / (6.0 * (double) eps)
+                                    : (fu - fd) / (2.0 * (double) eps));
         ggml_backend_tensor_set(t, &x0[i], (size_t) i * sizeof(float), sizeof(float));
     }
     if (ok) {
@@ -436,6 +447,7 @@ enum tbo_grad_status tbo_eval_grad(const struct tbo_case * c, size_t index, ggml
         goto done;
     }
 
+    r.out = out; // the finite differences sum it themselves
     if (!ggml_is_scalar(out)) {
         out = ggml_sum(ctx, out);
         ggml_set_name(out, "sum_of_out");
@@ -459,8 +471,7 @@ enum tbo_grad_status tbo_eval_grad(const struct tbo_case * c, size_t index, ggml
     }
     init(c, ctx, opts->seed ^ ((uint64_t) (index + 1) * 0x9e3779b97f4a7c15ULL));
     ggml_graph_reset(gb);
-    r.gf  = gf;
-    r.out = out;
+    r.gf = gf;
     if (ggml_backend_graph_compute(backend, gf) != GGML_STATUS_SUCCESS ||
         ggml_backend_graph_compute(backend, gb) != GGML_STATUS_SUCCESS) {
         st = report(p, backend, op_name, c->vars, true, false, "the graph failed to compute");
