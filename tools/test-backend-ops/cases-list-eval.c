@@ -900,7 +900,6 @@ static void make_rope(struct tbo_case_list * l) {
             tbo_add_rope_sections(l, NE(24, 5, 3, 1), 20, GGML_ROPE_TYPE_IMROPE, secs[si]);
         }
     }
-    // forward only: the backward cases are ROPE_BACK, outside the op set
     bool all = true;
     static const float fss[2] = { 1.0f, 1.4245f };
     static const float efs[2] = { 0.0f, 0.7465f };
@@ -910,6 +909,9 @@ static void make_rope(struct tbo_case_list * l) {
                                       GGML_ROPE_TYPE_VISION };
     const int N = GGML_ROPE_TYPE_NORMAL, X = GGML_ROPE_TYPE_NEOX, M = GGML_ROPE_TYPE_MROPE, I = GGML_ROPE_TYPE_IMROPE,
               V = GGML_ROPE_TYPE_VISION;
+    // forward (ROPE), then backward (ROPE_BACK), as upstream
+    for (int fw = 1; fw >= 0; fw--) {
+    all = true;
     for (int fi = 0; fi < 2; fi++) {
         for (int ei = 0; ei < 2; ei++) {
             for (int ai = 0; ai < 2; ai++) {
@@ -918,7 +920,8 @@ static void make_rope(struct tbo_case_list * l) {
                     const enum ggml_type type = f32_f16[ti];
                     for (int ff = 0; ff <= 1; ff++) {
                         for (int v = 0; v <= 1; v++) {
-#define ROPE(ne0, ne1, ne2, nd, mode) tbo_add_rope(l, type, NE(ne0, ne1, ne2, 1), nd, mode, 512, fs, ef, af, ff, v, false, 0)
+#define ROPE(ne0, ne1, ne2, nd, mode) (fw ? tbo_add_rope(l, type, NE(ne0, ne1, ne2, 1), nd, mode, 512, fs, ef, af, ff, v, false, 0) \
+                                         : tbo_add_rope_back(l, type, NE(ne0, ne1, ne2, 1), nd, mode, 512, fs, ef, af, ff, v))
                             ROPE(128, 32, 2, 128, N);
                             if (all) {
                                 ROPE(128, 40, 2, 128, N);
@@ -952,13 +955,18 @@ static void make_rope(struct tbo_case_list * l) {
                         }
                         // a view at an offset along dim 0, as a 2D rope of an image
                         for (int mi = 0; mi < 5; mi++) {
-                            tbo_add_rope(l, type, NE(36, 16, 2457, 1), 36, all_modes[mi], 512, fs, ef, af, ff, 2, false, 0);
+                            if (fw) {
+                                tbo_add_rope(l, type, NE(36, 16, 2457, 1), 36, all_modes[mi], 512, fs, ef, af, ff, 2, false, 0);
+                            } else {
+                                tbo_add_rope_back(l, type, NE(36, 16, 2457, 1), 36, all_modes[mi], 512, fs, ef, af, ff, 2);
+                            }
                         }
                     }
                     all = false;
                 }
             }
         }
+    }
     }
 
     for (int ti = 0; ti < 2; ti++) {

@@ -429,6 +429,7 @@ static bool op_implemented(const struct ggml_tensor * node) {
         case GGML_OP_DIAG_MASK_INF:
         case GGML_OP_SOFT_MAX:
         case GGML_OP_ROPE:
+        case GGML_OP_ROPE_BACK:
         case GGML_OP_PAD:
         case GGML_OP_ARANGE:
         case GGML_OP_ARGSORT:
@@ -550,7 +551,8 @@ void tbo_ref_compute(struct tbo_ref * r, const struct ggml_tensor * node) {
         case GGML_OP_SET_ROWS:       ref_op_set_rows(r, node); break;
         case GGML_OP_DIAG_MASK_INF:  ref_op_diag_mask_inf(r, node); break;
         case GGML_OP_SOFT_MAX:       ref_op_soft_max(r, node); break;
-        case GGML_OP_ROPE:           ref_op_rope(r, node); break;
+        case GGML_OP_ROPE:
+        case GGML_OP_ROPE_BACK:      ref_op_rope(r, node); break;
         case GGML_OP_PAD:            ref_op_pad(r, node); break;
         case GGML_OP_ARANGE:         ref_op_arange(r, node); break;
         case GGML_OP_ARGSORT:

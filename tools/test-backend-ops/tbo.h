@@ -362,6 +362,9 @@ void tbo_add_soft_max(struct tbo_case_list * l, enum ggml_type type, const int64
 void tbo_add_soft_max_inf_mask(struct tbo_case_list * l, const int64_t ne[4], float scale, float max_bias);
 void tbo_add_rope(struct tbo_case_list * l, enum ggml_type type, const int64_t ne_a[4], int n_dims, int mode, int n_ctx,
                   float fs, float ef, float af, bool ff, int v, bool inplace, int n_offs);
+// ROPE_BACK (upstream's test_rope with forward = false; same name and vars)
+void tbo_add_rope_back(struct tbo_case_list * l, enum ggml_type type, const int64_t ne_a[4], int n_dims, int mode, int n_ctx,
+                       float fs, float ef, float af, bool ff, int v);
 // ours: MROPE/IMROPE with the given sections (each bound of the section walk reachable)
 void tbo_add_rope_sections(struct tbo_case_list * l, const int64_t ne_a[4], int n_dims, int mode, const int sections[4]);
 void tbo_add_rope_set_rows(struct tbo_case_list * l, enum ggml_type type, enum ggml_type type_idx, const int64_t ne_a[4], int mode);
