@@ -201,6 +201,7 @@ static bool mark_params(const struct tbo_case * c, struct ggml_tensor * out, str
     struct ggml_tensor ** stack = tbo_malloc((size_t) (n + 1) * sizeof(struct ggml_tensor *));
     struct ggml_tensor ** seen  = tbo_malloc((size_t) (n + 1) * sizeof(struct ggml_tensor *));
     int n_stack = 0, n_seen = 0;
+    bool non_f32 = false;
     stack[n_stack++] = out;
     while (n_stack > 0) {
         struct ggml_tensor * t = stack[--n_stack];
@@ -216,6 +217,9 @@ static bool mark_params(const struct tbo_case * c, struct ggml_tensor * out, str
             if (s->op == GGML_OP_NONE) {
                 if (is_leaf_input(s) && s->type == GGML_TYPE_F32) {
                     ggml_set_param(s);
+                } else if (is_leaf_input(s)) {
+                    // upstream marks it and reports "not F32": differences of F16 or quantized data say nothing
+                    non_f32 = true;
                 }
                 continue;
             }
@@ -231,6 +235,10 @@ static bool mark_params(const struct tbo_case * c, struct ggml_tensor * out, str
     }
     free(stack);
     free(seen);
+    if (non_f32) {
+        *why = "an input that is not F32";
+        return false;
+    }
     // every node that depends on a parameter needs a gradient rule
     struct ggml_tensor ** dep = tbo_malloc((size_t) (n + 1) * sizeof(struct ggml_tensor *));
     int n_dep = 0;
@@ -422,7 +430,7 @@ enum tbo_grad_status tbo_eval_grad(const struct tbo_case * c, size_t index, ggml
     ggml_build_forward_expand(gf, out);
     const char * why = NULL;
     if (!mark_params(c, out, gf, &why)) {
-        snprintf(r.detail, sizeof(r.detail), "no gradient rule for %s", why != NULL ? why : "?");
+        snprintf(r.detail, sizeof(r.detail), strncmp(why, "an ", 3) == 0 ? "%s" : "no gradient rule for %s", why);
         st = report(p, backend, op_name, c->vars, false, false, r.detail);
         goto done;
     }
