@@ -62,7 +62,7 @@ static void usage(const char * argv0) {
 }
 
 static bool parse_args(int argc, char ** argv, struct options * o) {
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) { // options with a value
         const char * a = argv[i];
         const char * v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
@@ -93,7 +93,6 @@ static bool parse_args(int argc, char ** argv, struct options * o) {
             fprintf(stderr, "%s: bad value for %s: %s\n", argv[0], a, v);
             return false;
         }
-        i++;
     }
     if (o->ndata <= 0 || o->nhidden <= 0 || o->nbatch <= 0 || o->nepoch <= 0 || o->lr <= 0.0f ||
         o->val_split < 0.0f || o->val_split >= 1.0f || o->n_threads < 0) {

@@ -109,7 +109,7 @@ static void cross_entropy(struct tbo_ref * r, const struct ggml_tensor * dst) {
     double loss = 0.0;
     for (int64_t k = 0; k < nr; k++) {
         const double * xr = x + k * n;
-        double mx = -INFINITY, z = 0.0;
+        double mx = -(double) INFINITY, z = 0.0;
         for (int64_t i = 0; i < n; i++) {
             mx = fmax(mx, xr[i]);
         }
