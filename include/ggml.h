@@ -2362,6 +2362,128 @@ extern "C" {
             void                * userdata);
 
     //
+    // training: the backward ops, the loss and the optimizer steps
+    // (ggml_build_backward_expand builds the first two kinds; upstream's signatures)
+    //
+
+    // sums the repetitions of a into the shape of b (the gradient of ggml_repeat)
+    GGML_API struct ggml_tensor * ggml_repeat_back(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a,
+            struct ggml_tensor  * b);
+
+    // the gradient of ggml_silu: a is dy, b is x
+    GGML_API struct ggml_tensor * ggml_silu_back(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a,
+            struct ggml_tensor  * b);
+
+    // the gradient of ggml_rms_norm: a is dy, b is x
+    GGML_API struct ggml_tensor * ggml_rms_norm_back(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a,
+            struct ggml_tensor  * b,
+            float                 eps);
+
+    // the gradient of ggml_get_rows: the rows of a (F32 matrix) summed into
+    // a new F32 tensor of c's shape at the I32 indices b
+    GGML_API struct ggml_tensor * ggml_get_rows_back(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a,  // gradients of ggml_get_rows result
+            struct ggml_tensor  * b,  // row indices
+            struct ggml_tensor  * c); // data for ggml_get_rows, only used for its shape
+
+    // the gradient of ggml_soft_max_ext: a is dy, b the softmax's output y
+    GGML_API struct ggml_tensor * ggml_soft_max_ext_back(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a,
+            struct ggml_tensor  * b,
+            float                 scale,
+            float                 max_bias);
+
+    // in-place, returns view(a)
+    GGML_API struct ggml_tensor * ggml_soft_max_ext_back_inplace(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a,
+            struct ggml_tensor  * b,
+            float                 scale,
+            float                 max_bias);
+
+    // the gradient of ggml_rope_ext: a is dy; the inverse rotation
+    GGML_API struct ggml_tensor * ggml_rope_ext_back(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a, // gradients of ggml_rope result
+            struct ggml_tensor  * b, // positions
+            struct ggml_tensor  * c, // freq factors
+            int                   n_dims,
+            int                   mode,
+            int                   n_ctx_orig,
+            float                 freq_base,
+            float                 freq_scale,
+            float                 ext_factor,
+            float                 attn_factor,
+            float                 beta_fast,
+            float                 beta_slow);
+
+    GGML_API struct ggml_tensor * ggml_rope_multi_back(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a,
+            struct ggml_tensor  * b,
+            struct ggml_tensor  * c,
+            int                   n_dims,
+            int                   sections[4],
+            int                   mode,
+            int                   n_ctx_orig,
+            float                 freq_base,
+            float                 freq_scale,
+            float                 ext_factor,
+            float                 attn_factor,
+            float                 beta_fast,
+            float                 beta_slow);
+
+    // declared as upstream; like upstream's, it aborts: it has not been
+    // adapted to ggml_flash_attn_ext's layouts
+    GGML_API struct ggml_tensor * ggml_flash_attn_back(
+           struct ggml_context * ctx,
+           struct ggml_tensor  * q,
+           struct ggml_tensor  * k,
+           struct ggml_tensor  * v,
+           struct ggml_tensor  * d,
+           bool                  masked);
+
+    // mean over rows of -sum(b * log(softmax(a))): a the logits, b the labels
+    // (probabilities, same shape); a 1-element tensor
+    GGML_API struct ggml_tensor * ggml_cross_entropy_loss(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a,  // logits
+            struct ggml_tensor  * b); // labels
+
+    GGML_API struct ggml_tensor * ggml_cross_entropy_loss_back(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a,  // gradients of cross_entropy_loss result
+            struct ggml_tensor  * b,  // logits
+            struct ggml_tensor  * c); // labels
+
+    // AdamW step on the parameter a in place (returns a view of a); m and v
+    // are the moments, adamw_params F32 [7]: alpha, beta1, beta2, eps, wd,
+    // beta1h = 1/(1 - beta1^t), beta2h = 1/(1 - beta2^t)
+    GGML_API struct ggml_tensor * ggml_opt_step_adamw(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a,
+            struct ggml_tensor  * grad,
+            struct ggml_tensor  * m,
+            struct ggml_tensor  * v,
+            struct ggml_tensor  * adamw_params); // parameters such as the learning rate
+
+    // stochastic gradient descent step with weight decay on a in place;
+    // sgd_params F32 [2]: alpha, wd
+    GGML_API struct ggml_tensor * ggml_opt_step_sgd(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * a,
+            struct ggml_tensor  * grad,
+            struct ggml_tensor  * sgd_params); // alpha, weight decay
+
+    //
     // graphs
     //
 
@@ -2383,6 +2505,15 @@ extern "C" {
     GGML_API void ggml_build_forward_order(
             struct ggml_cgraph * cgraph,
             struct ggml_tensor * tensor);
+
+    // Append the backward pass to a graph holding a loss (ggml_set_loss) and
+    // parameters (ggml_set_param): the gradient of every node that needs one,
+    // found with ggml_graph_get_grad. grad_accs, if not NULL, gives for node i
+    // a tensor that accumulates its gradient across evaluations (or NULL).
+    GGML_API void ggml_build_backward_expand(
+        struct ggml_context *  ctx,        // context for gradient computation
+        struct ggml_cgraph  *  cgraph,
+        struct ggml_tensor  ** grad_accs);
 
     GGML_API struct ggml_cgraph * ggml_new_graph       (struct ggml_context * ctx); // GGML_DEFAULT_GRAPH_SIZE nodes, no gradients
     GGML_API struct ggml_cgraph * ggml_new_graph_custom(struct ggml_context * ctx, size_t size, bool grads);

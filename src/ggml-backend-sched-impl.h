@@ -47,6 +47,7 @@ struct ggml_sched_src_rewrite {
 
 struct ggml_sched_undo_log {
     const struct ggml_cgraph * graph;      // the graph the entries belong to
+    uint64_t graph_uid;                    // its uid when split: a new graph made at the same address has another
     struct ggml_sched_src_rewrite * rewrites;
     int n_rewrites;
     int rewrites_capacity;

@@ -304,6 +304,7 @@ bool ggml_sched_shape_replay(struct ggml_backend_sched * sched, struct ggml_cgra
     }
 
     graph->uid = ggml_graph_next_uid();
+    sched->undo.graph_uid = graph->uid; // the undo log belongs to this graph, not one made at its address before
     sched->build_deps_reuse = true;
     const bool built = ggml_sched_build_graph_copy(sched, graph);
     sched->build_deps_reuse = false;

@@ -160,7 +160,7 @@ bool ggml_sched_undo_record_alloc(struct ggml_backend_sched * sched, struct ggml
 
 void ggml_sched_undo(struct ggml_backend_sched * sched, const struct ggml_cgraph * graph) {
     struct ggml_sched_undo_log * u = &sched->undo;
-    if (graph == u->graph) {
+    if (graph == u->graph && graph->uid == u->graph_uid) {
         // newest first, and only where the graph still holds what we wrote:
         // a tensor rebuilt by the user in the same memory is left alone
         for (int i = u->n_rewrites - 1; i >= 0; i--) {
@@ -177,6 +177,7 @@ void ggml_sched_undo(struct ggml_backend_sched * sched, const struct ggml_cgraph
         }
     }
     u->graph       = graph;
+    u->graph_uid   = graph != NULL ? graph->uid : 0; // updated where the graph gets a new uid
     u->n_rewrites  = 0;
     u->n_allocated = 0;
 }
@@ -766,6 +767,7 @@ bool ggml_sched_assign_and_split(struct ggml_backend_sched * sched, struct ggml_
     sched->shape.n_deps   = 0;
 
     graph->uid = ggml_graph_next_uid();
+    sched->undo.graph_uid = graph->uid;
 
     sched_assign_from_current(sched, graph);
     sched_expand(sched, graph);

@@ -83,6 +83,7 @@ void ggml_cpu_register_ops_ssm        (struct ggml_cpu_op_impl * table); // ops-
 void ggml_cpu_register_ops_conv       (struct ggml_cpu_op_impl * table); // ops-conv.c: im2col, convolutions, col2im
 void ggml_cpu_register_ops_pool       (struct ggml_cpu_op_impl * table); // ops-pool.c: pool_1d, pool_2d, pool_2d_back
 void ggml_cpu_register_ops_image      (struct ggml_cpu_op_impl * table); // ops-image.c: upscale, pad_reflect_1d, roll, sam ops...
+void ggml_cpu_register_ops_train      (struct ggml_cpu_op_impl * table); // ops-train.c: backward ops, cross-entropy loss, optimizer steps
 
 //
 // thread pool (threadpool.c)

@@ -31,6 +31,7 @@ static void op_table_init(void) {
     ggml_cpu_register_ops_conv(g_op_table);
     ggml_cpu_register_ops_pool(g_op_table);
     ggml_cpu_register_ops_image(g_op_table);
+    ggml_cpu_register_ops_train(g_op_table);
 }
 
 const struct ggml_cpu_op_impl * ggml_cpu_op_get(enum ggml_op op) {

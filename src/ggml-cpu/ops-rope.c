@@ -21,6 +21,9 @@
 // cos/sin are computed in double (see rope_sincos) once per position and
 // thread (the scratch memory holds a per-thread cache), rows are split between
 // threads in contiguous ranges; results do not depend on the thread count.
+//
+// ROPE_BACK (the gradient, same op_params) turns by -theta: the rotation is
+// orthogonal, so its transpose is its inverse.
 
 #include "vec.h"
 #include "row-iter.h"
@@ -28,6 +31,7 @@
 struct rope_config {
     int     n_dims;
     int     mode;
+    bool    backward;   // ROPE_BACK: rotate by -theta
     int     n_offs;
     int     n_ctx_orig;
     float   freq_base;
@@ -51,6 +55,7 @@ static struct rope_config rope_config_get(const struct ggml_tensor * dst) {
     struct rope_config c = {
         .n_dims      = ggml_get_op_params_i32(dst, 1),
         .mode        = ggml_get_op_params_i32(dst, 2),
+        .backward    = dst->op == GGML_OP_ROPE_BACK,
         .n_offs      = ggml_get_op_params_i32(dst, 15),
         .n_ctx_orig  = ggml_get_op_params_i32(dst, 4),
         .freq_base   = ggml_get_op_params_f32(dst, 5),
@@ -298,6 +303,11 @@ static void rope_cache_fill(const struct rope_config * c, const struct rope_scra
         }
     }
     rope_sincos(n, s->theta, mscale, s->cos, s->sin);
+    if (c->backward) {
+        for (int64_t i = 0; i < n; i++) {
+            s->sin[i] = -s->sin[i];
+        }
+    }
     if (c->mode == GGML_ROPE_TYPE_NORMAL) {
         // spread to the interleaved layout, from the end so that nothing is overwritten before it is read
         for (int64_t i = n - 1; i >= 0; i--) {
@@ -504,4 +514,5 @@ void ggml_cpu_register_ops_rope(struct ggml_cpu_op_impl * table) {
     table[GGML_OP_ROPE] = (struct ggml_cpu_op_impl) {
         .forward = forward_rope, .supports = supports_rope, .work_size = work_size_rope,
     };
+    table[GGML_OP_ROPE_BACK] = table[GGML_OP_ROPE];
 }

@@ -125,6 +125,7 @@ struct rope_params {
     int            v;       // 1: a is a non-contiguous view; 2: a view at an offset along dim 0
     bool           inplace;
     int            n_offs;  // start of the rotated dims (ggml_rope_set_offset)
+    bool           backward; // ROPE_BACK instead of ROPE (upstream's forward = false; not in the name)
     int            sections[4]; // ours: the multi-section modes' sections (all 0: upstream's choice)
     // RMS_NORM_MUL_ROPE
     float          eps;
@@ -166,7 +167,21 @@ static struct ggml_tensor * rope_op(struct tbo_build * b, const struct rope_para
     struct ggml_context * ctx = b->ctx;
     const bool is_vision = p->mode == GGML_ROPE_TYPE_VISION;
     struct ggml_tensor * out;
-    if (rope_is_multi(p->mode)) {
+    if (p->backward) {
+        // the gradient: upstream's cases call the _back constructors, never in place
+        if (rope_is_multi(p->mode)) {
+            int sections[4] = { p->n_dims/3, p->n_dims/3, p->n_dims/3, 0 };
+            int n_dims = p->n_dims;
+            if (is_vision) {
+                sections[0] = sections[1] = p->n_dims/4;
+                sections[2] = 0;
+                n_dims = p->n_dims/2;
+            }
+            out = ggml_rope_multi_back(ctx, a, pos, freq, n_dims, sections, p->mode, 0, 10000.0f, p->fs, p->ef, p->af, 1.0f, 1.0f);
+        } else {
+            out = ggml_rope_ext_back(ctx, a, pos, freq, p->n_dims, p->mode, 0, 10000.0f, p->fs, p->ef, p->af, 1.0f, 1.0f);
+        }
+    } else if (rope_is_multi(p->mode)) {
         if (is_vision) {
             GGML_ASSERT(p->n_dims/4 > 0);
             // vision rope uses the first two sections, for the x and y of an image
@@ -236,10 +251,10 @@ static const struct tbo_case_class rope_class = {
     .init  = rope_init,
 };
 
-void tbo_add_rope(struct tbo_case_list * l, enum ggml_type type, const int64_t ne_a[4], int n_dims, int mode, int n_ctx,
-                  float fs, float ef, float af, bool ff, int v, bool inplace, int n_offs) {
+static void add_rope(struct tbo_case_list * l, enum ggml_type type, const int64_t ne_a[4], int n_dims, int mode, int n_ctx,
+                     float fs, float ef, float af, bool ff, int v, bool inplace, int n_offs, bool backward) {
     struct rope_params p = { .type = type, .n_dims = n_dims, .mode = mode, .n_ctx = n_ctx, .fs = fs, .ef = ef, .af = af,
-                             .ff = ff, .v = v, .inplace = inplace, .n_offs = n_offs };
+                             .ff = ff, .v = v, .inplace = inplace, .n_offs = n_offs, .backward = backward };
     tbo_copy4(p.ne_a, ne_a);
     struct tbo_str s = { 0 };
     tbo_var_type(&s, "type", type);
@@ -255,6 +270,16 @@ void tbo_add_rope(struct tbo_case_list * l, enum ggml_type type, const int64_t n
     tbo_var_i64(&s, "inplace", inplace);
     tbo_var_i64(&s, "n_offs", n_offs);
     tbo_case_add(l, &rope_class, &p, sizeof(p), &s);
+}
+
+void tbo_add_rope(struct tbo_case_list * l, enum ggml_type type, const int64_t ne_a[4], int n_dims, int mode, int n_ctx,
+                  float fs, float ef, float af, bool ff, int v, bool inplace, int n_offs) {
+    add_rope(l, type, ne_a, n_dims, mode, n_ctx, fs, ef, af, ff, v, inplace, n_offs, false);
+}
+
+void tbo_add_rope_back(struct tbo_case_list * l, enum ggml_type type, const int64_t ne_a[4], int n_dims, int mode, int n_ctx,
+                       float fs, float ef, float af, bool ff, int v) {
+    add_rope(l, type, ne_a, n_dims, mode, n_ctx, fs, ef, af, ff, v, false, 0, true);
 }
 
 void tbo_add_rope_sections(struct tbo_case_list * l, const int64_t ne_a[4], int n_dims, int mode, const int sections[4]) {

@@ -227,6 +227,17 @@ static void make_rows(struct tbo_case_list * l) {
         }
     }
 
+    tbo_add_get_rows_back(l, GGML_TYPE_F32, 1, 8, 2, 1, false);
+    tbo_add_get_rows_back(l, GGML_TYPE_F32, 1, 70000, 4, 1, false);
+    for (size_t ti = 0; ti < N_OF(all_types); ti++) {
+        for (int v = 0; v <= 1; v++) {
+            tbo_add_get_rows_back(l, all_types[ti], 256, 5, 4, 1, v);
+        }
+    }
+    for (int v = 0; v <= 1; v++) {
+        tbo_add_get_rows_back(l, GGML_TYPE_I32, 256, 5, 4, 1, v);
+    }
+
     tbo_add_set_rows(l, GGML_TYPE_F32, GGML_TYPE_F32,  GGML_TYPE_I64, NE(1, 8, 1, 3), ONE2, 2, false);
     tbo_add_set_rows(l, GGML_TYPE_F32, GGML_TYPE_F32,  GGML_TYPE_I32, NE(1, 8, 1, 3), ONE2, 2, false);
     tbo_add_set_rows(l, GGML_TYPE_F32, GGML_TYPE_Q8_0, GGML_TYPE_I32, NE(256, 5, 1, 3), ONE2, 1, false);
@@ -288,6 +299,12 @@ static void make_copies(struct tbo_case_list * l) {
         tbo_add_repeat(l, GGML_TYPE_I32,  NE(10, 5, 4, ne3), NE(2, 1, 1, 1));
         tbo_add_repeat(l, GGML_TYPE_I16,  NE(10, 5, 4, ne3), NE(1, 1, 1, 2));
         tbo_add_repeat(l, GGML_TYPE_BF16, NE(10, 5, 4, ne3), NE(2, 1, 1, 1));
+    }
+    for (int v = 0; v <= 1; v++) {
+        static const int64_t rb_nr[5][4] = { { 1, 1, 1, 1 }, { 2, 1, 1, 1 }, { 1, 2, 1, 1 }, { 1, 1, 2, 1 }, { 1, 1, 1, 2 } };
+        for (int k = 0; k < 5; k++) {
+            tbo_add_repeat_back(l, GGML_TYPE_F32, NE(8, 6, 4, 2), rb_nr[k], v);
+        }
     }
 
     static const int64_t dup_ne[4] = { 10, 10, 20, 1 };
@@ -485,6 +502,7 @@ static void make_binary(struct tbo_case_list * l) {
     tbo_add_scale(l, GGML_TYPE_F32, scale_ne, 2.0f, 1.0f, true);
     tbo_add_scale(l, GGML_TYPE_F32, NE(100, 10, 10, 10), 2.0f, 1.0f, false);
     tbo_add_softcap(l, GGML_TYPE_F32, scale_ne, 50.0f);
+    tbo_add_silu_back(l, GGML_TYPE_F32, NE(64, 5, 4, 3), 1e-6f);
 }
 
 static void make_norms(struct tbo_case_list * l) {
@@ -499,6 +517,7 @@ static void make_norms(struct tbo_case_list * l) {
                 tbo_add_rms_norm(l, GGML_TYPE_F32, NE(n, 5, 4, 3), v, eps, false);
             }
             tbo_add_norm(l, GGML_TYPE_F32, NE(n, 5, 4, 3), false, eps, true);
+            tbo_add_rms_norm_back(l, GGML_TYPE_F32, NE(n, 5, 4, 3), eps);
             tbo_add_l2_norm(l, GGML_TYPE_F32, NE(n, 5, 4, 3), eps, false, false);
             tbo_add_l2_norm(l, GGML_TYPE_F32, NE(n, 5, 4, 3), eps, true, false);
             tbo_add_l2_norm(l, GGML_TYPE_F32, NE(n, 5, 4, 3), eps, false, true);
@@ -855,6 +874,19 @@ static void make_soft_max(struct tbo_case_list * l) {
     tbo_add_soft_max(l, GGML_TYPE_F32, NE(200000, 1, 1, 1), false, false, GGML_TYPE_F32, ONE2, 1.0f, 0.0f, false);
     tbo_add_soft_max(l, GGML_TYPE_F32, NE(200000, 4, 1, 1), false, false, GGML_TYPE_F32, ONE2, 1.0f, 0.0f, false);
     tbo_add_soft_max(l, GGML_TYPE_F32, NE(643251, 3, 1, 1), false, false, GGML_TYPE_F32, ONE2, 1.0f, 0.0f, false);
+
+    for (int bi = 0; bi < 2; bi++) {
+        for (int si = 0; si < 2; si++) {
+            for (int64_t ne0 = 16; ne0 <= 1024; ne0 *= 64) {
+                for (int64_t ne1 = 16; ne1 <= 1024; ne1 *= 64) {
+                    const float scale = si == 0 ? 1.0f : 0.1f, max_bias = bi == 0 ? 0.0f : 8.0f;
+                    tbo_add_soft_max_back(l, GGML_TYPE_F32, NE(ne0, ne1, 1, 1), scale, max_bias);
+                    tbo_add_soft_max_back(l, GGML_TYPE_F32, NE(ne0 - 1, ne1 - 1, 1, 1), scale, max_bias);
+                    tbo_add_soft_max_back(l, GGML_TYPE_F32, NE(ne0, ne1, 2, 3), scale, max_bias);
+                }
+            }
+        }
+    }
 }
 
 static void make_rope(struct tbo_case_list * l) {
@@ -868,7 +900,6 @@ static void make_rope(struct tbo_case_list * l) {
             tbo_add_rope_sections(l, NE(24, 5, 3, 1), 20, GGML_ROPE_TYPE_IMROPE, secs[si]);
         }
     }
-    // forward only: the backward cases are ROPE_BACK, outside the op set
     bool all = true;
     static const float fss[2] = { 1.0f, 1.4245f };
     static const float efs[2] = { 0.0f, 0.7465f };
@@ -878,6 +909,9 @@ static void make_rope(struct tbo_case_list * l) {
                                       GGML_ROPE_TYPE_VISION };
     const int N = GGML_ROPE_TYPE_NORMAL, X = GGML_ROPE_TYPE_NEOX, M = GGML_ROPE_TYPE_MROPE, I = GGML_ROPE_TYPE_IMROPE,
               V = GGML_ROPE_TYPE_VISION;
+    // forward (ROPE), then backward (ROPE_BACK), as upstream
+    for (int fw = 1; fw >= 0; fw--) {
+    all = true;
     for (int fi = 0; fi < 2; fi++) {
         for (int ei = 0; ei < 2; ei++) {
             for (int ai = 0; ai < 2; ai++) {
@@ -886,7 +920,8 @@ static void make_rope(struct tbo_case_list * l) {
                     const enum ggml_type type = f32_f16[ti];
                     for (int ff = 0; ff <= 1; ff++) {
                         for (int v = 0; v <= 1; v++) {
-#define ROPE(ne0, ne1, ne2, nd, mode) tbo_add_rope(l, type, NE(ne0, ne1, ne2, 1), nd, mode, 512, fs, ef, af, ff, v, false, 0)
+#define ROPE(ne0, ne1, ne2, nd, mode) (fw ? tbo_add_rope(l, type, NE(ne0, ne1, ne2, 1), nd, mode, 512, fs, ef, af, ff, v, false, 0) \
+                                         : tbo_add_rope_back(l, type, NE(ne0, ne1, ne2, 1), nd, mode, 512, fs, ef, af, ff, v))
                             ROPE(128, 32, 2, 128, N);
                             if (all) {
                                 ROPE(128, 40, 2, 128, N);
@@ -920,13 +955,18 @@ static void make_rope(struct tbo_case_list * l) {
                         }
                         // a view at an offset along dim 0, as a 2D rope of an image
                         for (int mi = 0; mi < 5; mi++) {
-                            tbo_add_rope(l, type, NE(36, 16, 2457, 1), 36, all_modes[mi], 512, fs, ef, af, ff, 2, false, 0);
+                            if (fw) {
+                                tbo_add_rope(l, type, NE(36, 16, 2457, 1), 36, all_modes[mi], 512, fs, ef, af, ff, 2, false, 0);
+                            } else {
+                                tbo_add_rope_back(l, type, NE(36, 16, 2457, 1), 36, all_modes[mi], 512, fs, ef, af, ff, 2);
+                            }
                         }
                     }
                     all = false;
                 }
             }
         }
+    }
     }
 
     for (int ti = 0; ti < 2; ti++) {
@@ -1227,6 +1267,8 @@ static void make_flash_attn(struct tbo_case_list * l) {
     fa(l, 64, 64, 4, 4, 1, 512, 75, true, false, 0.0f, 0.0f, GGML_PREC_F32, q8, q8, NE(0, 2, 1, 3), false, false);
     fa(l, 64, 64, 4, 1, 1, 1024, 75, true, false, 0.0f, 0.0f, GGML_PREC_F32, q8, q8, NE(0, 2, 1, 3), false, false);
     fa(l, 64, 64, 4, 1, 1, 512, 75, true, false, 0.0f, 0.0f, GGML_PREC_F32, q8, q8, ID_PERM, false, false);
+
+    tbo_add_train_step_cases(l);
 }
 
 static void make_fusions(struct tbo_case_list * l) {

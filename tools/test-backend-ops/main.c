@@ -1,6 +1,7 @@
 // main.c: the command line of test-backend-ops and the loop over devices (tbo_main).
 //
-// Modes: test (default), perf, support; grad is not implemented. Unlike
+// Modes: test (default), perf, support, grad (gradients against finite
+// differences, grad.c). Unlike
 // upstream's tool, the CPU device is not skipped: in test mode it is compared
 // with the reference evaluator, every other device with the CPU backend (with
 // the reference for the cases the CPU backend does not support).
@@ -43,7 +44,7 @@ static void usage(const char * argv0) {
     printf("        or against the reference where the CPU lacks an op)\n");
     printf("      - perf (performance evaluation)\n");
     printf("      - support (probe backend operation support)\n");
-    printf("      - grad (not implemented)\n");
+    printf("      - grad (gradients of the backward pass against finite differences)\n");
     printf("    op names for -o are as given by ggml_op_desc() (e.g. ADD, MUL_MAT, etc),\n");
     printf("        optionally including the full test case string (e.g. \"ADD(type=f16,ne=[1,1,8,1],nr=[1,1,1,1],nf=1)\")\n");
     printf("    -p keeps the cases whose parameters match the regular expression (a substring where regex.h is missing)\n");
@@ -339,11 +340,6 @@ int tbo_main(int argc, char ** argv) {
         list_all_ops();
         return 0;
     }
-    if (o.mode == TBO_MODE_GRAD) {
-        fprintf(stderr, "test-backend-ops: grad mode is not implemented by this tool\n");
-        return 1;
-    }
-
     struct tbo_case_list cases = { 0 };
     if (o.mode == TBO_MODE_PERF) {
         tbo_make_cases_perf(&cases);

@@ -196,6 +196,9 @@ void ref_op_rope(struct tbo_ref * r, const struct ggml_tensor * dst) {
                     theta /= ff[i];
                 }
                 rope_cos_sin(&s, theta, i, &cs[2*i], &cs[2*i + 1]);
+                if (dst->op == GGML_OP_ROPE_BACK) {
+                    cs[2*i + 1] = -cs[2*i + 1]; // the gradient: the inverse rotation
+                }
             }
             for (int64_t i1 = 0; i1 < ne[1]; i1++) {
                 const double * xr = x + ref_idx(ne, 0, i1, i2, i3);

@@ -429,6 +429,7 @@ static bool op_implemented(const struct ggml_tensor * node) {
         case GGML_OP_DIAG_MASK_INF:
         case GGML_OP_SOFT_MAX:
         case GGML_OP_ROPE:
+        case GGML_OP_ROPE_BACK:
         case GGML_OP_PAD:
         case GGML_OP_ARANGE:
         case GGML_OP_ARGSORT:
@@ -455,6 +456,16 @@ static bool op_implemented(const struct ggml_tensor * node) {
         case GGML_OP_GET_REL_POS:
         case GGML_OP_ADD_REL_POS:
             return true;
+        // ref-eval-train.c
+        case GGML_OP_REPEAT_BACK:
+        case GGML_OP_SILU_BACK:
+        case GGML_OP_RMS_NORM_BACK:
+        case GGML_OP_GET_ROWS_BACK:
+        case GGML_OP_SOFT_MAX_BACK:
+        case GGML_OP_CROSS_ENTROPY_LOSS:
+        case GGML_OP_CROSS_ENTROPY_LOSS_BACK:
+        case GGML_OP_OPT_STEP_ADAMW:
+        case GGML_OP_OPT_STEP_SGD:
         // ref-eval-misc.c
         case GGML_OP_ADD_ID:
         case GGML_OP_CUMSUM:
@@ -540,7 +551,8 @@ void tbo_ref_compute(struct tbo_ref * r, const struct ggml_tensor * node) {
         case GGML_OP_SET_ROWS:       ref_op_set_rows(r, node); break;
         case GGML_OP_DIAG_MASK_INF:  ref_op_diag_mask_inf(r, node); break;
         case GGML_OP_SOFT_MAX:       ref_op_soft_max(r, node); break;
-        case GGML_OP_ROPE:           ref_op_rope(r, node); break;
+        case GGML_OP_ROPE:
+        case GGML_OP_ROPE_BACK:      ref_op_rope(r, node); break;
         case GGML_OP_PAD:            ref_op_pad(r, node); break;
         case GGML_OP_ARANGE:         ref_op_arange(r, node); break;
         case GGML_OP_ARGSORT:
@@ -568,6 +580,15 @@ void tbo_ref_compute(struct tbo_ref * r, const struct ggml_tensor * node) {
         case GGML_OP_ADD_REL_POS:        ref_op_add_rel_pos(r, node); break;
         case GGML_OP_UNARY:          ref_op_unary(r, node); break;
         case GGML_OP_GLU:            ref_op_glu(r, node); break;
+        case GGML_OP_REPEAT_BACK:
+        case GGML_OP_SILU_BACK:
+        case GGML_OP_RMS_NORM_BACK:
+        case GGML_OP_GET_ROWS_BACK:
+        case GGML_OP_SOFT_MAX_BACK:
+        case GGML_OP_CROSS_ENTROPY_LOSS:
+        case GGML_OP_CROSS_ENTROPY_LOSS_BACK:
+        case GGML_OP_OPT_STEP_ADAMW:
+        case GGML_OP_OPT_STEP_SGD:   ref_op_train(r, node); break;
         case GGML_OP_ADD_ID:         ref_op_add_id(r, node); break;
         case GGML_OP_CUMSUM:         ref_op_cumsum(r, node); break;
         case GGML_OP_DIAG:           ref_op_diag(r, node); break;

@@ -113,6 +113,9 @@ void ref_op_conv_transpose(struct tbo_ref * r, const struct ggml_tensor * dst); 
 void ref_op_pool(struct tbo_ref * r, const struct ggml_tensor * dst);           // POOL_1D POOL_2D
 void ref_op_pool_2d_back(struct tbo_ref * r, const struct ggml_tensor * dst);
 
+// ref-eval-train.c: REPEAT_BACK SILU_BACK RMS_NORM_BACK GET_ROWS_BACK SOFT_MAX_BACK
+// CROSS_ENTROPY_LOSS(_BACK) OPT_STEP_ADAMW OPT_STEP_SGD
+void ref_op_train(struct tbo_ref * r, const struct ggml_tensor * dst);
 // ref-eval-image.c
 void ref_op_upscale(struct tbo_ref * r, const struct ggml_tensor * dst);
 void ref_op_pad_reflect_1d(struct tbo_ref * r, const struct ggml_tensor * dst);

@@ -890,7 +890,13 @@ bool tbo_run_backend(ggml_backend_t backend, ggml_backend_t cpu, const struct tb
             case TBO_MODE_TEST:    st = eval_test(c, i, backend, cpu, opts, printer); break;
             case TBO_MODE_PERF:    st = eval_perf(c, i, backend, opts, printer);      break;
             case TBO_MODE_SUPPORT: st = eval_support(c, i, backend, opts, printer);   break;
-            case TBO_MODE_GRAD:    GGML_ABORT("grad mode is not run here");
+            case TBO_MODE_GRAD: {
+                static const enum case_status from_grad[] = {
+                    [TBO_GRAD_SKIPPED] = CASE_SKIPPED, [TBO_GRAD_NOT_SUPPORTED] = CASE_NOT_SUPPORTED,
+                    [TBO_GRAD_OK] = CASE_OK, [TBO_GRAD_FAIL] = CASE_FAIL,
+                };
+                st = from_grad[tbo_eval_grad(c, i, backend, opts, printer, init_case)];
+            } break;
         }
         switch (st) {
             case CASE_SKIPPED:       break;
@@ -914,7 +920,7 @@ bool tbo_run_backend(ggml_backend_t backend, ggml_backend_t cpu, const struct tb
             } break;
         }
     }
-    if (opts->mode == TBO_MODE_TEST) {
+    if (opts->mode == TBO_MODE_TEST || opts->mode == TBO_MODE_GRAD) {
         tbo_print_summary(printer, counts->passed, counts->passed + counts->failed, counts->not_supported);
         tbo_print_failed_tests(printer, counts->failed_names, counts->n_failed_names);
     }

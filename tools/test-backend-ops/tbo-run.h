@@ -78,6 +78,16 @@ void tbo_run_counts_free(struct tbo_run_counts * counts);
 bool tbo_run_backend(ggml_backend_t backend, ggml_backend_t cpu, const struct tbo_case_list * cases,
                      const struct tbo_run_opts * opts, const struct tbo_printer * printer, struct tbo_run_counts * counts);
 
+// grad mode (grad.c): one case on one backend; init fills the case's tensors from a seed
+enum tbo_grad_status {
+    TBO_GRAD_SKIPPED,
+    TBO_GRAD_NOT_SUPPORTED,
+    TBO_GRAD_OK,
+    TBO_GRAD_FAIL,
+};
+enum tbo_grad_status tbo_eval_grad(const struct tbo_case * c, size_t index, ggml_backend_t backend, const struct tbo_run_opts * opts,
+                                   const struct tbo_printer * p, void (*init)(const struct tbo_case *, struct ggml_context *, uint64_t));
+
 // whether the op name and full name of a case pass the -o filter
 bool tbo_matches_op_filter(const char * filter, const char * op_name, const char * full_name);
 

@@ -362,6 +362,9 @@ void tbo_add_soft_max(struct tbo_case_list * l, enum ggml_type type, const int64
 void tbo_add_soft_max_inf_mask(struct tbo_case_list * l, const int64_t ne[4], float scale, float max_bias);
 void tbo_add_rope(struct tbo_case_list * l, enum ggml_type type, const int64_t ne_a[4], int n_dims, int mode, int n_ctx,
                   float fs, float ef, float af, bool ff, int v, bool inplace, int n_offs);
+// ROPE_BACK (upstream's test_rope with forward = false; same name and vars)
+void tbo_add_rope_back(struct tbo_case_list * l, enum ggml_type type, const int64_t ne_a[4], int n_dims, int mode, int n_ctx,
+                       float fs, float ef, float af, bool ff, int v);
 // ours: MROPE/IMROPE with the given sections (each bound of the section walk reachable)
 void tbo_add_rope_sections(struct tbo_case_list * l, const int64_t ne_a[4], int n_dims, int mode, const int sections[4]);
 void tbo_add_rope_set_rows(struct tbo_case_list * l, enum ggml_type type, enum ggml_type type_idx, const int64_t ne_a[4], int mode);
@@ -371,6 +374,14 @@ void tbo_add_flash_attn_ext(struct tbo_case_list * l, int64_t hsk, int64_t hsv, 
                             int64_t nb, bool mask, bool sinks, float max_bias, float logit_softcap, enum ggml_prec prec,
                             enum ggml_type type_k, enum ggml_type type_v, const int64_t permute[4], bool kv_view,
                             bool v_is_view_of_k);
+
+// cases-train.c: the backward ops, the loss and the optimizer steps
+void tbo_add_get_rows_back(struct tbo_case_list * l, enum ggml_type type, int n, int m, int r, int b, bool v);
+void tbo_add_repeat_back(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4], const int64_t nr[4], bool v);
+void tbo_add_silu_back(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4], float eps);
+void tbo_add_rms_norm_back(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4], float eps);
+void tbo_add_soft_max_back(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4], float scale, float max_bias);
+void tbo_add_train_step_cases(struct tbo_case_list * l); // CROSS_ENTROPY_LOSS(_BACK), OPT_STEP_ADAMW, OPT_STEP_SGD
 
 // cases-conv.c
 void tbo_add_pool2d(struct tbo_case_list * l, enum ggml_op_pool pool_type, enum ggml_type type_input, const int64_t ne[4],
