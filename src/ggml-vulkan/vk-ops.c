@@ -18,14 +18,20 @@ static bool is_weight_type(enum ggml_type t) {
     switch (t) {
         case GGML_TYPE_F32: case GGML_TYPE_F16: case GGML_TYPE_BF16:
         case GGML_TYPE_Q4_0: case GGML_TYPE_Q4_1: case GGML_TYPE_Q5_0: case GGML_TYPE_Q5_1: case GGML_TYPE_Q8_0:
+        case GGML_TYPE_Q2_K: case GGML_TYPE_Q3_K: case GGML_TYPE_Q4_K: case GGML_TYPE_Q5_K: case GGML_TYPE_Q6_K:
+        case GGML_TYPE_IQ4_NL: case GGML_TYPE_IQ4_XS: case GGML_TYPE_MXFP4:
             return true;
         default:
             return false;
     }
 }
 
-// the unit of a tensor's strides and offset in the shaders
+// the unit of a tensor's strides and offset in the shaders (MXFP4 blocks,
+// 17 bytes, hold no 16-bit field: read byte by byte)
 static size_t index_unit(const struct ggml_tensor * t) {
+    if (t->type == GGML_TYPE_MXFP4) {
+        return 1;
+    }
     return ggml_is_quantized(t->type) ? 2 : ggml_type_size(t->type);
 }
 
