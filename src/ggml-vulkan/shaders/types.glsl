@@ -76,6 +76,9 @@ uint a_byte(uint byte_off) {
 #else
 #error "no A type"
 #endif
+#if !defined(A_F32) && !defined(A_F16) && !defined(A_BF16)
+#define A_QUANTIZED
+#endif
 
 #if defined(A_IQ4_NL) || defined(A_IQ4_XS)
 // kvalues_iq4nl
@@ -182,3 +185,51 @@ float a_elem(uint row, uint k) {
 #endif
 #endif
 }
+
+#if defined(A_QUANTIZED)
+// elements k .. k+3 of a row (k a multiple of 4: they share a sub-block and
+// its scale), for the matrix-vector kernel; Q4_K, Q5_K and Q6_K decode the
+// scale once
+vec4 a_elem4(uint row, uint k) {
+#if defined(A_Q4_K) || defined(A_Q5_K)
+    const uint blk = row + (k / 256u) * A_BLOCK_BYTES;
+    const uint p = k % 256u;
+    const uint j = p / 32u;
+    const uvec2 sm = a_scale_min_k4(blk + 4u, j);
+    const float dl = a_half(blk) * float(sm.x);
+    const float ml = a_half(blk + 2u) * float(sm.y);
+    const uint sh = 4u * (j % 2u);
+#if defined(A_Q4_K)
+    const uint q = blk + 16u + 32u * (j / 2u) + p % 32u;
+    return vec4(dl * float((a_byte(q) >> sh) & 15u) - ml, dl * float((a_byte(q + 1u) >> sh) & 15u) - ml,
+                dl * float((a_byte(q + 2u) >> sh) & 15u) - ml, dl * float((a_byte(q + 3u) >> sh) & 15u) - ml);
+#else
+    const uint q = blk + 48u + 32u * (j / 2u) + p % 32u;
+    const uint qh = blk + 16u + p % 32u;
+    vec4 v;
+    [[unroll]] for (uint i = 0; i < 4u; i++) {
+        v[i] = dl * float(((a_byte(q + i) >> sh) & 15u) | (((a_byte(qh + i) >> j) & 1u) << 4)) - ml;
+    }
+    return v;
+#endif
+#elif defined(A_Q6_K)
+    const uint blk = row + (k / 256u) * A_BLOCK_BYTES;
+    const uint p = k % 256u;
+    const uint h = p / 128u;
+    const uint s = (p / 32u) % 4u;
+    const uint l = p % 32u;
+    const float dl = a_half(blk + 208u) * float(int(a_byte(blk + 192u + p / 16u) << 24) >> 24);
+    const uint ql = blk + 64u * h + 32u * (s & 1u) + l;
+    const uint qh = blk + 128u + 32u * h + l;
+    const uint sl = 4u * (s / 2u);
+    const uint sh = 2u * s;
+    vec4 v;
+    [[unroll]] for (uint i = 0; i < 4u; i++) {
+        v[i] = dl * float(int(((a_byte(ql + i) >> sl) & 15u) | (((a_byte(qh + i) >> sh) & 3u) << 4)) - 32);
+    }
+    return v;
+#else
+    return vec4(a_elem(row, k), a_elem(row, k + 1u), a_elem(row, k + 2u), a_elem(row, k + 3u));
+#endif
+}
+#endif
