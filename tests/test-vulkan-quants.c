@@ -51,8 +51,8 @@ static struct ggml_context * new_ctx(size_t n_tensors) {
 // GET_ROWS of rows of random blocks, in an order with repeats, against the
 // CPU's to_float of the same bytes. F16 fields keep a clear top exponent bit
 // (finite); a subnormal result may be flushed to zero by the device.
-static void check_get_rows(ggml_backend_t backend, enum ggml_type type) {
-    const int K = 512, M = 7, R = 9;
+static void check_get_rows(ggml_backend_t backend, enum ggml_type type, int K) {
+    const int M = 7, R = 9;
     struct ggml_context * ctx = new_ctx(4);
     struct ggml_tensor * w = ggml_new_tensor_2d(ctx, type, K, M);
     struct ggml_tensor * rows = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, R);
@@ -235,7 +235,13 @@ int main(void) {
     }
     for (size_t i = 0; i < sizeof(k_types) / sizeof(k_types[0]); i++) {
         const enum ggml_type t = k_types[i];
-        check_get_rows(vk, t);
+        check_get_rows(vk, t, 512);
+        if (ggml_blck_size(t) == 32) {
+            // rows of three blocks: 51 bytes for MXFP4 (odd row starts), 54 for IQ4_NL
+            check_get_rows(vk, t, 96);
+            check_mul_mat(vk, t, 96, 21, 2, 1, 3, false);
+            check_mul_mat(vk, t, 96, 21, 9, 1, 1, true);
+        }
         check_mul_mat(vk, t, 256, 33, 1, 1, 1, false);     // matrix-vector
         check_mul_mat(vk, t, 512, 19, 3, 2, 4, true);      // matrix-vector, broadcast, transposed x
         check_mul_mat(vk, t, 768, 70, 13, 1, 2, false);    // tiled, partial tiles

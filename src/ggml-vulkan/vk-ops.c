@@ -5,7 +5,8 @@
 // sizes fit 32 bits (the shaders index with uint) and every tensor fits one
 // storage-buffer binding (maxStorageBufferRange: 128 MiB on lavapipe), strides and view offsets
 // are multiples of the element size (the shaders index typed arrays; rows of
-// quantized blocks need even offsets), and rows read as rows are contiguous.
+// quantized blocks need even offsets, MXFP4 ones none), and rows read as rows
+// are contiguous.
 
 #include "vk-impl.h"
 
