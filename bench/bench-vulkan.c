@@ -122,18 +122,20 @@ static double time_mul_mat(ggml_backend_t backend, enum ggml_type type, int k, i
 }
 
 static void bench_mul_mat(ggml_backend_t vk, ggml_backend_t cpu) {
-    const enum ggml_type types[] = { GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_Q8_0, GGML_TYPE_Q4_0 };
+    const enum ggml_type types[] = { GGML_TYPE_F32,  GGML_TYPE_F16,  GGML_TYPE_Q8_0,   GGML_TYPE_Q4_0,
+                                     GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K,   GGML_TYPE_Q2_K,
+                                     GGML_TYPE_Q3_K, GGML_TYPE_IQ4_NL, GGML_TYPE_IQ4_XS, GGML_TYPE_MXFP4 };
     const int k = 2048;
     const int n = 2048;
     const int ms[] = { 1, 64 };
-    printf("MUL_MAT k = n = %d (GFLOPS)    device        CPU\n", k);
+    printf("MUL_MAT k = n = %d (GFLOPS)     device        CPU\n", k);
     for (size_t im = 0; im < sizeof(ms) / sizeof(ms[0]); im++) {
         for (size_t it = 0; it < sizeof(types) / sizeof(types[0]); it++) {
             const int m = ms[im];
             const double flops = 2.0 * k * n * m;
             const double tv = time_mul_mat(vk, types[it], k, n, m);
             const double tc = time_mul_mat(cpu, types[it], k, n, m);
-            printf("  %-5s %3d column%s        %8.2f    %8.2f\n", ggml_type_name(types[it]), m, m == 1 ? " " : "s",
+            printf("  %-6s %3d column%s        %8.2f    %8.2f\n", ggml_type_name(types[it]), m, m == 1 ? " " : "s",
                    tv > 0 ? flops / tv * 1e-9 : 0.0, tc > 0 ? flops / tc * 1e-9 : 0.0);
         }
     }

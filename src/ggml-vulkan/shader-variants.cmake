@@ -2,7 +2,7 @@
 # none). The name is the pipeline's enum (GGML_VK_PIPE_<name>) in vk-shaders.h.
 
 set(GGML_VK_SHADER_VARIANTS "")
-foreach(t F32 F16 BF16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0)
+foreach(t F32 F16 BF16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q2_K Q3_K Q4_K Q5_K Q6_K IQ4_NL IQ4_XS MXFP4)
     list(APPEND GGML_VK_SHADER_VARIANTS
         mul_mat_vec_${t}   mul_mat_vec.comp   A_${t}
         mul_mat_tiled_${t} mul_mat_tiled.comp A_${t}

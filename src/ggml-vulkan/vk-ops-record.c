@@ -35,6 +35,14 @@ static int weight_index(enum ggml_type t) {
         case GGML_TYPE_Q5_0: return 5;
         case GGML_TYPE_Q5_1: return 6;
         case GGML_TYPE_Q8_0: return 7;
+        case GGML_TYPE_Q2_K: return 8;
+        case GGML_TYPE_Q3_K: return 9;
+        case GGML_TYPE_Q4_K: return 10;
+        case GGML_TYPE_Q5_K: return 11;
+        case GGML_TYPE_Q6_K: return 12;
+        case GGML_TYPE_IQ4_NL: return 13;
+        case GGML_TYPE_IQ4_XS: return 14;
+        case GGML_TYPE_MXFP4:  return 15;
         default: GGML_ABORT("ggml_vulkan: no shader for type %s", ggml_type_name(t));
     }
 }
@@ -62,22 +70,19 @@ struct pc_mul_mat {
     uint32_t ne11, ids_nb0, ids_nb1, ids_off; // MUL_MAT_ID
 };
 
-static const enum ggml_vk_pipe k_mul_mat_vec[] = {
-    GGML_VK_PIPE_mul_mat_vec_F32, GGML_VK_PIPE_mul_mat_vec_F16, GGML_VK_PIPE_mul_mat_vec_BF16, GGML_VK_PIPE_mul_mat_vec_Q4_0,
-    GGML_VK_PIPE_mul_mat_vec_Q4_1, GGML_VK_PIPE_mul_mat_vec_Q5_0, GGML_VK_PIPE_mul_mat_vec_Q5_1, GGML_VK_PIPE_mul_mat_vec_Q8_0,
-};
-static const enum ggml_vk_pipe k_mul_mat_tiled[] = {
-    GGML_VK_PIPE_mul_mat_tiled_F32, GGML_VK_PIPE_mul_mat_tiled_F16, GGML_VK_PIPE_mul_mat_tiled_BF16, GGML_VK_PIPE_mul_mat_tiled_Q4_0,
-    GGML_VK_PIPE_mul_mat_tiled_Q4_1, GGML_VK_PIPE_mul_mat_tiled_Q5_0, GGML_VK_PIPE_mul_mat_tiled_Q5_1, GGML_VK_PIPE_mul_mat_tiled_Q8_0,
-};
-static const enum ggml_vk_pipe k_mul_mat_id[] = {
-    GGML_VK_PIPE_mul_mat_id_F32, GGML_VK_PIPE_mul_mat_id_F16, GGML_VK_PIPE_mul_mat_id_BF16, GGML_VK_PIPE_mul_mat_id_Q4_0,
-    GGML_VK_PIPE_mul_mat_id_Q4_1, GGML_VK_PIPE_mul_mat_id_Q5_0, GGML_VK_PIPE_mul_mat_id_Q5_1, GGML_VK_PIPE_mul_mat_id_Q8_0,
-};
-static const enum ggml_vk_pipe k_get_rows[] = {
-    GGML_VK_PIPE_get_rows_F32, GGML_VK_PIPE_get_rows_F16, GGML_VK_PIPE_get_rows_BF16, GGML_VK_PIPE_get_rows_Q4_0,
-    GGML_VK_PIPE_get_rows_Q4_1, GGML_VK_PIPE_get_rows_Q5_0, GGML_VK_PIPE_get_rows_Q5_1, GGML_VK_PIPE_get_rows_Q8_0,
-};
+// the variants of one shader for every weight type, in the order of weight_index
+#define WEIGHT_PIPES(kind) {                                                                                 \
+    GGML_VK_PIPE_##kind##_F32, GGML_VK_PIPE_##kind##_F16, GGML_VK_PIPE_##kind##_BF16,                      \
+    GGML_VK_PIPE_##kind##_Q4_0, GGML_VK_PIPE_##kind##_Q4_1, GGML_VK_PIPE_##kind##_Q5_0,                    \
+    GGML_VK_PIPE_##kind##_Q5_1, GGML_VK_PIPE_##kind##_Q8_0,                                                \
+    GGML_VK_PIPE_##kind##_Q2_K, GGML_VK_PIPE_##kind##_Q3_K, GGML_VK_PIPE_##kind##_Q4_K,                    \
+    GGML_VK_PIPE_##kind##_Q5_K, GGML_VK_PIPE_##kind##_Q6_K,                                                \
+    GGML_VK_PIPE_##kind##_IQ4_NL, GGML_VK_PIPE_##kind##_IQ4_XS, GGML_VK_PIPE_##kind##_MXFP4,              \
+}
+static const enum ggml_vk_pipe k_mul_mat_vec[]   = WEIGHT_PIPES(mul_mat_vec);
+static const enum ggml_vk_pipe k_mul_mat_tiled[] = WEIGHT_PIPES(mul_mat_tiled);
+static const enum ggml_vk_pipe k_mul_mat_id[]    = WEIGHT_PIPES(mul_mat_id);
+static const enum ggml_vk_pipe k_get_rows[]      = WEIGHT_PIPES(get_rows);
 
 // columns of src1 from which the tiled kernel pays off
 #define GGML_VK_MUL_MAT_TILED_MIN_N 8

@@ -5,7 +5,8 @@
 // sizes fit 32 bits (the shaders index with uint) and every tensor fits one
 // storage-buffer binding (maxStorageBufferRange: 128 MiB on lavapipe), strides and view offsets
 // are multiples of the element size (the shaders index typed arrays; rows of
-// quantized blocks need even offsets), and rows read as rows are contiguous.
+// quantized blocks need even offsets, MXFP4 ones none), and rows read as rows
+// are contiguous.
 
 #include "vk-impl.h"
 
@@ -18,14 +19,20 @@ static bool is_weight_type(enum ggml_type t) {
     switch (t) {
         case GGML_TYPE_F32: case GGML_TYPE_F16: case GGML_TYPE_BF16:
         case GGML_TYPE_Q4_0: case GGML_TYPE_Q4_1: case GGML_TYPE_Q5_0: case GGML_TYPE_Q5_1: case GGML_TYPE_Q8_0:
+        case GGML_TYPE_Q2_K: case GGML_TYPE_Q3_K: case GGML_TYPE_Q4_K: case GGML_TYPE_Q5_K: case GGML_TYPE_Q6_K:
+        case GGML_TYPE_IQ4_NL: case GGML_TYPE_IQ4_XS: case GGML_TYPE_MXFP4:
             return true;
         default:
             return false;
     }
 }
 
-// the unit of a tensor's strides and offset in the shaders
+// the unit of a tensor's strides and offset in the shaders (MXFP4 blocks,
+// 17 bytes, hold no 16-bit field: read byte by byte)
 static size_t index_unit(const struct ggml_tensor * t) {
+    if (t->type == GGML_TYPE_MXFP4) {
+        return 1;
+    }
     return ggml_is_quantized(t->type) ? 2 : ggml_type_size(t->type);
 }
 

@@ -53,9 +53,18 @@ void main() {
         const uint b_col = p.b_off + i1 * p.nb11 + i2 * p.nb12 + i3 * p.nb13;
 #endif
         float sum = 0.0;
+#if defined(A_QUANTIZED)
+        // quantized rows (K a multiple of 32): four consecutive values per invocation
+        for (uint k = 4u * gl_SubgroupInvocationID; k < p.K; k += 4u * gl_SubgroupSize) {
+            const vec4 a = a_elem4(a_row, k);
+            const uint bk = b_col + k * p.nb10;
+            sum += a.x * b[bk] + a.y * b[bk + p.nb10] + a.z * b[bk + 2u * p.nb10] + a.w * b[bk + 3u * p.nb10];
+        }
+#else
         for (uint k = gl_SubgroupInvocationID; k < p.K; k += gl_SubgroupSize) {
             sum += a_elem(a_row, k) * b[b_col + k * p.nb10];
         }
+#endif
         sum = subgroupAdd(sum);
         if (subgroupElect()) {
             d[p.d_off + i0 + i1 * p.nb1 + i2 * p.nb2 + i3 * p.nb3] = sum;
