@@ -822,6 +822,12 @@ static void test_cli(const char * path) {
     const char * gen[] = { "-m", path, "-p", "hello", "-n", "2", "-dev", "none", "-t", "1", NULL };
     run_cli(gen, &r);
     CHECK_MSG(r.exited && r.status == 0, "ggml-run -n 2 ended by %s:\n%s", program_ending(&r, ending, sizeof(ending)), r.output);
+    // a synthetic model whose sizes the weight type cannot hold (tiny's feed-forward
+    // of 704 is no multiple of Q4_K's 256): an error, not an assertion (it aborted)
+    const char * odd_type[] = { "--size", "tiny", "--type", "q4_K", "-p", "hi", "-n", "1", "-dev", "none", "-t", "1", NULL };
+    run_cli(odd_type, &r);
+    CHECK_MSG(r.exited && r.status == 1 && strstr(r.output, "multiples of 256") != NULL,
+              "ggml-run --size tiny --type q4_K ended by %s:\n%s", program_ending(&r, ending, sizeof(ending)), r.output);
     // --verbose-prompt: the ids on one line, and with -n 0 nothing else is done (no context);
     // "</s>" written in the prompt is the eos token, or plain text (each character unknown)
     const char * verbose[] = { "-m", path, "-p", "hello</s>", "--verbose-prompt", "-n", "0", "-dev", "none", "-t", "1", NULL };

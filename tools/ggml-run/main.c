@@ -485,8 +485,11 @@ static struct run_model * load_model(const struct options * o) {
         return run_model_load(o->model_path, &o->model);
     }
     char sz[32];
-    fprintf(stderr, "building a synthetic model (%s of %s weights)...\n",
-            run_fmt_size(run_synth_weight_bytes(&o->synth), sz, sizeof(sz)), ggml_type_name(o->synth.wtype));
+    const size_t bytes = run_synth_weight_bytes(&o->synth); // 0: sizes the type cannot hold, reported below
+    if (bytes > 0) {
+        fprintf(stderr, "building a synthetic model (%s of %s weights)...\n", run_fmt_size(bytes, sz, sizeof(sz)),
+                ggml_type_name(o->synth.wtype));
+    }
     struct run_weight_source src;
     if (!run_synth_source(&o->synth, &src)) {
         return NULL;

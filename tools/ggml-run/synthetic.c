@@ -414,7 +414,13 @@ static bool synth_fill(const struct run_synth_params * p, struct gguf_context * 
 
 size_t run_synth_weight_bytes(const struct run_synth_params * p) {
     const struct run_arch * arch = run_arch_find(p->arch != NULL ? p->arch : "llama");
-    return arch != NULL ? synth_tensors(NULL, NULL, p, arch) : 0;
+    const int64_t blck = ggml_blck_size(p->wtype);
+    // sizes the type cannot hold: run_synth_source says why
+    if (arch == NULL || blck <= 0 || p->n_embd <= 0 || p->n_ff <= 0 || p->n_embd % blck != 0 || p->n_ff % blck != 0 ||
+        (arch->moe && (p->n_ff_exp <= 0 || p->n_ff_exp % blck != 0))) {
+        return 0;
+    }
+    return synth_tensors(NULL, NULL, p, arch);
 }
 
 static void synth_release(void * base, size_t size) {

@@ -44,7 +44,8 @@ bool run_synth_preset(const char * name, struct run_synth_params * params);
 // Builds the source. False (reported) for invalid sizes or when memory runs out.
 bool run_synth_source(const struct run_synth_params * params, struct run_weight_source * src);
 
-// bytes the weights of these parameters take
+// bytes the weights of these parameters take; 0 when the weight type cannot hold
+// the sizes (run_synth_source then says why)
 size_t run_synth_weight_bytes(const struct run_synth_params * params);
 
 #ifdef __cplusplus
