@@ -130,6 +130,23 @@ static int split_variants(char * list, char ** names) {
 
 #if defined(__x86_64__) && defined(__GNUC__)
 
+#include <cpuid.h>
+
+// AVX-VNNI: CPUID leaf 7 subleaf 1, EAX bit 4 (clang 14's __builtin_cpu_supports
+// does not know it); AVX2 already says the OS saves the YMM registers
+static bool cpu_has_avx_vnni(void) {
+    unsigned int a, b, c, d;
+    if (__get_cpuid_max(0, NULL) < 7) {
+        return false;
+    }
+    __cpuid_count(7, 0, a, b, c, d);
+    if (a < 1) {
+        return false;
+    }
+    __cpuid_count(7, 1, a, b, c, d);
+    return (a & (1u << 4)) != 0 && __builtin_cpu_supports("avx2");
+}
+
 static void check_has_matches_cpu(void) {
     __builtin_cpu_init();
     CHECK_EQ_INT(ggml_cpu_has_sse3(),        __builtin_cpu_supports("sse3")       != 0);
@@ -142,6 +159,7 @@ static void check_has_matches_cpu(void) {
     CHECK_EQ_INT(ggml_cpu_has_avx512_vbmi(), __builtin_cpu_supports("avx512vbmi") != 0);
     CHECK_EQ_INT(ggml_cpu_has_avx512_vnni(), __builtin_cpu_supports("avx512vnni") != 0);
     CHECK_EQ_INT(ggml_cpu_has_avx512_bf16(), __builtin_cpu_supports("avx512bf16") != 0);
+    CHECK_EQ_INT(ggml_cpu_has_avx_vnni(),    cpu_has_avx_vnni());
 }
 
 // whether the CPU runs the variant of that level (the levels of CMakeLists.txt)
@@ -150,11 +168,13 @@ static bool cpu_runs_level(const char * level) {
     const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
                         __builtin_cpu_supports("avx512cd");
+    const bool avx512_vnni = avx512 && __builtin_cpu_supports("avx512vnni");
     if (strcmp(level, "sse2") == 0)             return true;
     if (strcmp(level, "avx2") == 0)             return avx2;
+    if (strcmp(level, "avx2_vnni") == 0)        return avx2 && cpu_has_avx_vnni();
     if (strcmp(level, "avx512") == 0)           return avx512;
-    if (strcmp(level, "avx512_vnni_bf16") == 0) return avx512 && __builtin_cpu_supports("avx512vnni") &&
-                                                       __builtin_cpu_supports("avx512bf16");
+    if (strcmp(level, "avx512_vnni") == 0)      return avx512_vnni;
+    if (strcmp(level, "avx512_vnni_bf16") == 0) return avx512_vnni && __builtin_cpu_supports("avx512bf16");
     return true; // native, portable: the only variant of their builds
 }
 

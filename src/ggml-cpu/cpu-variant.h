@@ -13,8 +13,10 @@
 // thread pool, the public functions of ggml-cpu.h) to the chosen variant.
 //
 // A GGML_NATIVE=ON build has one variant, "native" (-march=native); a
-// GGML_NATIVE=OFF build on x86-64 has sse2, avx2, avx512 and
-// avx512_vnni_bf16, lowest first; elsewhere one "portable" variant.
+// GGML_NATIVE=OFF build on x86-64 has sse2, avx2, avx2_vnni, avx512,
+// avx512_vnni and avx512_vnni_bf16, in that order; elsewhere one "portable"
+// variant. The order is a ranking, not a chain of subsets (avx512 lacks
+// AVX-VNNI): the choice is the last one whose features the CPU has.
 //
 
 #include "cpu-impl.h"
