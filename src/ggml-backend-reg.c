@@ -58,6 +58,9 @@
 #ifdef GGML_USE_BLAS
 #include "ggml-blas.h"
 #endif
+#ifdef GGML_USE_MPI
+#include "ggml-mpi.h"
+#endif
 
 #include <ctype.h>
 #include <pthread.h>
@@ -264,6 +267,14 @@ static void registry_init(void) {
 
     // the backends compiled in, most capable first
     pthread_mutex_lock(&g_registry.mutex);
+#ifdef GGML_USE_MPI
+    {
+        char mpi_why[256];
+        if (register_backend_locked(ggml_backend_mpi_reg(), NULL, mpi_why, sizeof(mpi_why)) == REGISTER_REFUSED) {
+            GGML_LOG_ERROR("%s: the MPI backend is not registered: %s\n", __func__, mpi_why);
+        }
+    }
+#endif
 #ifdef GGML_USE_VULKAN
     {
         char vk_why[256];

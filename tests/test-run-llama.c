@@ -14,7 +14,8 @@
 //   of the output file, logits close to the reference;
 // - layers spread over devices by -ngl and --tensor-split, devices chosen by name;
 // - the sampler's choices against their definitions, top-p's cutoff reached exactly;
-// - the ggml-run program itself: a prompt that fills the context exactly, -n 0;
+// - the ggml-run program itself: a prompt that fills the context exactly, -n 0,
+//   --verbose-prompt with special tokens parsed or not;
 // - the synthetic model: the same bytes whatever the thread count;
 // - failures: missing, corrupt and truncated files, another architecture, a
 //   missing tensor or key, a wrong shape: NULL and a message, no crash.
@@ -821,6 +822,24 @@ static void test_cli(const char * path) {
     const char * gen[] = { "-m", path, "-p", "hello", "-n", "2", "-dev", "none", "-t", "1", NULL };
     run_cli(gen, &r);
     CHECK_MSG(r.exited && r.status == 0, "ggml-run -n 2 ended by %s:\n%s", program_ending(&r, ending, sizeof(ending)), r.output);
+    // --verbose-prompt: the ids on one line, and with -n 0 nothing else is done (no context);
+    // "</s>" written in the prompt is the eos token, or plain text (each character unknown)
+    const char * verbose[] = { "-m", path, "-p", "hello</s>", "--verbose-prompt", "-n", "0", "-dev", "none", "-t", "1", NULL };
+    run_cli(verbose, &r);
+    CHECK_MSG(r.exited && r.status == 0 && strstr(r.output, "prompt tokens: 1 22 21 2\n") != NULL &&
+              strstr(r.output, "buffers:") == NULL,
+              "ggml-run --verbose-prompt -n 0 ended by %s:\n%s", program_ending(&r, ending, sizeof(ending)), r.output);
+    const char * plain[] = { "-m", path, "-p", "hello</s>", "--verbose-prompt", "--no-parse-special", "-n", "0",
+                             "-dev", "none", "-t", "1", NULL };
+    run_cli(plain, &r);
+    CHECK_MSG(r.exited && r.status == 0 && strstr(r.output, "prompt tokens: 1 22 21 0 0 0 0\n") != NULL,
+              "ggml-run --no-parse-special ended by %s:\n%s", program_ending(&r, ending, sizeof(ending)), r.output);
+    // "<s>" written first: two bos tokens, with a warning; the text after a special token gets its space
+    const char * two_bos[] = { "-m", path, "-p", "<s>hello", "--verbose-prompt", "-n", "0", "-dev", "none", "-t", "1", NULL };
+    run_cli(two_bos, &r);
+    CHECK_MSG(r.exited && r.status == 0 && strstr(r.output, "prompt tokens: 1 1 22 21\n") != NULL &&
+              strstr(r.output, "two bos tokens") != NULL,
+              "ggml-run -p '<s>hello' ended by %s:\n%s", program_ending(&r, ending, sizeof(ending)), r.output);
     // a prompt longer than the context is still refused, with a message
     const char * too_long[] = { "-m", path, "-p", "hello world", "-c", "2", "-n", "1", "-dev", "none", "-t", "1", NULL };
     run_cli(too_long, &r);

@@ -576,6 +576,12 @@ QD_DEFINE_FROWS(qd_rows_bf16, QD_BF16)
 #endif
 
 ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows(enum ggml_type type, bool use_ref) {
+#if defined(GGML_VEC_NEON)
+    ggml_cpu_dot_rows_t neon = use_ref ? NULL : ggml_cpu_get_dot_rows_neon(type);
+    if (neon != NULL) {
+        return neon;
+    }
+#endif
     switch (type) {
         case GGML_TYPE_F32:  return use_ref ? qd_rows_f32_ref  : qd_rows_f32;
         case GGML_TYPE_F16:  return use_ref ? qd_rows_f16_ref  : qd_rows_f16;

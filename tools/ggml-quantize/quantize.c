@@ -248,10 +248,13 @@ static bool gq_convert_tensor(struct gq_io * io, const struct ggml_tensor * t, u
     }
     for (int64_t r = 0; ok && r < nrows; r += chunk) {
         const int64_t n = nrows - r < chunk ? nrows - r : chunk;
-        ok = gq_read_at(io, src_offset + (uint64_t) r * src_row, io->src_buf, (size_t) n * src_row);
+        // the file is little-endian: a big-endian host converts what it reads and what it writes
+        ok = gq_read_at(io, src_offset + (uint64_t) r * src_row, io->src_buf, (size_t) n * src_row) &&
+             gguf_tensor_data_to_host(t->name, t->type, io->src_buf, (size_t) n * src_row);
         if (ok) {
             gq_to_f32(t->type, io->src_buf, io->f32_buf, n * ne0);
             ok = gq_quantize_rows(target, io->f32_buf, io->dst_buf, n, ne0, n_threads) &&
+                 gguf_tensor_data_to_host(t->name, target, io->dst_buf, (size_t) n * dst_row) &&
                  gq_write(io, io->dst_buf, (size_t) n * dst_row);
         }
     }

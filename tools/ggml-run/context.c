@@ -254,7 +254,10 @@ static bool set_inputs(struct run_context * rc, const struct run_graph_inputs * 
     int32_t     * pos   = (int32_t *)     run_malloc((size_t) n_tokens * sizeof(int32_t), "the graph inputs");
     int64_t     * cells = (int64_t *)     run_malloc((size_t) n_tokens * sizeof(int64_t), "the graph inputs");
     ggml_fp16_t * mask  = (ggml_fp16_t *) run_malloc((size_t) (n_tokens * n_kv) * sizeof(ggml_fp16_t), "the graph inputs");
-    const bool ok = pos != NULL && cells != NULL && mask != NULL;
+    ggml_fp16_t * swa   = in->mask_swa == NULL ? NULL :
+                          (ggml_fp16_t *) run_malloc((size_t) (n_tokens * n_kv) * sizeof(ggml_fp16_t), "the graph inputs");
+    const int64_t n_swa = rc->model->hp.n_swa;
+    const bool ok = pos != NULL && cells != NULL && mask != NULL && (in->mask_swa == NULL || swa != NULL);
     if (ok) {
         const ggml_fp16_t zero = ggml_fp32_to_fp16(0.0f);
         const ggml_fp16_t ninf = ggml_fp32_to_fp16(-INFINITY);
@@ -264,6 +267,9 @@ static bool set_inputs(struct run_context * rc, const struct run_graph_inputs * 
             cells[j] = p;
             for (int64_t c = 0; c < n_kv; c++) {
                 mask[j * n_kv + c] = c <= p ? zero : ninf; // causal: a token sees itself and the past
+                if (swa != NULL) { // and in a sliding window, only the last n_swa positions
+                    swa[j * n_kv + c] = c <= p && p - c < n_swa ? zero : ninf;
+                }
             }
         }
         ggml_backend_tensor_set(in->tokens, tokens, 0, (size_t) n_tokens * sizeof(int32_t));
@@ -272,10 +278,14 @@ static bool set_inputs(struct run_context * rc, const struct run_graph_inputs * 
             ggml_backend_tensor_set(in->cells, cells, 0, (size_t) n_tokens * sizeof(int64_t));
         }
         ggml_backend_tensor_set(in->mask, mask, 0, (size_t) (n_tokens * n_kv) * sizeof(ggml_fp16_t));
+        if (swa != NULL) {
+            ggml_backend_tensor_set(in->mask_swa, swa, 0, (size_t) (n_tokens * n_kv) * sizeof(ggml_fp16_t));
+        }
     }
     free(pos);
     free(cells);
     free(mask);
+    free(swa);
     return ok;
 }
 

@@ -1,16 +1,23 @@
 #pragma once
 
-// graph.h: the llama decoder as a ggml graph for one batch of tokens.
+// graph.h: the decoder of every architecture (arch.h) as a ggml graph for
+// one batch of tokens.
 //
 // For tokens at positions n_past .. n_past + n_tokens - 1 of one sequence:
-//   x = token_embd[tokens]
-//   per layer: h = x + Wo · attention(RoPE(Wq · n), RoPE(Wk · n), Wv · n),
+//   x = token_embd[tokens] (times sqrt(n_embd) for Gemma)
+//   per layer: h = x + P(Wo · attention(RoPE(N(Wq · n + bq)), RoPE(N(Wk · n + bk)), Wv · n + bv)),
 //              n = rms_norm(x) * attn_norm
-//              x = h + W_down · (silu(W_gate · m) * (W_up · m)), m = rms_norm(h) * ffn_norm
+//              x = h + P(F(m)), m = rms_norm(h) * ffn_norm
 //   logits = output · (rms_norm(x) * output_norm)
-// RoPE is the "normal" (adjacent pairs) kind, as llama GGUF files expect;
-// attention is grouped-query (head h reads key/value head h / (n_head /
-// n_head_kv)), causal, over the cache cells 0 .. n_kv - 1, either fused
+// where the biases b, the per-head norms N and the post-norms P are there
+// when the layer has those tensors; Q, K, V may come from one fused matrix.
+// F is W_down · (act(W_gate · m) * (W_up · m)) (act: SiLU or GELU; gate and
+// up may be one matrix), or for a model of experts the sum of the chosen
+// experts' outputs weighted by the router. RoPE is the architecture's kind
+// (adjacent pairs for llama, NeoX halves for the others); sliding-window
+// layers use their own base and mask. Attention is grouped-query (head h
+// reads key/value head h / (n_head / n_head_kv)), causal, over the cache
+// cells 0 .. n_kv - 1, either fused
 // (ggml_flash_attn_ext) or as mul_mat / soft_max_ext / mul_mat. The graph
 // writes the new keys and values into the cache before reading it: reads
 // depend on the ggml_set_rows result, or follow the ggml_cpy in graph order.
@@ -27,6 +34,7 @@ struct run_graph_inputs {
     struct ggml_tensor * positions;  // I32 [n_tokens]
     struct ggml_tensor * cells;      // I64 [n_tokens]: cache cell of each token
     struct ggml_tensor * mask;       // F16 [n_kv, n_tokens]: 0 where a token may look, -inf elsewhere
+    struct ggml_tensor * mask_swa;   // the same for sliding-window layers (NULL when the model has none)
     struct ggml_tensor * logits;     // F32 [n_vocab, n_outputs]: the result
 };
 

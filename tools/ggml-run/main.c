@@ -1,10 +1,11 @@
-// ggml-run: runs a llama-family model from a GGUF file, or benchmarks a
-// synthetic llama-shaped model, on every device of the registry.
+// ggml-run: runs a model (llama, qwen2, qwen3, qwen3moe, gemma3, phi3) from a
+// GGUF file, or benchmarks a synthetic one, on every device of the registry.
 //
 // This file holds the options and the output; the work is done by the
 // ggml-run-core library (model, tokenizer, graph, context, sampling, bench).
 
 #include "bench.h"
+#include "chat.h"
 #include "context.h"
 #include "model.h"
 #include "run-common.h"
@@ -12,6 +13,7 @@
 #include "synthetic.h"
 
 #include "ggml-backend.h"
+#include "gguf.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,8 +27,13 @@ struct options {
     const char * prompt;
     int64_t      n_predict;      // -1: the mode's default
     bool         bench;
+    bool         conversation;   // -cnv
+    const char * chat_template;  // a name, or a template's text; NULL: the GGUF's
+    const char * system;
     bool         ignore_eos;
     bool         list_devices;
+    bool         verbose_prompt; // print the prompt's tokens first
+    bool         parse_special;  // special tokens written in the prompt are tokens
     struct run_sampler_params sampler;
     struct run_synth_params   synth;
     struct run_model_params   model;
@@ -37,18 +44,31 @@ struct options {
 static void print_usage(const char * argv0) {
     printf("usage: %s [options]\n"
            "\n"
-           "Runs a llama-family GGUF model (-m), or with no model benchmarks a synthetic\n"
-           "llama-shaped model built in memory: prompt and generation tokens/s.\n"
+           "Runs a GGUF model (-m) of architecture llama, qwen2, qwen3, qwen3moe, gemma3 or\n"
+           "phi3, or with no model benchmarks a synthetic model built in memory: prompt and\n"
+           "generation tokens/s.\n"
            "\n"
            "text generation:\n"
-           "  -m,   --model FILE        GGUF model (architecture llama, SentencePiece vocabulary)\n"
+           "  -m,   --model FILE        GGUF model (SentencePiece or byte-level BPE vocabulary)\n"
            "  -p,   --prompt TEXT       prompt (default with -m: \"Once upon a time\")\n"
            "  -n,   --n-predict N       tokens to generate (default 64)\n"
            "        --temp T            temperature; 0 is greedy (default 0)\n"
            "        --top-k N           keep the N most likely tokens, 0: all (default 40)\n"
            "        --top-p P           keep the most likely tokens up to probability P (default 0.95)\n"
            "  -s,   --seed N            sampling seed (default 42)\n"
-           "        --ignore-eos        go on after the end-of-sequence token\n"
+           "        --ignore-eos        go on after the end-of-sequence (and end-of-turn) token\n"
+           "        --verbose-prompt    print the prompt's tokens (\"prompt tokens: 1 15043 ...\") before\n"
+           "                            anything is computed; with -n 0 nothing else is done\n"
+           "        --no-parse-special  special tokens written in the prompt (<|im_start|>, ...) are plain text\n"
+           "\n"
+           "conversation:\n"
+           "  -cnv, --conversation      chat: messages read from the input line by line, answered\n"
+           "                            with the model's chat template; Ctrl-C stops an answer\n"
+           "        --chat-template NAME  chatml, llama3, gemma, phi3, mistral-v1, mistral-v3,\n"
+           "                            mistral-v3-tekken, mistral-v7, mistral-v7-tekken\n"
+           "                            (default: recognised from the GGUF's template)\n"
+           "        --system TEXT       system message (-p also gives it with -cnv)\n"
+           "  -n with -cnv: most tokens per answer (default: until the context is full)\n"
            "\n"
            "benchmark (the default without -m and -p; --bench with a model file):\n"
            "        --bench             benchmark the model given with -m\n"
@@ -56,6 +76,7 @@ static void print_usage(const char * argv0) {
            "        --type TYPE         synthetic weights: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1\n"
            "                            q2_K q3_K q4_K q5_K q6_K iq4_nl iq4_xs mxfp4\n"
            "                            tq1_0 tq2_0 (default q8_0)\n"
+           "        --arch NAME         synthetic architecture: llama qwen2 qwen3 qwen3moe gemma3 phi3 (default llama)\n"
            "        --n-embd N, --n-layer N, --n-head N, --n-head-kv N, --n-ff N, --n-vocab N\n"
            "                            synthetic sizes, overriding --size\n"
            "  -pp,  --n-prompt N        prompt tokens, decoded in batches of -b (default 128)\n"
@@ -164,14 +185,19 @@ static bool parse_valued(const char * arg, const char * val, struct options * o,
             return false;
         }
         const int n_threads = o->synth.n_threads;
+        const char * arch = o->synth.arch;
         if (!run_synth_preset(val, &o->synth)) {
             run_error("--size: unknown size '%s' (tiny, small, default, large)", val);
             return false;
         }
         o->synth.n_threads = n_threads;
+        o->synth.arch = arch;
         return true;
     }
     if (is_opt(arg, "--type", NULL))           { return parse_type(arg, val, &o->synth.wtype); }
+    if (is_opt(arg, "--arch", NULL))           { return parse_str(arg, val, &o->synth.arch); }
+    if (is_opt(arg, "--chat-template", NULL))  { return parse_str(arg, val, &o->chat_template); }
+    if (is_opt(arg, "--system", NULL))         { return parse_str(arg, val, &o->system); }
     if (is_opt(arg, "--n-embd", NULL))         { return parse_int(arg, val, 1, INT32_MAX, &o->synth.n_embd); }
     if (is_opt(arg, "--n-layer", NULL))        { return parse_int(arg, val, 1, 100000, &o->synth.n_layer); }
     if (is_opt(arg, "--n-head", NULL))         { return parse_int(arg, val, 1, INT32_MAX, &o->synth.n_head); }
@@ -215,8 +241,11 @@ static bool parse_valued(const char * arg, const char * val, struct options * o,
 static bool parse_flag(const char * arg, struct options * o) {
     if (is_opt(arg, "--bench", NULL))            { o->bench = true; return true; }
     if (is_opt(arg, "--ignore-eos", NULL))       { o->ignore_eos = true; return true; }
+    if (is_opt(arg, "-cnv", "--conversation"))   { o->conversation = true; return true; }
     if (is_opt(arg, "--no-progress", NULL))      { o->bp.progress = false; return true; }
     if (is_opt(arg, "--list-devices", NULL))     { o->list_devices = true; return true; }
+    if (is_opt(arg, "--verbose-prompt", NULL))   { o->verbose_prompt = true; return true; }
+    if (is_opt(arg, "--no-parse-special", NULL)) { o->parse_special = false; return true; }
     if (is_opt(arg, "-nkvo", "--no-kv-offload")) { o->ctx.kv_offload = false; return true; }
     if (is_opt(arg, "--no-mmap", NULL))          { o->model.use_mmap = false; return true; }
     return false;
@@ -228,6 +257,7 @@ static int parse_options(int argc, char ** argv, struct options * o) {
         .model_path = NULL,
         .prompt     = NULL,
         .n_predict  = -1,
+        .parse_special = true,
         .sampler    = run_sampler_default_params(),
         .synth      = run_synth_default_params(),
         .model      = run_model_default_params(),
@@ -276,12 +306,19 @@ static void print_devices(void) {
 
 static void print_model(const struct run_model * model) {
     const struct run_hparams * hp = &model->hp;
-    char sz[32];
-    fprintf(stderr, "model:     %s: llama, %lld layers, embedding %lld, heads %lld (key/value %lld), "
-                    "feed-forward %lld, vocabulary %lld, %s, %s\n",
-            model->src.name, (long long) hp->n_layer, (long long) hp->n_embd, (long long) hp->n_head,
-            (long long) hp->n_head_kv, (long long) hp->n_ff, (long long) hp->n_vocab,
-            ggml_type_name(model->ftype), run_fmt_size(run_model_weight_bytes(model), sz, sizeof(sz)));
+    char sz[32], experts[96] = "";
+    if (hp->n_expert > 0) {
+        snprintf(experts, sizeof(experts), ", %lld of %lld experts", (long long) hp->n_expert_used, (long long) hp->n_expert);
+    }
+    if (hp->n_swa > 0) {
+        const size_t n = strlen(experts);
+        snprintf(experts + n, sizeof(experts) - n, ", sliding window %lld", (long long) hp->n_swa);
+    }
+    fprintf(stderr, "model:     %s: %s, %lld layers, embedding %lld, heads %lld (key/value %lld) of %lld, "
+                    "feed-forward %lld%s, vocabulary %lld, %s, %s\n",
+            model->src.name, hp->arch->name, (long long) hp->n_layer, (long long) hp->n_embd, (long long) hp->n_head,
+            (long long) hp->n_head_kv, (long long) hp->head_dim, (long long) (hp->n_expert > 0 ? hp->n_ff_exp : hp->n_ff),
+            experts, (long long) hp->n_vocab, ggml_type_name(model->ftype), run_fmt_size(run_model_weight_bytes(model), sz, sizeof(sz)));
 }
 
 // "CPU 0-3, Test 4-8 (+output)"
@@ -356,19 +393,16 @@ static int run_benchmark(struct run_context * rc, const struct options * o) {
     return 0;
 }
 
-static void print_piece(const struct run_vocab * vocab, int32_t token) {
-    char buf[256];
-    const size_t n = run_token_to_piece(vocab, token, buf, sizeof(buf));
-    if (n <= sizeof(buf)) {
-        fwrite(buf, 1, n, stdout);
-    } else {
-        char * big = (char *) run_malloc(n, "a token");
-        if (big != NULL) {
-            fwrite(big, 1, run_token_to_piece(vocab, token, big, n), stdout);
-            free(big);
-        }
+// prints token's piece as far as it ends a UTF-8 character (the rest waits for the next)
+static bool print_piece(struct run_detok * detok, const struct run_vocab * vocab, int32_t token) {
+    const char * text = NULL;
+    size_t n = 0;
+    if (!run_detok_push(detok, vocab, token, &text, &n)) {
+        return false;
     }
+    fwrite(text, 1, n, stdout);
     fflush(stdout);
+    return true;
 }
 
 static int run_generation(struct run_context * rc, const int32_t * prompt, int64_t n_prompt, const struct options * o) {
@@ -390,19 +424,25 @@ static int run_generation(struct run_context * rc, const int32_t * prompt, int64
     const int64_t t1 = ggml_time_us();
     const int prompt_splits = rc->n_splits;
     int64_t n_gen = 0;
+    struct run_detok detok = { NULL, 0, 0, 0 };
     while (ok && n_gen < n_predict) {
         const int32_t next = run_sample(sampler, run_get_logits(rc, 0), model->hp.n_vocab);
-        if (next < 0 || (next == model->vocab.eos && !o->ignore_eos)) {
+        if (next < 0 || (run_vocab_is_eog(&model->vocab, next) && !o->ignore_eos)) {
             ok = next >= 0;
             break;
         }
-        print_piece(&model->vocab, next);
+        ok = print_piece(&detok, &model->vocab, next);
         n_gen++;
         if (n_gen < n_predict) {
             ok = run_decode(rc, &next, 1);
         }
     }
     const int64_t t2 = ggml_time_us();
+    const char * rest = NULL;
+    size_t n_rest = 0;
+    run_detok_flush(&detok, &rest, &n_rest);
+    fwrite(rest, 1, n_rest, stdout);
+    run_detok_free(&detok);
     printf("\n");
     run_sampler_free(sampler);
     if (!ok) {
@@ -416,14 +456,19 @@ static int run_generation(struct run_context * rc, const int32_t * prompt, int64
     return 0;
 }
 
-static int32_t * tokenize_prompt(const struct run_model * model, const char * text, int64_t * n_out) {
+static int32_t * tokenize_prompt(const struct run_model * model, const char * text, bool parse_special, int64_t * n_out) {
     const size_t len = strlen(text);
-    int64_t n = run_tokenize(&model->vocab, text, len, model->vocab.add_bos, NULL, 0);
+    const struct run_tokenize_opts opts = { .add_special = true, .parse_special = parse_special };
+    int64_t n = run_tokenize_opts(&model->vocab, text, len, &opts, NULL, 0);
     int32_t * tokens = n >= 0 ? (int32_t *) run_malloc((size_t) (n > 0 ? n : 1) * sizeof(int32_t), "the prompt") : NULL;
     if (tokens == NULL) {
         return NULL;
     }
-    run_tokenize(&model->vocab, text, len, model->vocab.add_bos, tokens, n);
+    run_tokenize_opts(&model->vocab, text, len, &opts, tokens, n);
+    if (model->vocab.add_bos && n >= 2 && tokens[0] == model->vocab.bos && tokens[1] == model->vocab.bos) {
+        run_warn("the prompt starts with two bos tokens: the model adds one and the prompt has one "
+                 "(drop it from the prompt, or use --no-parse-special)");
+    }
     if (n == 0) {
         run_error("the prompt is empty and the vocabulary has no bos token to start from");
         free(tokens);
@@ -447,11 +492,96 @@ static struct run_model * load_model(const struct options * o) {
     return run_model_from_source(&src, &o->model);
 }
 
+// --chat-template's name or text, else the GGUF's template; RUN_CHAT_UNKNOWN (reported) when none is recognised
+static enum run_chat_template choose_chat_template(const struct run_model * model, const char * option) {
+    if (option != NULL) {
+        const enum run_chat_template t = run_chat_template_detect(option);
+        if (t == RUN_CHAT_UNKNOWN) {
+            run_error("--chat-template: '%s' is no template ggml-run knows (%s)", option, run_chat_template_names());
+        }
+        return t;
+    }
+    const int64_t id = gguf_find_key(model->src.gguf, "tokenizer.chat_template");
+    if (id < 0 || gguf_get_kv_type(model->src.gguf, id) != GGUF_TYPE_STRING) {
+        run_error("the model has no chat template (tokenizer.chat_template): name one with --chat-template (%s)",
+                  run_chat_template_names());
+        return RUN_CHAT_UNKNOWN;
+    }
+    const enum run_chat_template t = run_chat_template_detect(gguf_get_val_str(model->src.gguf, id));
+    if (t == RUN_CHAT_UNKNOWN) {
+        run_error("the model's chat template is not one ggml-run recognises: name one with --chat-template (%s)",
+                  run_chat_template_names());
+    }
+    return t;
+}
+
+// -cnv: the conversation on stdin and stdout
+static int run_conversation(struct options * o) {
+    struct run_model * model = load_model(o);
+    if (model == NULL) {
+        return 1;
+    }
+    print_model(model);
+    print_layers(model);
+    const struct run_chat_params cp = {
+        .tmpl       = choose_chat_template(model, o->chat_template),
+        .system     = o->system != NULL ? o->system : o->prompt, // as llama.cpp's -cnv takes -p
+        .n_predict  = o->n_predict,
+        .ignore_eos = o->ignore_eos,
+    };
+    if (o->ctx.n_ctx == 0) { // a long conversation, but not the 128k-token caches some models were trained for
+        o->ctx.n_ctx = model->hp.n_ctx_train < 4096 ? model->hp.n_ctx_train : 4096;
+    }
+    struct run_context * rc = cp.tmpl != RUN_CHAT_UNKNOWN ? run_context_new(model, &o->ctx) : NULL;
+    struct run_sampler * sampler = rc != NULL ? run_sampler_new(&o->sampler) : NULL;
+    int status = 1;
+    if (sampler != NULL) {
+        print_buffers(rc);
+        fprintf(stderr, "chat:      template %s; Ctrl-C stops an answer, Ctrl-D (end of input) ends\n",
+                run_chat_template_name(cp.tmpl));
+        status = run_chat_loop(rc, sampler, &cp, stdin, stdout);
+    }
+    run_sampler_free(sampler);
+    run_context_free(rc);
+    run_model_free(model);
+    return status;
+}
+
+// a registry function by name, or NULL
+static void * reg_proc(const char * reg_name, const char * name) {
+    ggml_backend_reg_t reg = ggml_backend_reg_by_name(reg_name);
+    return reg != NULL ? ggml_backend_reg_get_proc_address(reg, name) : NULL;
+}
+
+// Under mpirun, the ranks other than 0 serve their devices to rank 0 (the
+// MPI backend) instead of running the model: true, with the exit code, there.
+static bool run_mpi_worker(int n_threads, int * exit_code) {
+    void * rank_sym   = reg_proc("MPI", "ggml_backend_mpi_rank");
+    void * worker_sym = reg_proc("MPI", "ggml_backend_mpi_worker");
+    int (*rank)(void) = NULL;
+    enum ggml_status (*worker)(int) = NULL;
+    // ISO C has no object-to-function pointer conversion; POSIX makes the bits agree
+    memcpy(&rank, &rank_sym, sizeof(rank_sym));
+    memcpy(&worker, &worker_sym, sizeof(worker_sym));
+    if (rank == NULL || worker == NULL || rank() == 0) {
+        return false;
+    }
+    *exit_code = worker(n_threads) == GGML_STATUS_SUCCESS ? 0 : 1;
+    return true;
+}
+
 static int run_main(struct options * o) {
     ggml_backend_load_all();
+    int worker_exit = 0;
+    if (run_mpi_worker(o->ctx.n_threads, &worker_exit)) {
+        return worker_exit;
+    }
     if (o->list_devices) {
         print_devices();
         return 0;
+    }
+    if (o->conversation) {
+        return run_conversation(o);
     }
     const bool bench = o->bench || (o->model_path == NULL && o->prompt == NULL);
     if (!bench && o->prompt == NULL) {
@@ -467,10 +597,23 @@ static int run_main(struct options * o) {
     print_model(model);
     print_layers(model);
     int64_t n_prompt = 0;
-    int32_t * prompt = bench ? NULL : tokenize_prompt(model, o->prompt, &n_prompt);
+    int32_t * prompt = bench ? NULL : tokenize_prompt(model, o->prompt, o->parse_special, &n_prompt);
     if (!bench && prompt == NULL) {
         run_model_free(model);
         return 1;
+    }
+    if (!bench && o->verbose_prompt) {
+        printf("prompt tokens:");
+        for (int64_t i = 0; i < n_prompt; i++) {
+            printf(" %d", (int) prompt[i]);
+        }
+        printf("\n");
+        fflush(stdout);
+        if (o->n_predict == 0) {
+            free(prompt);
+            run_model_free(model);
+            return 0;
+        }
     }
     if (o->ctx.n_ctx == 0) {
         const int64_t need = bench ? o->bp.n_prompt + o->bp.n_gen : n_prompt + o->n_predict;

@@ -1,5 +1,5 @@
-// model.c: loading a llama-family model from a GGUF file (or any weight
-// source): hyperparameters, tensors and their shapes, placement of the
+// model.c: loading a model from a GGUF file (or any weight source): the
+// tensors its architecture describes and their shapes, placement of the
 // weights on devices, the mapped CPU buffer and copies to device memory.
 
 #include "model.h"
@@ -16,8 +16,6 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#define RUN_ARCH "llama"
 
 struct run_model_params run_model_default_params(void) {
     return (struct run_model_params) {
@@ -156,10 +154,33 @@ struct ggml_tensor * run_source_tensor(const struct run_weight_source * src, con
 }
 
 // the file is opened first, so that a missing one is reported in one line
+// GGUF tensor data is little-endian: a big-endian host reads the file into
+// memory (never maps it) and converts every tensor there, or refuses the file
+// when a tensor's type does not convert (the reader's log line names it)
+static bool source_data_to_host(struct run_weight_source * src) {
+    for (int64_t i = 0; i < gguf_get_n_tensors(src->gguf); i++) {
+        uint8_t * data = (uint8_t *) src->base + src->data_offset + gguf_get_tensor_offset(src->gguf, i);
+        if (!gguf_tensor_data_to_host(gguf_get_tensor_name(src->gguf, i), gguf_get_tensor_type(src->gguf, i), data,
+                                      gguf_get_tensor_size(src->gguf, i))) {
+            run_error("cannot load %s on this big-endian host", src->name);
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool host_is_little_endian(void) {
+    const uint16_t one = 1;
+    uint8_t first;
+    memcpy(&first, &one, 1);
+    return first == 1;
+}
+
 static bool source_open_file(const char * path, bool use_mmap, struct run_weight_source * src) {
     memset(src, 0, sizeof(*src));
     src->name = path;
-    if (!source_map_file(path, use_mmap, src)) {
+    const bool convert = !host_is_little_endian();
+    if (!source_map_file(path, use_mmap && !convert, src)) {
         run_weight_source_free(src);
         return false;
     }
@@ -172,7 +193,7 @@ static bool source_open_file(const char * path, bool use_mmap, struct run_weight
         return false;
     }
     src->data_offset = gguf_get_data_offset(src->gguf);
-    if (!run_source_index_tensors(src) || !source_check_bounds(src)) {
+    if (!run_source_index_tensors(src) || !source_check_bounds(src) || (convert && !source_data_to_host(src))) {
         run_weight_source_free(src);
         return false;
     }
@@ -180,148 +201,11 @@ static bool source_open_file(const char * path, bool use_mmap, struct run_weight
 }
 
 //
-// hyperparameters
-//
-
-// an unsigned integer key (any integer type), or def when absent and not required
-static bool hp_get_int(const struct gguf_context * gguf, const char * key, bool required, int64_t def, int64_t * out) {
-    *out = def;
-    const int64_t id = gguf_find_key(gguf, key);
-    if (id < 0) {
-        if (required) {
-            run_error("key %s is missing", key);
-        }
-        return !required;
-    }
-    int64_t v;
-    switch (gguf_get_kv_type(gguf, id)) {
-        case GGUF_TYPE_UINT8:  v = gguf_get_val_u8(gguf, id);  break;
-        case GGUF_TYPE_INT8:   v = gguf_get_val_i8(gguf, id);  break;
-        case GGUF_TYPE_UINT16: v = gguf_get_val_u16(gguf, id); break;
-        case GGUF_TYPE_INT16:  v = gguf_get_val_i16(gguf, id); break;
-        case GGUF_TYPE_UINT32: v = gguf_get_val_u32(gguf, id); break;
-        case GGUF_TYPE_INT32:  v = gguf_get_val_i32(gguf, id); break;
-        case GGUF_TYPE_INT64:  v = gguf_get_val_i64(gguf, id); break;
-        case GGUF_TYPE_UINT64: {
-            const uint64_t u = gguf_get_val_u64(gguf, id);
-            v = u > (uint64_t) INT32_MAX ? -1 : (int64_t) u;
-            break;
-        }
-        case GGUF_TYPE_ARRAY:
-            run_error("key %s holds an array (per-layer values are not supported)", key);
-            return false;
-        default:
-            run_error("key %s must be an integer, not %s", key, gguf_type_name(gguf_get_kv_type(gguf, id)));
-            return false;
-    }
-    if (v < 0 || v > INT32_MAX) {
-        run_error("key %s has the invalid value %lld", key, (long long) v);
-        return false;
-    }
-    *out = v;
-    return true;
-}
-
-static bool hp_get_float(const struct gguf_context * gguf, const char * key, bool required, float def, float * out) {
-    *out = def;
-    const int64_t id = gguf_find_key(gguf, key);
-    if (id < 0) {
-        if (required) {
-            run_error("key %s is missing", key);
-        }
-        return !required;
-    }
-    switch (gguf_get_kv_type(gguf, id)) {
-        case GGUF_TYPE_FLOAT32: *out = gguf_get_val_f32(gguf, id); break;
-        case GGUF_TYPE_FLOAT64: *out = (float) gguf_get_val_f64(gguf, id); break;
-        default:
-            run_error("key %s must be a float, not %s", key, gguf_type_name(gguf_get_kv_type(gguf, id)));
-            return false;
-    }
-    return true;
-}
-
-static bool hp_check_arch(const struct gguf_context * gguf) {
-    const int64_t id = gguf_find_key(gguf, "general.architecture");
-    if (id < 0) {
-        run_error("key general.architecture is missing");
-        return false;
-    }
-    if (gguf_get_kv_type(gguf, id) != GGUF_TYPE_STRING) {
-        run_error("key general.architecture must be a string");
-        return false;
-    }
-    const char * arch = gguf_get_val_str(gguf, id);
-    if (strcmp(arch, RUN_ARCH) != 0) {
-        run_error("architecture '%s' is not supported (ggml-run runs '" RUN_ARCH "' models)", arch);
-        return false;
-    }
-    return true;
-}
-
-static bool hp_check(const struct run_hparams * hp) {
-    if (hp->n_embd <= 0 || hp->n_layer <= 0 || hp->n_ff <= 0 || hp->n_head <= 0 || hp->n_ctx_train <= 0) {
-        run_error("the model's sizes are invalid (embedding %lld, layers %lld, feed-forward %lld, heads %lld, context %lld)",
-                  (long long) hp->n_embd, (long long) hp->n_layer, (long long) hp->n_ff, (long long) hp->n_head,
-                  (long long) hp->n_ctx_train);
-        return false;
-    }
-    if (hp->n_embd % hp->n_head != 0) {
-        run_error("the embedding length %lld is not a multiple of the %lld heads", (long long) hp->n_embd, (long long) hp->n_head);
-        return false;
-    }
-    if (hp->n_head_kv <= 0 || hp->n_head % hp->n_head_kv != 0) {
-        run_error("%lld heads cannot share %lld key/value heads", (long long) hp->n_head, (long long) hp->n_head_kv);
-        return false;
-    }
-    if (hp->n_rot <= 0 || hp->n_rot > hp->head_dim || hp->n_rot % 2 != 0) {
-        run_error("RoPE dimension count %lld does not fit heads of %lld", (long long) hp->n_rot, (long long) hp->head_dim);
-        return false;
-    }
-    if (!(hp->rms_eps > 0.0f) || !(hp->rope_freq_base > 0.0f) || !(hp->rope_freq_scale > 0.0f)) {
-        run_error("the model's RMS epsilon or RoPE frequency parameters are invalid");
-        return false;
-    }
-    return true;
-}
-
-static bool hp_load(struct run_hparams * hp, const struct gguf_context * gguf) {
-    memset(hp, 0, sizeof(*hp));
-    float rope_scale = 0.0f;
-    bool ok = hp_check_arch(gguf) &&
-        hp_get_int(gguf, RUN_ARCH ".context_length",     true, 0, &hp->n_ctx_train) &&
-        hp_get_int(gguf, RUN_ARCH ".embedding_length",   true, 0, &hp->n_embd) &&
-        hp_get_int(gguf, RUN_ARCH ".block_count",        true, 0, &hp->n_layer) &&
-        hp_get_int(gguf, RUN_ARCH ".feed_forward_length", true, 0, &hp->n_ff) &&
-        hp_get_int(gguf, RUN_ARCH ".attention.head_count", true, 0, &hp->n_head) &&
-        hp_get_int(gguf, RUN_ARCH ".attention.head_count_kv", false, hp->n_head, &hp->n_head_kv) &&
-        hp_get_float(gguf, RUN_ARCH ".attention.layer_norm_rms_epsilon", true, 0.0f, &hp->rms_eps) &&
-        hp_get_float(gguf, RUN_ARCH ".rope.freq_base", false, 10000.0f, &hp->rope_freq_base) &&
-        hp_get_float(gguf, RUN_ARCH ".rope.scale_linear", false, 1.0f, &rope_scale);
-    if (!ok) {
-        return false;
-    }
-    hp->head_dim = hp->n_head > 0 ? hp->n_embd / hp->n_head : 0;
-    if (!hp_get_int(gguf, RUN_ARCH ".rope.dimension_count", false, hp->head_dim, &hp->n_rot)) {
-        return false;
-    }
-    hp->rope_freq_scale = rope_scale > 0.0f ? 1.0f / rope_scale : 0.0f;
-    return hp_check(hp);
-}
-
-//
 // tensors
 //
 
-// how a weight is used: decides which op a device must support to hold it
-enum weight_use {
-    WEIGHT_MATMUL,   // ggml_mul_mat(w, x)
-    WEIGHT_SCALE,    // ggml_mul(x, w): norm weights
-    WEIGHT_ROWS,     // ggml_get_rows(w, ids): token embeddings
-    WEIGHT_ROPE,     // frequency factors of ggml_rope_ext
-};
-
-static struct ggml_tensor * model_tensor(struct run_model * model, const char * name, int64_t ne0, int64_t ne1, bool required) {
+// the tensor of that name with the shape ne (3 dimensions), or NULL (reported when required or misshapen)
+static struct ggml_tensor * model_tensor(struct run_model * model, const char * name, const int64_t ne[3], bool required) {
     struct ggml_tensor * t = run_source_tensor(&model->src, name);
     if (t == NULL) {
         if (required) {
@@ -329,47 +213,59 @@ static struct ggml_tensor * model_tensor(struct run_model * model, const char * 
         }
         return NULL;
     }
-    if (t->ne[0] != ne0 || t->ne[1] != ne1 || t->ne[2] != 1 || t->ne[3] != 1) {
-        run_error("tensor %s has shape [%lld, %lld, %lld, %lld], expected [%lld, %lld]", name,
+    if (t->ne[0] != ne[0] || t->ne[1] != ne[1] || t->ne[2] != ne[2] || t->ne[3] != 1) {
+        run_error("tensor %s has shape [%lld, %lld, %lld, %lld], expected [%lld, %lld, %lld]", name,
                   (long long) t->ne[0], (long long) t->ne[1], (long long) t->ne[2], (long long) t->ne[3],
-                  (long long) ne0, (long long) ne1);
+                  (long long) ne[0], (long long) ne[1], (long long) ne[2]);
         return NULL;
     }
     return t;
 }
 
+static struct ggml_tensor * model_tensor_2d(struct run_model * model, const char * name, int64_t ne0, int64_t ne1, bool required) {
+    const int64_t ne[3] = { ne0, ne1, 1 };
+    return model_tensor(model, name, ne, required);
+}
+
+static struct ggml_tensor ** layer_field(struct run_layer * l, const struct run_tensor_desc * d) {
+    return (struct ggml_tensor **) (void *) ((char *) l + d->field);
+}
+
+// the tensors of layer il that the architecture describes
 static bool model_layer_tensors(struct run_model * model, int64_t il) {
     const struct run_hparams * hp = &model->hp;
-    const int64_t n_embd_kv = hp->n_head_kv * hp->head_dim;
+    const struct run_arch * arch = hp->arch;
     struct run_layer * l = &model->layers[il];
     char name[GGML_MAX_NAME + 32];
-#define LAYER_TENSOR(field, suffix, ne0, ne1) \
-    snprintf(name, sizeof(name), "blk.%lld." suffix ".weight", (long long) il); \
-    if ((l->field = model_tensor(model, name, (ne0), (ne1), true)) == NULL) { return false; }
-    LAYER_TENSOR(attn_norm, "attn_norm",   hp->n_embd, 1);
-    LAYER_TENSOR(wq,        "attn_q",      hp->n_embd, hp->n_embd);
-    LAYER_TENSOR(wk,        "attn_k",      hp->n_embd, n_embd_kv);
-    LAYER_TENSOR(wv,        "attn_v",      hp->n_embd, n_embd_kv);
-    LAYER_TENSOR(wo,        "attn_output", hp->n_embd, hp->n_embd);
-    LAYER_TENSOR(ffn_norm,  "ffn_norm",    hp->n_embd, 1);
-    LAYER_TENSOR(ffn_gate,  "ffn_gate",    hp->n_embd, hp->n_ff);
-    LAYER_TENSOR(ffn_up,    "ffn_up",      hp->n_embd, hp->n_ff);
-    LAYER_TENSOR(ffn_down,  "ffn_down",    hp->n_ff,   hp->n_embd);
-#undef LAYER_TENSOR
+    for (int i = 0; i < arch->n_layer_tensors; i++) {
+        const struct run_tensor_desc * d = &arch->layer[i];
+        const int64_t ne[3] = { run_dim_size(hp, d->ne[0]), run_dim_size(hp, d->ne[1]), run_dim_size(hp, d->ne[2]) };
+        snprintf(name, sizeof(name), "blk.%lld.%s", (long long) il, d->name);
+        struct ggml_tensor * t = model_tensor(model, name, ne, d->required);
+        if (t == NULL && (d->required || run_source_tensor(&model->src, name) != NULL)) {
+            return false;
+        }
+        *layer_field(l, d) = t;
+    }
     return true;
 }
 
 static bool model_find_tensors(struct run_model * model) {
     const struct run_hparams * hp = &model->hp;
-    model->tok_embd    = model_tensor(model, "token_embd.weight", hp->n_embd, hp->n_vocab, true);
-    model->output_norm = model->tok_embd ? model_tensor(model, "output_norm.weight", hp->n_embd, 1, true) : NULL;
+    model->tok_embd    = model_tensor_2d(model, "token_embd.weight", hp->n_embd, hp->n_vocab, true);
+    model->output_norm = model->tok_embd ? model_tensor_2d(model, "output_norm.weight", hp->n_embd, 1, true) : NULL;
     if (model->output_norm == NULL) {
         return false;
     }
     model->output = run_source_tensor(&model->src, "output.weight") != NULL
-        ? model_tensor(model, "output.weight", hp->n_embd, hp->n_vocab, true)
+        ? model_tensor_2d(model, "output.weight", hp->n_embd, hp->n_vocab, true)
         : model->tok_embd; // tied embeddings
     if (model->output == NULL) {
+        return false;
+    }
+    // LongRoPE (Phi-3 of 128k tokens) changes the frequencies by context length: not implemented
+    if (run_source_tensor(&model->src, "rope_factors_long.weight") != NULL) {
+        run_error("RoPE factors rope_factors_long/short (LongRoPE) are not supported");
         return false;
     }
     model->layers = (struct run_layer *) run_calloc((size_t) hp->n_layer, sizeof(struct run_layer), "the layers");
@@ -390,17 +286,23 @@ static bool model_find_tensors(struct run_model * model) {
 
 struct weight_ref {
     struct ggml_tensor * t;
-    enum weight_use      use;
+    enum run_weight_use  use;
     int                  dev;   // index into model->devs.layer
 };
 
 // a throw-away node that uses w as the model does
-static struct ggml_tensor * weight_use_op(struct ggml_context * ctx, struct ggml_tensor * w, enum weight_use use) {
+static struct ggml_tensor * weight_use_op(struct ggml_context * ctx, struct ggml_tensor * w, enum run_weight_use use) {
     switch (use) {
-        case WEIGHT_MATMUL: return ggml_mul_mat(ctx, w, ggml_new_tensor_2d(ctx, GGML_TYPE_F32, w->ne[0], 1));
-        case WEIGHT_SCALE:  return ggml_mul(ctx, ggml_new_tensor_2d(ctx, GGML_TYPE_F32, w->ne[0], 1), w);
-        case WEIGHT_ROWS:   return ggml_get_rows(ctx, w, ggml_new_tensor_1d(ctx, GGML_TYPE_I32, 1));
-        case WEIGHT_ROPE: {
+        case RUN_USE_MATMUL: return ggml_mul_mat(ctx, w, ggml_new_tensor_2d(ctx, GGML_TYPE_F32, w->ne[0], 1));
+        case RUN_USE_MATMUL_ID: {
+            const int64_t n_used = w->ne[2] < 2 ? w->ne[2] : 2;
+            return ggml_mul_mat_id(ctx, w, ggml_new_tensor_3d(ctx, GGML_TYPE_F32, w->ne[0], 1, 1),
+                                   ggml_new_tensor_2d(ctx, GGML_TYPE_I32, n_used, 1));
+        }
+        case RUN_USE_SCALE:  return ggml_mul(ctx, ggml_new_tensor_2d(ctx, GGML_TYPE_F32, w->ne[0], 1), w);
+        case RUN_USE_ADD:    return ggml_add(ctx, ggml_new_tensor_2d(ctx, GGML_TYPE_F32, w->ne[0], 1), w);
+        case RUN_USE_ROWS:   return ggml_get_rows(ctx, w, ggml_new_tensor_1d(ctx, GGML_TYPE_I32, 1));
+        case RUN_USE_ROPE: {
             struct ggml_tensor * x = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 2 * w->ne[0], 1, 1);
             return ggml_rope_ext(ctx, x, ggml_new_tensor_1d(ctx, GGML_TYPE_I32, 1), w, (int) (2 * w->ne[0]),
                                  GGML_ROPE_TYPE_NORMAL, 0, 10000.0f, 1.0f, 0.0f, 1.0f, 0.0f, 0.0f);
@@ -409,7 +311,7 @@ static struct ggml_tensor * weight_use_op(struct ggml_context * ctx, struct ggml
     return NULL;
 }
 
-static bool dev_supports_weight(ggml_backend_dev_t dev, struct ggml_tensor * w, enum weight_use use) {
+static bool dev_supports_weight(ggml_backend_dev_t dev, struct ggml_tensor * w, enum run_weight_use use) {
     const struct ggml_init_params ip = { .mem_size = 8 * ggml_tensor_overhead(), .mem_buffer = NULL, .no_alloc = true };
     struct ggml_context * ctx = ggml_init(ip);
     if (ctx == NULL) {
@@ -428,7 +330,7 @@ static bool place_weight(struct run_model * model, struct weight_ref * ref, int 
         return true;
     }
     if (!dev_supports_weight(model->devs.layer[cpu], ref->t, ref->use)) {
-        static const char * const op_of_use[] = { "MUL_MAT", "MUL", "GET_ROWS", "ROPE" };
+        static const char * const op_of_use[] = { "MUL_MAT", "MUL_MAT_ID", "MUL", "ADD", "GET_ROWS", "ROPE" };
         run_error("the CPU backend cannot compute %s with tensor %s of type %s", op_of_use[ref->use], ref->t->name,
                   ggml_type_name(ref->t->type));
         return false;
@@ -441,7 +343,7 @@ static bool place_weight(struct run_model * model, struct weight_ref * ref, int 
     return true;
 }
 
-static void weight_list_add(struct weight_ref * refs, int * n, struct ggml_tensor * t, enum weight_use use) {
+static void weight_list_add(struct weight_ref * refs, int * n, struct ggml_tensor * t, enum run_weight_use use) {
     if (t != NULL) {
         refs[(*n)++] = (struct weight_ref) { .t = t, .use = use, .dev = -1 };
     }
@@ -450,31 +352,27 @@ static void weight_list_add(struct weight_ref * refs, int * n, struct ggml_tenso
 // The weights in placement order, each with the device of its layer.
 static struct weight_ref * model_list_weights(struct run_model * model, struct ggml_tensor * rope_freqs, int * n_refs) {
     const int64_t n_layer = model->hp.n_layer;
-    struct weight_ref * refs = (struct weight_ref *) run_calloc((size_t) (9 * n_layer + 4), sizeof(*refs), "the weight list");
+    const int per_layer = model->hp.arch->n_layer_tensors;
+    struct weight_ref * refs = (struct weight_ref *) run_calloc((size_t) (per_layer * n_layer + 4), sizeof(*refs), "the weight list");
     if (refs == NULL) {
         return NULL;
     }
     int n = 0;
     for (int64_t il = 0; il < n_layer; il++) {
-        const struct run_layer * l = &model->layers[il];
+        struct run_layer * l = &model->layers[il];
         const int first = n;
-        weight_list_add(refs, &n, l->attn_norm, WEIGHT_SCALE);
-        weight_list_add(refs, &n, l->wq,        WEIGHT_MATMUL);
-        weight_list_add(refs, &n, l->wk,        WEIGHT_MATMUL);
-        weight_list_add(refs, &n, l->wv,        WEIGHT_MATMUL);
-        weight_list_add(refs, &n, l->wo,        WEIGHT_MATMUL);
-        weight_list_add(refs, &n, l->ffn_norm,  WEIGHT_SCALE);
-        weight_list_add(refs, &n, l->ffn_gate,  WEIGHT_MATMUL);
-        weight_list_add(refs, &n, l->ffn_up,    WEIGHT_MATMUL);
-        weight_list_add(refs, &n, l->ffn_down,  WEIGHT_MATMUL);
+        for (int i = 0; i < per_layer; i++) {
+            const struct run_tensor_desc * d = &model->hp.arch->layer[i];
+            weight_list_add(refs, &n, *layer_field(l, d), d->use);
+        }
         for (int i = first; i < n; i++) {
             refs[i].dev = model->layer_dev[il];
         }
     }
     const int out_first = n;
-    weight_list_add(refs, &n, model->output_norm, WEIGHT_SCALE);
+    weight_list_add(refs, &n, model->output_norm, RUN_USE_SCALE);
     if (model->output != model->tok_embd) {
-        weight_list_add(refs, &n, model->output, WEIGHT_MATMUL);
+        weight_list_add(refs, &n, model->output, RUN_USE_MATMUL);
     }
     for (int i = out_first; i < n; i++) {
         refs[i].dev = model->layer_dev[n_layer];
@@ -482,10 +380,10 @@ static struct weight_ref * model_list_weights(struct run_model * model, struct g
     // the input layer runs on the CPU, as upstream keeps it; so do the
     // small frequency factors, which the scheduler copies where needed
     const int cpu = run_devices_cpu(&model->devs);
-    weight_list_add(refs, &n, model->tok_embd, WEIGHT_ROWS);
+    weight_list_add(refs, &n, model->tok_embd, RUN_USE_ROWS);
     refs[n - 1].dev = cpu;
     if (rope_freqs != NULL) {
-        weight_list_add(refs, &n, rope_freqs, WEIGHT_ROPE);
+        weight_list_add(refs, &n, rope_freqs, RUN_USE_ROPE);
         refs[n - 1].dev = cpu;
     }
     *n_refs = n;
@@ -595,7 +493,7 @@ static enum ggml_type model_main_type(const struct weight_ref * refs, int n_refs
     int64_t count[GGML_TYPE_COUNT] = { 0 };
     enum ggml_type best = GGML_TYPE_F32;
     for (int i = 0; i < n_refs; i++) {
-        if (refs[i].use == WEIGHT_MATMUL) {
+        if (refs[i].use == RUN_USE_MATMUL || refs[i].use == RUN_USE_MATMUL_ID) {
             count[refs[i].t->type] += ggml_nelements(refs[i].t);
             best = count[refs[i].t->type] > count[best] ? refs[i].t->type : best;
         }
@@ -611,7 +509,7 @@ static bool model_place_weights(struct run_model * model, const struct run_model
         return false;
     }
     struct ggml_tensor * rope_freqs = run_source_tensor(&model->src, "rope_freqs.weight");
-    if (rope_freqs != NULL && model_tensor(model, "rope_freqs.weight", model->hp.n_rot / 2, 1, true) == NULL) {
+    if (rope_freqs != NULL && model_tensor_2d(model, "rope_freqs.weight", model->hp.n_rot / 2, 1, true) == NULL) {
         return false;
     }
     if (rope_freqs != NULL && rope_freqs->type != GGML_TYPE_F32) {
@@ -621,7 +519,7 @@ static bool model_place_weights(struct run_model * model, const struct run_model
     model->rope_freqs = rope_freqs;
     // tied embeddings also serve the output matrix product, on the CPU
     if (model->output == model->tok_embd &&
-        !dev_supports_weight(model->devs.layer[run_devices_cpu(&model->devs)], model->output, WEIGHT_MATMUL)) {
+        !dev_supports_weight(model->devs.layer[run_devices_cpu(&model->devs)], model->output, RUN_USE_MATMUL)) {
         run_error("the CPU backend cannot compute MUL_MAT with tensor %s of type %s", model->output->name,
                   ggml_type_name(model->output->type));
         return false;
@@ -655,7 +553,7 @@ struct run_model * run_model_from_source(struct run_weight_source * src, const s
     }
     model->src = *src;
     memset(src, 0, sizeof(*src));
-    bool ok = hp_load(&model->hp, model->src.gguf) && run_vocab_load(&model->vocab, model->src.gguf);
+    bool ok = run_hparams_load(&model->hp, model->src.gguf) && run_vocab_load(&model->vocab, model->src.gguf);
     if (ok) {
         model->hp.n_vocab = model->vocab.n_tokens;
         ok = model_find_tensors(model) &&

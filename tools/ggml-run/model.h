@@ -1,7 +1,7 @@
 #pragma once
 
-// model.h: a llama-family decoder: its hyperparameters, vocabulary and
-// weights, and where the weights live.
+// model.h: a decoder of one of the architectures of arch.h: its
+// hyperparameters, vocabulary and weights, and where the weights live.
 //
 // The weights come from a "weight source": a GGUF context describing the
 // tensors plus the memory holding their bytes (the memory-mapped file, or a
@@ -11,6 +11,7 @@
 // A run_model owns its source, buffers and devices; run_model_free releases
 // everything.
 
+#include "arch.h"
 #include "devices.h"
 #include "tokenizer.h"
 
@@ -27,31 +28,30 @@ extern "C" {
 
 struct gguf_context;
 
-struct run_hparams {
-    int64_t n_vocab;
-    int64_t n_ctx_train;     // context length the model was trained for
-    int64_t n_embd;
-    int64_t n_layer;
-    int64_t n_ff;
-    int64_t n_head;
-    int64_t n_head_kv;
-    int64_t head_dim;        // n_embd / n_head
-    int64_t n_rot;           // dimensions of a head that RoPE rotates
-    float   rms_eps;
-    float   rope_freq_base;
-    float   rope_freq_scale;
-};
-
+// The tensors of a layer; those the architecture does not have, or the file
+// leaves out where they are optional, are NULL.
 struct run_layer {
     struct ggml_tensor * attn_norm;
     struct ggml_tensor * wq;
     struct ggml_tensor * wk;
     struct ggml_tensor * wv;
+    struct ggml_tensor * wqkv;          // Q, K and V in one matrix (instead of wq, wk, wv)
+    struct ggml_tensor * bq;            // biases of Q, K, V
+    struct ggml_tensor * bk;
+    struct ggml_tensor * bv;
+    struct ggml_tensor * attn_q_norm;   // RMS norms of each head of Q and K, before RoPE
+    struct ggml_tensor * attn_k_norm;
     struct ggml_tensor * wo;
+    struct ggml_tensor * attn_post_norm; // norm of the attention output, before the residual
     struct ggml_tensor * ffn_norm;
     struct ggml_tensor * ffn_gate;
-    struct ggml_tensor * ffn_up;
+    struct ggml_tensor * ffn_up;        // [n_embd, 2 n_ff]: gate and up in one matrix when ffn_gate is NULL
     struct ggml_tensor * ffn_down;
+    struct ggml_tensor * ffn_post_norm; // norm of the feed-forward output, before the residual
+    struct ggml_tensor * ffn_gate_inp;  // the router: [n_embd, n_expert]
+    struct ggml_tensor * ffn_gate_exps; // [n_embd, n_ff_exp, n_expert]
+    struct ggml_tensor * ffn_up_exps;
+    struct ggml_tensor * ffn_down_exps; // [n_ff_exp, n_embd, n_expert]
 };
 
 // What a model is made from. base[0, size) holds the bytes of every tensor,
@@ -97,7 +97,7 @@ struct run_model {
 };
 
 // Loads a GGUF model file. Returns NULL after reporting why: the file is
-// missing or not GGUF, the architecture is not "llama", a key or tensor is
+// missing or not GGUF, the architecture is not one of arch.h's, a key or tensor is
 // missing or has the wrong shape, memory runs out.
 struct run_model * run_model_load(const char * path, const struct run_model_params * params);
 

@@ -1,4 +1,4 @@
-// synthetic.c: a llama-shaped model with deterministic weights, built in memory.
+// synthetic.c: a model of any architecture with deterministic weights, built in memory.
 
 #include "synthetic.h"
 #include "run-common.h"
@@ -31,12 +31,17 @@ bool run_synth_preset(const char * name, struct run_synth_params * p) {
     for (size_t i = 0; i < sizeof(presets) / sizeof(presets[0]); i++) {
         if (strcmp(name, presets[i].name) == 0) {
             *p = (struct run_synth_params) {
+                .arch      = "llama",
                 .n_embd    = presets[i].n_embd,
                 .n_layer   = presets[i].n_layer,
                 .n_head    = presets[i].n_head,
                 .n_head_kv = presets[i].n_head_kv,
                 .n_ff      = presets[i].n_ff,
                 .n_vocab   = presets[i].n_vocab,
+                .n_expert  = 8,
+                .n_expert_used = 2,
+                .n_ff_exp  = presets[i].n_ff / 2,
+                .n_swa     = 128,
                 .n_ctx     = 4096,
                 .wtype     = GGML_TYPE_Q8_0,
                 .seed      = 1234,
@@ -164,25 +169,58 @@ static bool synth_set_vocab(struct gguf_context * gguf, int64_t n_vocab) {
     return ok;
 }
 
-static void synth_set_hparams(struct gguf_context * gguf, const struct run_synth_params * p) {
-    gguf_set_val_str(gguf, "general.architecture", "llama");
+static void synth_set_u32(struct gguf_context * gguf, const char * arch, const char * key, int64_t v) {
+    char full[128];
+    snprintf(full, sizeof(full), "%s.%s", arch, key);
+    gguf_set_val_u32(gguf, full, (uint32_t) v);
+}
+
+static void synth_set_hparams(struct gguf_context * gguf, const struct run_synth_params * p, const struct run_arch * arch) {
+    const char * a = arch->name;
+    char key[128];
+    gguf_set_val_str(gguf, "general.architecture", a);
     gguf_set_val_str(gguf, "general.name", "synthetic");
-    gguf_set_val_u32(gguf, "llama.context_length", (uint32_t) p->n_ctx);
-    gguf_set_val_u32(gguf, "llama.embedding_length", (uint32_t) p->n_embd);
-    gguf_set_val_u32(gguf, "llama.block_count", (uint32_t) p->n_layer);
-    gguf_set_val_u32(gguf, "llama.feed_forward_length", (uint32_t) p->n_ff);
-    gguf_set_val_u32(gguf, "llama.attention.head_count", (uint32_t) p->n_head);
-    gguf_set_val_u32(gguf, "llama.attention.head_count_kv", (uint32_t) p->n_head_kv);
-    gguf_set_val_u32(gguf, "llama.rope.dimension_count", (uint32_t) (p->n_embd / p->n_head));
-    gguf_set_val_f32(gguf, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
-    gguf_set_val_f32(gguf, "llama.rope.freq_base", 10000.0f);
+    synth_set_u32(gguf, a, "context_length", p->n_ctx);
+    synth_set_u32(gguf, a, "embedding_length", p->n_embd);
+    synth_set_u32(gguf, a, "block_count", p->n_layer);
+    synth_set_u32(gguf, a, "feed_forward_length", p->n_ff);
+    synth_set_u32(gguf, a, "attention.head_count", p->n_head);
+    synth_set_u32(gguf, a, "attention.head_count_kv", p->n_head_kv);
+    synth_set_u32(gguf, a, "rope.dimension_count", p->n_embd / p->n_head);
+    snprintf(key, sizeof(key), "%s.attention.layer_norm_rms_epsilon", a);
+    gguf_set_val_f32(gguf, key, 1e-5f);
+    snprintf(key, sizeof(key), "%s.rope.freq_base", a);
+    gguf_set_val_f32(gguf, key, 10000.0f);
+    if (arch->moe) {
+        synth_set_u32(gguf, a, "expert_count", p->n_expert);
+        synth_set_u32(gguf, a, "expert_used_count", p->n_expert_used);
+        synth_set_u32(gguf, a, "expert_feed_forward_length", p->n_ff_exp);
+    }
+    if (arch->swa_pattern > 0) {
+        synth_set_u32(gguf, a, "attention.sliding_window", p->n_swa);
+    }
+}
+
+// the hyperparameters the loader will read from these parameters (for shapes)
+static struct run_hparams synth_hparams(const struct run_synth_params * p, const struct run_arch * arch) {
+    return (struct run_hparams) {
+        .arch = arch, .n_vocab = p->n_vocab, .n_embd = p->n_embd, .n_layer = p->n_layer, .n_ff = p->n_ff,
+        .n_head = p->n_head, .n_head_kv = p->n_head_kv, .head_dim = p->n_embd / p->n_head,
+        .n_expert = arch->moe ? p->n_expert : 0, .n_expert_used = arch->moe ? p->n_expert_used : 0,
+        .n_ff_exp = arch->moe ? p->n_ff_exp : 0,
+    };
 }
 
 //
 // tensors
 //
 
-static bool synth_check(const struct run_synth_params * p) {
+static bool synth_check(const struct run_synth_params * p, const struct run_arch ** arch) {
+    *arch = run_arch_find(p->arch != NULL ? p->arch : "llama");
+    if (*arch == NULL) {
+        run_error("no synthetic model of architecture '%s' (%s)", p->arch, run_arch_names());
+        return false;
+    }
     const int64_t blck = ggml_blck_size(p->wtype);
     const bool sizes_ok = p->n_embd > 0 && p->n_layer > 0 && p->n_head > 0 && p->n_head_kv > 0 && p->n_ff > 0 &&
                           p->n_ctx > 0 && p->n_embd <= INT32_MAX && p->n_ff <= INT32_MAX && p->n_ctx <= INT32_MAX &&
@@ -193,6 +231,16 @@ static bool synth_check(const struct run_synth_params * p) {
                   "(heads must divide the embedding into even head sizes, key/value heads the heads)",
                   (long long) p->n_embd, (long long) p->n_layer, (long long) p->n_head, (long long) p->n_head_kv,
                   (long long) p->n_ff);
+        return false;
+    }
+    if ((*arch)->moe && (p->n_expert <= 0 || p->n_expert > 256 || p->n_expert_used <= 0 || p->n_expert_used > p->n_expert ||
+                         p->n_ff_exp <= 0 || p->n_ff_exp > INT32_MAX)) {
+        run_error("invalid synthetic experts: %lld used of %lld, feed-forward length %lld", (long long) p->n_expert_used,
+                  (long long) p->n_expert, (long long) p->n_ff_exp);
+        return false;
+    }
+    if ((*arch)->swa_pattern > 0 && (p->n_swa <= 0 || p->n_swa > INT32_MAX)) {
+        run_error("invalid synthetic sliding window %lld", (long long) p->n_swa);
         return false;
     }
     if (p->n_vocab < SYNTH_N_FIXED + 1 || p->n_vocab > SYNTH_N_FIXED + SYNTH_N_WORDS_MAX) {
@@ -210,43 +258,55 @@ static bool synth_check(const struct run_synth_params * p) {
         run_error("synthetic weights of type %s are not supported", ggml_type_name(p->wtype));
         return false;
     }
-    if (p->n_embd % blck != 0 || p->n_ff % blck != 0) {
-        run_error("type %s needs the embedding (%lld) and feed-forward (%lld) lengths to be multiples of %lld",
-                  ggml_type_name(p->wtype), (long long) p->n_embd, (long long) p->n_ff, (long long) blck);
+    if (p->n_embd % blck != 0 || p->n_ff % blck != 0 || ((*arch)->moe && p->n_ff_exp % blck != 0)) {
+        run_error("type %s needs the embedding (%lld) and feed-forward (%lld, experts %lld) lengths to be multiples of %lld",
+                  ggml_type_name(p->wtype), (long long) p->n_embd, (long long) p->n_ff, (long long) p->n_ff_exp, (long long) blck);
         return false;
     }
     return true;
 }
 
-static struct ggml_tensor * synth_new(struct ggml_context * ctx, enum ggml_type type, int64_t ne0, int64_t ne1, const char * name) {
-    struct ggml_tensor * t = ne1 > 1 ? ggml_new_tensor_2d(ctx, type, ne0, ne1) : ggml_new_tensor_1d(ctx, type, ne0);
+static struct ggml_tensor * synth_new(struct ggml_context * ctx, enum ggml_type type, const int64_t ne[3], const char * name) {
+    const int n_dims = ne[2] > 1 ? 3 : ne[1] > 1 ? 2 : 1;
+    struct ggml_tensor * t = ggml_new_tensor(ctx, type, n_dims, ne);
     ggml_set_name(t, name);
     return t;
 }
 
-static void synth_add_tensors(struct ggml_context * ctx, struct gguf_context * gguf, const struct run_synth_params * p) {
-    const int64_t n_embd_kv = p->n_embd / p->n_head * p->n_head_kv;
-    gguf_add_tensor(gguf, synth_new(ctx, p->wtype, p->n_embd, p->n_vocab, "token_embd.weight"));
-    gguf_add_tensor(gguf, synth_new(ctx, GGML_TYPE_F32, p->n_embd, 1, "output_norm.weight"));
-    gguf_add_tensor(gguf, synth_new(ctx, p->wtype, p->n_embd, p->n_vocab, "output.weight"));
+// the matrices get the weight type, the 1-D tensors (norms, biases) F32
+static enum ggml_type synth_tensor_type(const struct run_synth_params * p, enum run_weight_use use) {
+    return use == RUN_USE_MATMUL || use == RUN_USE_MATMUL_ID || use == RUN_USE_ROWS ? p->wtype : GGML_TYPE_F32;
+}
+
+// Adds every tensor of the model to ctx and gguf, in file order, and returns
+// the bytes of their data; with ctx NULL only counts them.
+static size_t synth_tensors(struct ggml_context * ctx, struct gguf_context * gguf, const struct run_synth_params * p,
+                            const struct run_arch * arch) {
+    const struct run_hparams hp = synth_hparams(p, arch);
+    const int64_t embd[3] = { p->n_embd, p->n_vocab, 1 }, norm[3] = { p->n_embd, 1, 1 };
+    size_t bytes = 2 * ggml_row_size(p->wtype, p->n_embd) * (size_t) p->n_vocab + sizeof(float) * (size_t) p->n_embd;
+    if (ctx != NULL) {
+        gguf_add_tensor(gguf, synth_new(ctx, p->wtype, embd, "token_embd.weight"));
+        gguf_add_tensor(gguf, synth_new(ctx, GGML_TYPE_F32, norm, "output_norm.weight"));
+        gguf_add_tensor(gguf, synth_new(ctx, p->wtype, embd, "output.weight"));
+    }
     for (int64_t il = 0; il < p->n_layer; il++) {
-        const struct { const char * name; bool matrix; int64_t ne0, ne1; } layer[] = {
-            { "attn_norm",   false, p->n_embd, 1 },
-            { "attn_q",      true,  p->n_embd, p->n_embd },
-            { "attn_k",      true,  p->n_embd, n_embd_kv },
-            { "attn_v",      true,  p->n_embd, n_embd_kv },
-            { "attn_output", true,  p->n_embd, p->n_embd },
-            { "ffn_norm",    false, p->n_embd, 1 },
-            { "ffn_gate",    true,  p->n_embd, p->n_ff },
-            { "ffn_up",      true,  p->n_embd, p->n_ff },
-            { "ffn_down",    true,  p->n_ff,   p->n_embd },
-        };
-        for (size_t i = 0; i < sizeof(layer) / sizeof(layer[0]); i++) {
-            char name[GGML_MAX_NAME];
-            snprintf(name, sizeof(name), "blk.%lld.%s.weight", (long long) il, layer[i].name);
-            gguf_add_tensor(gguf, synth_new(ctx, layer[i].matrix ? p->wtype : GGML_TYPE_F32, layer[i].ne0, layer[i].ne1, name));
+        for (int i = 0; i < arch->n_layer_tensors; i++) {
+            const struct run_tensor_desc * d = &arch->layer[i];
+            if (!d->required) {
+                continue;
+            }
+            const int64_t ne[3] = { run_dim_size(&hp, d->ne[0]), run_dim_size(&hp, d->ne[1]), run_dim_size(&hp, d->ne[2]) };
+            const enum ggml_type type = synth_tensor_type(p, d->use);
+            bytes += ggml_row_size(type, ne[0]) * (size_t) (ne[1] * ne[2]);
+            if (ctx != NULL) {
+                char name[GGML_MAX_NAME];
+                snprintf(name, sizeof(name), "blk.%lld.%s", (long long) il, d->name);
+                gguf_add_tensor(gguf, synth_new(ctx, type, ne, name));
+            }
         }
     }
+    return bytes;
 }
 
 //
@@ -265,8 +325,9 @@ struct synth_fill_job {
 
 static void synth_fill_row(float * row, int64_t n, uint64_t state, const char * name) {
     const bool is_norm  = strstr(name, "norm") != NULL;
+    const bool is_bias  = strstr(name, ".bias") != NULL;
     const bool is_embd  = strcmp(name, "token_embd.weight") == 0;
-    const float a = is_norm || is_embd ? 1.0f : sqrtf(3.0f / (float) n);
+    const float a = is_norm || is_embd ? 1.0f : is_bias ? 0.1f : sqrtf(3.0f / (float) n);
     for (int64_t i = 0; i < n; i++) {
         const float u = next_uniform(&state);
         row[i] = is_norm ? 1.0f + 0.1f * u : a * u;
@@ -338,11 +399,8 @@ static bool synth_fill(const struct run_synth_params * p, struct gguf_context * 
 }
 
 size_t run_synth_weight_bytes(const struct run_synth_params * p) {
-    const int64_t n_embd_kv = p->n_embd / p->n_head * p->n_head_kv;
-    const int64_t per_layer = 2 * p->n_embd * p->n_embd + 2 * p->n_embd * n_embd_kv + 3 * p->n_embd * p->n_ff;
-    return ggml_row_size(p->wtype, p->n_embd) * (size_t) (2 * p->n_vocab) +
-           ggml_row_size(p->wtype, per_layer) * (size_t) p->n_layer +
-           sizeof(float) * (size_t) (p->n_embd * (2 * p->n_layer + 1));
+    const struct run_arch * arch = run_arch_find(p->arch != NULL ? p->arch : "llama");
+    return arch != NULL ? synth_tensors(NULL, NULL, p, arch) : 0;
 }
 
 static void synth_release(void * base, size_t size) {
@@ -353,10 +411,11 @@ static void synth_release(void * base, size_t size) {
 bool run_synth_source(const struct run_synth_params * p, struct run_weight_source * src) {
     memset(src, 0, sizeof(*src));
     src->name = "synthetic";
-    if (!synth_check(p)) {
+    const struct run_arch * arch = NULL;
+    if (!synth_check(p, &arch)) {
         return false;
     }
-    const size_t n_tensors = (size_t) (3 + 9 * p->n_layer);
+    const size_t n_tensors = (size_t) (3 + arch->n_layer_tensors * p->n_layer);
     const struct ggml_init_params ip = { .mem_size = n_tensors * ggml_tensor_overhead(), .mem_buffer = NULL, .no_alloc = true };
     src->meta = ggml_init(ip);
     src->gguf = gguf_init_empty();
@@ -365,10 +424,10 @@ bool run_synth_source(const struct run_synth_params * p, struct run_weight_sourc
         run_weight_source_free(src);
         return false;
     }
-    synth_set_hparams(src->gguf, p);
+    synth_set_hparams(src->gguf, p, arch);
     bool ok = synth_set_vocab(src->gguf, p->n_vocab);
     if (ok) {
-        synth_add_tensors(src->meta, src->gguf, p);
+        synth_tensors(src->meta, src->gguf, p, arch);
         ok = run_source_index_tensors(src);
     }
     if (ok) {

@@ -1,8 +1,12 @@
-// tokenizer.c: the SentencePiece vocabulary of a GGUF model, tokenisation
-// by score-ordered merging, and token pieces for printing.
+// tokenizer.c: the vocabulary of a GGUF model (pieces, types, special
+// tokens, merges), the cutting of a text at the special tokens written in it
+// before the SentencePiece or BPE tokenizer sees it, token pieces and
+// streaming detokenisation. The merging itself is in tokenizer-spm.c and
+// tokenizer-bpe.c.
 
-#include "tokenizer.h"
+#include "tokenizer-impl.h"
 #include "run-common.h"
+#include "unicode.h"
 
 #include "gguf.h"
 
@@ -94,9 +98,17 @@ static int piece_byte_value(const char * text, size_t len) {
     return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
 }
 
-// Byte fallback: "<0xXX>", else the byte as a one-character piece, else unk.
+// Byte fallback: "<0xXX>", else the byte as a one-character piece, else unk;
+// for BPE the byte's character in GPT-2's byte alphabet.
 static void vocab_find_byte_tokens(struct run_vocab * vocab) {
     for (int b = 0; b < 256; b++) {
+        if (vocab->kind == RUN_VOCAB_BPE) {
+            char piece[4];
+            const size_t n = run_utf8_encode(run_bpe_byte_to_cp((uint8_t) b), piece);
+            const int32_t id = run_vocab_find(vocab, piece, n);
+            vocab->byte_token[b] = id >= 0 ? id : vocab->unk;
+            continue;
+        }
         char piece[8];
         snprintf(piece, sizeof(piece), "<0x%02X>", b);
         int32_t id = run_vocab_find(vocab, piece, 6);
@@ -119,9 +131,13 @@ static bool vocab_alloc(struct run_vocab * vocab, int32_t n_tokens) {
     vocab->len   = (uint32_t *) run_calloc((size_t) n_tokens, sizeof(uint32_t), "the vocabulary");
     vocab->score = (float *)    run_calloc((size_t) n_tokens, sizeof(float), "the vocabulary");
     vocab->type  = (int32_t *)  run_calloc((size_t) n_tokens, sizeof(int32_t), "the vocabulary");
-    vocab->bos = vocab->eos = vocab->unk = -1;
+    vocab->kind = RUN_VOCAB_SPM;
+    vocab->pre  = RUN_PRETOK_GPT2;
+    vocab->bos = vocab->eos = vocab->eot = vocab->unk = -1;
     vocab->add_bos          = true;
+    vocab->add_eos          = false;
     vocab->add_space_prefix = true;
+    vocab->ignore_merges    = false;
     return vocab->text != NULL && vocab->len != NULL && vocab->score != NULL && vocab->type != NULL;
 }
 
@@ -138,7 +154,7 @@ static bool vocab_set_piece(struct run_vocab * vocab, int32_t id, const char * t
 
 static bool vocab_check_special(const struct run_vocab * vocab) {
     const struct { const char * name; int32_t id; } special[] = {
-        { "bos", vocab->bos }, { "eos", vocab->eos }, { "unknown", vocab->unk },
+        { "bos", vocab->bos }, { "eos", vocab->eos }, { "end-of-turn", vocab->eot }, { "unknown", vocab->unk },
     };
     for (size_t i = 0; i < sizeof(special) / sizeof(special[0]); i++) {
         if (special[i].id < -1 || special[i].id >= vocab->n_tokens) {
@@ -151,6 +167,59 @@ static bool vocab_check_special(const struct run_vocab * vocab) {
         run_error("the vocabulary asks for a bos token but has none");
         return false;
     }
+    if (vocab->add_eos && vocab->eos < 0) {
+        run_error("the vocabulary asks for an eos token but has none");
+        return false;
+    }
+    return true;
+}
+
+struct special_entry {
+    uint32_t len;
+    int32_t  id;
+};
+
+static int special_longest_first(const void * a, const void * b) {
+    const struct special_entry * x = (const struct special_entry *) a;
+    const struct special_entry * y = (const struct special_entry *) b;
+    if (x->len != y->len) {
+        return x->len > y->len ? -1 : 1;
+    }
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static bool token_is_special(const struct run_vocab * vocab, int32_t id) {
+    const int32_t t = vocab->type[id];
+    return t == RUN_TOKEN_TYPE_CONTROL || t == RUN_TOKEN_TYPE_USER_DEFINED || t == RUN_TOKEN_TYPE_UNKNOWN;
+}
+
+// the tokens matched in text: control, user-defined and unknown ones, longest first
+static bool vocab_collect_special(struct run_vocab * vocab) {
+    int32_t n = 0;
+    for (int32_t id = 0; id < vocab->n_tokens; id++) {
+        n += token_is_special(vocab, id) && vocab->len[id] > 0;
+    }
+    if (n == 0) {
+        return true;
+    }
+    struct special_entry * e = (struct special_entry *) run_malloc((size_t) n * sizeof(*e), "the special tokens");
+    vocab->special = (int32_t *) run_malloc((size_t) n * sizeof(int32_t), "the special tokens");
+    if (e == NULL || vocab->special == NULL) {
+        free(e);
+        return false;
+    }
+    int32_t k = 0;
+    for (int32_t id = 0; id < vocab->n_tokens; id++) {
+        if (token_is_special(vocab, id) && vocab->len[id] > 0) {
+            e[k++] = (struct special_entry) { .len = vocab->len[id], .id = id };
+        }
+    }
+    qsort(e, (size_t) n, sizeof(*e), special_longest_first);
+    for (int32_t i = 0; i < n; i++) {
+        vocab->special[i] = e[i].id;
+    }
+    vocab->n_special = n;
+    free(e);
     return true;
 }
 
@@ -161,7 +230,7 @@ static bool vocab_finish(struct run_vocab * vocab) {
                                                                                       : RUN_TOKEN_TYPE_NORMAL;
         }
     }
-    if (!vocab_check_special(vocab) || !vocab_build_table(vocab)) {
+    if (!vocab_check_special(vocab) || !vocab_build_table(vocab) || !vocab_collect_special(vocab)) {
         return false;
     }
     vocab_find_byte_tokens(vocab);
@@ -209,6 +278,8 @@ void run_vocab_free(struct run_vocab * vocab) {
     free(vocab->score);
     free(vocab->type);
     free(vocab->table);
+    free(vocab->merges);
+    free(vocab->special);
     memset(vocab, 0, sizeof(*vocab));
 }
 
@@ -271,20 +342,70 @@ static bool gguf_bool_or(const struct gguf_context * gguf, const char * key, boo
     return true;
 }
 
-static bool vocab_check_model(const struct gguf_context * gguf) {
-    const int64_t id = gguf_find_key(gguf, "tokenizer.ggml.model");
+// the string value of key, NULL if absent; *ok = false if it is no string
+static const char * gguf_str_or_null(const struct gguf_context * gguf, const char * key, bool * ok) {
+    const int64_t id = gguf_find_key(gguf, key);
     if (id < 0) {
+        return NULL;
+    }
+    if (gguf_get_kv_type(gguf, id) != GGUF_TYPE_STRING) {
+        run_error("key %s must be a string", key);
+        *ok = false;
+        return NULL;
+    }
+    return gguf_get_val_str(gguf, id);
+}
+
+// tokenizer.ggml.model and, for BPE, tokenizer.ggml.pre, with the defaults they imply
+static bool vocab_read_model(struct run_vocab * vocab, const struct gguf_context * gguf) {
+    bool ok = true;
+    const char * model = gguf_str_or_null(gguf, "tokenizer.ggml.model", &ok);
+    if (!ok) {
+        return false;
+    }
+    if (model == NULL) {
         run_error("the model has no vocabulary (key tokenizer.ggml.model is missing)");
         return false;
     }
-    if (gguf_get_kv_type(gguf, id) != GGUF_TYPE_STRING) {
-        run_error("key tokenizer.ggml.model must be a string");
+    if (strcmp(model, "llama") == 0) {
+        vocab->kind             = RUN_VOCAB_SPM;
+        vocab->add_bos          = true;
+        vocab->add_space_prefix = true;
+        return true;
+    }
+    if (strcmp(model, "gpt2") != 0) {
+        run_error("tokenizer '%s' is not supported (only 'llama', SentencePiece, and 'gpt2', byte-level BPE)", model);
         return false;
     }
-    const char * model = gguf_get_val_str(gguf, id);
-    if (strcmp(model, "llama") != 0) {
-        run_error("tokenizer '%s' is not supported (only the SentencePiece tokenizer 'llama')", model);
+    vocab->kind = RUN_VOCAB_BPE;
+    const char * pre = gguf_str_or_null(gguf, "tokenizer.ggml.pre", &ok);
+    if (!ok) {
         return false;
+    }
+    if (pre == NULL) {
+        run_error("the BPE vocabulary does not say its pre-tokenizer (key tokenizer.ggml.pre; known: %s)",
+                  run_pretok_known_names());
+        return false;
+    }
+    if (!run_pretok_from_name(pre, &vocab->pre)) {
+        run_error("pre-tokenizer '%s' is not supported (known: %s)", pre, run_pretok_known_names());
+        return false;
+    }
+    const bool llama3_like = vocab->pre == RUN_PRETOK_LLAMA3 || vocab->pre == RUN_PRETOK_TEKKEN;
+    vocab->ignore_merges    = llama3_like;
+    vocab->add_bos          = llama3_like;
+    vocab->add_space_prefix = false;
+    return true;
+}
+
+// the end-of-turn token: the key, else a token with one of the usual texts
+static bool vocab_find_eot(struct run_vocab * vocab, const struct gguf_context * gguf) {
+    if (!gguf_token_id(gguf, "tokenizer.ggml.eot_token_id", -1, &vocab->eot)) {
+        return false;
+    }
+    static const char * const texts[] = { "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>" };
+    for (size_t i = 0; vocab->eot < 0 && i < sizeof(texts) / sizeof(texts[0]); i++) {
+        vocab->eot = run_vocab_find(vocab, texts[i], strlen(texts[i]));
     }
     return true;
 }
@@ -304,9 +425,16 @@ static bool vocab_read_keys(struct run_vocab * vocab, const struct gguf_context 
         run_error("the vocabulary has %zu tokens", n);
         return false;
     }
+    const struct run_vocab model = *vocab; // what vocab_read_model found
     if (!vocab_alloc(vocab, (int32_t) n)) {
         return false;
     }
+    vocab->kind             = model.kind;
+    vocab->pre              = model.pre;
+    vocab->ignore_merges    = model.ignore_merges;
+    vocab->add_bos          = model.add_bos;
+    vocab->add_space_prefix = model.add_space_prefix;
+    const bool spm = vocab->kind == RUN_VOCAB_SPM;
     bool ok = true;
     const float   * scores = (const float *)   gguf_array(gguf, "tokenizer.ggml.scores",     GGUF_TYPE_FLOAT32, n, &ok);
     const int32_t * types  = (const int32_t *) gguf_array(gguf, "tokenizer.ggml.token_type", GGUF_TYPE_INT32,   n, &ok);
@@ -315,17 +443,21 @@ static bool vocab_read_keys(struct run_vocab * vocab, const struct gguf_context 
         vocab->score[i] = scores != NULL ? scores[i] : 0.0f;
         vocab->type[i]  = types != NULL ? types[i] : RUN_TOKEN_TYPE_UNDEFINED;
     }
+    // SentencePiece's usual ids when the keys are absent; BPE vocabularies have no usual ids
     return ok &&
-           gguf_token_id(gguf, "tokenizer.ggml.bos_token_id", 1, &vocab->bos) &&
-           gguf_token_id(gguf, "tokenizer.ggml.eos_token_id", 2, &vocab->eos) &&
-           gguf_token_id(gguf, "tokenizer.ggml.unknown_token_id", 0, &vocab->unk) &&
-           gguf_bool_or(gguf, "tokenizer.ggml.add_bos_token", true, &vocab->add_bos) &&
-           gguf_bool_or(gguf, "tokenizer.ggml.add_space_prefix", true, &vocab->add_space_prefix);
+           gguf_token_id(gguf, "tokenizer.ggml.bos_token_id", spm ? 1 : -1, &vocab->bos) &&
+           gguf_token_id(gguf, "tokenizer.ggml.eos_token_id", spm ? 2 : -1, &vocab->eos) &&
+           gguf_token_id(gguf, "tokenizer.ggml.unknown_token_id", spm ? 0 : -1, &vocab->unk) &&
+           gguf_bool_or(gguf, "tokenizer.ggml.add_bos_token", vocab->add_bos, &vocab->add_bos) &&
+           gguf_bool_or(gguf, "tokenizer.ggml.add_eos_token", false, &vocab->add_eos) &&
+           gguf_bool_or(gguf, "tokenizer.ggml.add_space_prefix", vocab->add_space_prefix, &vocab->add_space_prefix);
 }
 
 bool run_vocab_load(struct run_vocab * vocab, const struct gguf_context * gguf) {
     memset(vocab, 0, sizeof(*vocab));
-    if (!vocab_check_model(gguf) || !vocab_read_keys(vocab, gguf) || !vocab_finish(vocab)) {
+    if (!vocab_read_model(vocab, gguf) || !vocab_read_keys(vocab, gguf) || !vocab_finish(vocab) ||
+        !vocab_find_eot(vocab, gguf) || !vocab_check_special(vocab) ||
+        (vocab->kind == RUN_VOCAB_BPE && !run_bpe_load_merges(vocab, gguf))) {
         run_vocab_free(vocab);
         return false;
     }
@@ -333,38 +465,17 @@ bool run_vocab_load(struct run_vocab * vocab, const struct gguf_context * gguf) 
 }
 
 //
-// tokenisation
+// what the tokenizers share: the queue of pairs, characters as symbols
 //
 
-struct spm_symbol {
-    int32_t prev;   // -1: first
-    int32_t next;   // -1: last
-    size_t  start;  // bytes [start, start + n) of the escaped text
-    size_t  n;      // 0 once merged into its left neighbour
-};
-
-struct spm_bigram {
-    int32_t left;
-    int32_t right;
-    float   score;
-    size_t  size;   // bytes of the pair when it was queued: stale entries no longer match
-};
-
-// binary max-heap of bigrams: higher score first, then the leftmost
-struct spm_heap {
-    struct spm_bigram * items;
-    size_t n;
-    size_t cap;
-};
-
-static bool bigram_before(const struct spm_bigram * a, const struct spm_bigram * b) {
-    return a->score > b->score || (a->score == b->score && a->left < b->left);
+static bool bigram_before(const struct run_bigram * a, const struct run_bigram * b) {
+    return a->priority > b->priority || (a->priority == b->priority && a->left < b->left);
 }
 
-static bool heap_push(struct spm_heap * h, struct spm_bigram item) {
+bool run_bigram_push(struct run_bigram_heap * h, struct run_bigram item) {
     if (h->n == h->cap) {
         const size_t cap = h->cap == 0 ? 64 : 2 * h->cap;
-        struct spm_bigram * items = (struct spm_bigram *) realloc(h->items, cap * sizeof(*items));
+        struct run_bigram * items = (struct run_bigram *) realloc(h->items, cap * sizeof(*items));
         if (items == NULL) {
             run_error("out of memory while tokenising");
             return false;
@@ -381,9 +492,9 @@ static bool heap_push(struct spm_heap * h, struct spm_bigram item) {
     return true;
 }
 
-static struct spm_bigram heap_pop(struct spm_heap * h) {
-    const struct spm_bigram top  = h->items[0];
-    const struct spm_bigram last = h->items[--h->n];
+struct run_bigram run_bigram_pop(struct run_bigram_heap * h) {
+    const struct run_bigram top  = h->items[0];
+    const struct run_bigram last = h->items[--h->n];
     size_t i = 0;
     for (;;) {
         size_t child = 2 * i + 1;
@@ -405,152 +516,157 @@ static struct spm_bigram heap_pop(struct spm_heap * h) {
     return top;
 }
 
-struct spm_state {
-    const struct run_vocab * vocab;
-    const char         * text;     // escaped text
-    struct spm_symbol  * symbols;
-    struct spm_heap      heap;
-};
-
-// queues the pair (left, right) if their concatenation is a token
-static bool spm_try_add_bigram(struct spm_state * s, int32_t left, int32_t right) {
-    if (left < 0 || right < 0) {
-        return true;
-    }
-    const struct spm_symbol * l = &s->symbols[left];
-    const size_t size = l->n + s->symbols[right].n;
-    const int32_t token = run_vocab_find(s->vocab, s->text + l->start, size);
-    if (token < 0) {
-        return true;
-    }
-    const struct spm_bigram b = { .left = left, .right = right, .score = s->vocab->score[token], .size = size };
-    return heap_push(&s->heap, b);
-}
-
-// the escaped text: a space in front (if the vocabulary wants one), every ' ' as U+2581
-static char * spm_escape(const struct run_vocab * vocab, const char * text, size_t len, size_t * out_len) {
-    size_t n_spaces = 0;
-    for (size_t i = 0; i < len; i++) {
-        n_spaces += text[i] == ' ';
-    }
-    // each space grows by two bytes, the prefix adds three
-    const size_t size = len + 2 * n_spaces + (vocab->add_space_prefix ? RUN_SPACE_ESCAPE_LEN : 0) + 1;
-    char * out = (char *) run_malloc(size, "the text to tokenise");
-    if (out == NULL) {
-        return NULL;
-    }
-    size_t o = 0;
-    if (vocab->add_space_prefix) {
-        memcpy(out + o, RUN_SPACE_ESCAPE, RUN_SPACE_ESCAPE_LEN);
-        o += RUN_SPACE_ESCAPE_LEN;
-    }
-    for (size_t i = 0; i < len; i++) {
-        if (text[i] == ' ') {
-            memcpy(out + o, RUN_SPACE_ESCAPE, RUN_SPACE_ESCAPE_LEN);
-            o += RUN_SPACE_ESCAPE_LEN;
-        } else {
-            out[o++] = text[i];
-        }
-    }
-    out[o] = '\0';
-    *out_len = o;
-    return out;
-}
-
 // UTF-8 sequence length from the first byte (continuation bytes count as one)
 static size_t utf8_len(uint8_t c) {
     static const uint8_t lens[16] = { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4 };
     return lens[c >> 4];
 }
 
-static int32_t spm_split_chars(struct spm_state * s, size_t len) {
+int32_t run_symbols_split(struct run_symbol * symbols, const char * text, size_t len) {
     int32_t n = 0;
     for (size_t offs = 0; offs < len; n++) {
-        size_t cl = utf8_len((uint8_t) s->text[offs]);
+        size_t cl = utf8_len((uint8_t) text[offs]);
         cl = cl < len - offs ? cl : len - offs;
-        s->symbols[n] = (struct spm_symbol) { .prev = n - 1, .next = offs + cl == len ? -1 : n + 1, .start = offs, .n = cl };
+        symbols[n] = (struct run_symbol) {
+            .prev = n - 1, .next = offs + cl == len ? -1 : n + 1, .start = offs, .n = cl, .token = -1,
+        };
         offs += cl;
     }
     return n;
 }
 
-static bool spm_merge(struct spm_state * s, int32_t n_symbols) {
-    for (int32_t i = 1; i < n_symbols; i++) {
-        if (!spm_try_add_bigram(s, i - 1, i)) {
+//
+// tokenisation: special tokens first, then the vocabulary's tokenizer
+//
+
+// a piece of the text: raw text [start, start + len), or a special token
+struct fragment {
+    size_t  start;
+    size_t  len;
+    int32_t token; // -1: raw text
+};
+
+struct fragment_list {
+    struct fragment * items;
+    size_t n;
+    size_t cap;
+};
+
+static bool fragment_push(struct fragment_list * l, struct fragment f) {
+    if (l->n == l->cap) {
+        const size_t cap = l->cap == 0 ? 16 : 2 * l->cap;
+        struct fragment * items = (struct fragment *) realloc(l->items, cap * sizeof(*items));
+        if (items == NULL) {
+            run_error("out of memory while tokenising");
             return false;
         }
+        l->items = items;
+        l->cap   = cap;
     }
-    while (s->heap.n > 0) {
-        const struct spm_bigram b = heap_pop(&s->heap);
-        struct spm_symbol * l = &s->symbols[b.left];
-        struct spm_symbol * r = &s->symbols[b.right];
-        if (l->n == 0 || r->n == 0 || l->n + r->n != b.size) {
-            continue; // one side was merged elsewhere since the pair was queued
+    l->items[l->n++] = f;
+    return true;
+}
+
+// cuts the raw fragments of in at every occurrence of token, into out
+static bool split_at_token(const struct run_vocab * vocab, const char * text, int32_t token,
+                           const struct fragment_list * in, struct fragment_list * out) {
+    const char * piece = vocab->text[token];
+    const size_t plen  = vocab->len[token];
+    for (size_t f = 0; f < in->n; f++) {
+        const struct fragment frag = in->items[f];
+        if (frag.token >= 0 || frag.len < plen) {
+            if (!fragment_push(out, frag)) {
+                return false;
+            }
+            continue;
         }
-        l->n += r->n;
-        r->n = 0;
-        l->next = r->next;
-        if (r->next >= 0) {
-            s->symbols[r->next].prev = b.left;
+        const size_t end = frag.start + frag.len;
+        size_t raw = frag.start;
+        for (size_t pos = frag.start; pos + plen <= end;) {
+            const char * first = (const char *) memchr(text + pos, piece[0], end - plen + 1 - pos);
+            if (first == NULL) {
+                break;
+            }
+            pos = (size_t) (first - text);
+            if (memcmp(text + pos, piece, plen) != 0) {
+                pos++;
+                continue;
+            }
+            if ((pos > raw && !fragment_push(out, (struct fragment) { raw, pos - raw, -1 })) ||
+                !fragment_push(out, (struct fragment) { pos, plen, token })) {
+                return false;
+            }
+            pos += plen;
+            raw = pos;
         }
-        if (!spm_try_add_bigram(s, l->prev, b.left) || !spm_try_add_bigram(s, b.left, l->next)) {
+        if (raw < end && !fragment_push(out, (struct fragment) { raw, end - raw, -1 })) {
             return false;
         }
     }
     return true;
 }
 
-// Every merged symbol is a token (only token pairs merge); a single
-// character that is no token goes out byte by byte.
-static int64_t spm_emit(const struct spm_state * s, int32_t n_symbols, int32_t * out, int64_t capacity, int64_t n_out) {
-    for (int32_t i = n_symbols > 0 ? 0 : -1; i >= 0; i = s->symbols[i].next) {
-        const struct spm_symbol * sym = &s->symbols[i];
-        const int32_t token = run_vocab_find(s->vocab, s->text + sym->start, sym->n);
-        if (token >= 0) {
-            if (n_out < capacity) {
-                out[n_out] = token;
-            }
-            n_out++;
+// The text cut at the special tokens, the longest first (as upstream): a
+// token found inside a longer one's match is not seen. Without parse_special
+// only user-defined tokens count.
+static bool partition_special(const struct run_vocab * vocab, const char * text, size_t len, bool parse_special,
+                              struct fragment_list * frags) {
+    struct fragment_list other = { NULL, 0, 0 };
+    bool ok = fragment_push(frags, (struct fragment) { 0, len, -1 });
+    for (int32_t i = 0; ok && i < vocab->n_special; i++) {
+        const int32_t token = vocab->special[i];
+        if (!parse_special && vocab->type[token] != RUN_TOKEN_TYPE_USER_DEFINED) {
             continue;
         }
-        for (size_t j = 0; j < sym->n; j++) {
-            if (n_out < capacity) {
-                out[n_out] = s->vocab->byte_token[(uint8_t) s->text[sym->start + j]];
-            }
-            n_out++;
-        }
+        other.n = 0;
+        ok = split_at_token(vocab, text, token, frags, &other);
+        const struct fragment_list tmp = *frags;
+        *frags = other;
+        other  = tmp;
     }
-    return n_out;
+    free(other.items);
+    return ok;
 }
 
-int64_t run_tokenize(const struct run_vocab * vocab, const char * text, size_t len, bool add_bos,
+int64_t run_tokenize_opts(const struct run_vocab * vocab, const char * text, size_t len,
+                          const struct run_tokenize_opts * opts, int32_t * out, int64_t capacity) {
+    struct run_token_out o = { out, capacity, 0 };
+    if (opts->add_special && vocab->add_bos && vocab->bos >= 0) {
+        run_token_out_push(&o, vocab->bos);
+    }
+    struct fragment_list frags = { NULL, 0, 0 };
+    bool ok = len == 0 || partition_special(vocab, text, len, opts->parse_special, &frags);
+    // SentencePiece puts a space in front of the text and after each special token
+    bool after_special = true;
+    for (size_t f = 0; ok && f < frags.n; f++) {
+        const struct fragment * frag = &frags.items[f];
+        if (frag->token >= 0) {
+            run_token_out_push(&o, frag->token);
+            after_special = true;
+            continue;
+        }
+        if (vocab->kind == RUN_VOCAB_SPM) {
+            ok = run_spm_tokenize(vocab, text + frag->start, frag->len, vocab->add_space_prefix && after_special, &o);
+        } else {
+            ok = run_bpe_tokenize(vocab, text + frag->start, frag->len, &o);
+        }
+        after_special = false;
+    }
+    free(frags.items);
+    if (ok && opts->add_special && vocab->add_eos && vocab->eos >= 0) {
+        run_token_out_push(&o, vocab->eos);
+    }
+    return ok ? o.n : -1;
+}
+
+int64_t run_tokenize(const struct run_vocab * vocab, const char * text, size_t len, bool add_special,
                      int32_t * out, int64_t capacity) {
-    int64_t n_out = 0;
-    if (add_bos && vocab->bos >= 0) {
-        if (capacity > 0) {
-            out[0] = vocab->bos;
-        }
-        n_out = 1;
-    }
-    if (len == 0) {
-        return n_out;
-    }
-    size_t esc_len = 0;
-    struct spm_state s = { .vocab = vocab, .text = NULL, .symbols = NULL, .heap = { NULL, 0, 0 } };
-    char * esc = spm_escape(vocab, text, len, &esc_len);
-    s.text    = esc;
-    s.symbols = esc != NULL ? (struct spm_symbol *) run_malloc(esc_len * sizeof(struct spm_symbol), "the text to tokenise") : NULL;
-    int64_t result = -1;
-    if (s.symbols != NULL) {
-        const int32_t n_symbols = spm_split_chars(&s, esc_len);
-        if (spm_merge(&s, n_symbols)) {
-            result = spm_emit(&s, n_symbols, out, capacity, n_out);
-        }
-    }
-    free(s.heap.items);
-    free(s.symbols);
-    free(esc);
-    return result;
+    const struct run_tokenize_opts opts = { .add_special = add_special, .parse_special = true };
+    return run_tokenize_opts(vocab, text, len, &opts, out, capacity);
+}
+
+bool run_vocab_is_eog(const struct run_vocab * vocab, int32_t token) {
+    return token >= 0 && (token == vocab->eos || token == vocab->eot);
 }
 
 //
@@ -558,7 +674,48 @@ int64_t run_tokenize(const struct run_vocab * vocab, const char * text, size_t l
 //
 
 static size_t piece_copy(const char * src, size_t n, char * buf, size_t size) {
-    memcpy(buf, src, n < size ? n : size);
+    if (size > 0) {
+        memcpy(buf, src, n < size ? n : size);
+    }
+    return n;
+}
+
+static void piece_put(char * buf, size_t size, size_t at, char c) {
+    if (at < size) {
+        buf[at] = c;
+    }
+}
+
+// a BPE piece: each character of the byte alphabet is its byte, others stay as they are
+static size_t bpe_piece(const char * text, size_t len, char * buf, size_t size) {
+    size_t n = 0;
+    for (size_t i = 0; i < len;) {
+        uint32_t cp;
+        const size_t cl = run_utf8_decode(text + i, len - i, &cp);
+        const int b = run_bpe_cp_to_byte(cp);
+        if (b >= 0) {
+            piece_put(buf, size, n++, (char) b);
+        } else {
+            for (size_t j = 0; j < cl; j++) {
+                piece_put(buf, size, n++, text[i + j]);
+            }
+        }
+        i += cl;
+    }
+    return n;
+}
+
+// a SentencePiece piece: "▁" is a space
+static size_t spm_piece(const char * text, size_t len, char * buf, size_t size) {
+    size_t n = 0;
+    for (size_t i = 0; i < len;) {
+        if (len - i >= RUN_SPACE_ESCAPE_LEN && memcmp(text + i, RUN_SPACE_ESCAPE, RUN_SPACE_ESCAPE_LEN) == 0) {
+            piece_put(buf, size, n++, ' ');
+            i += RUN_SPACE_ESCAPE_LEN;
+        } else {
+            piece_put(buf, size, n++, text[i++]);
+        }
+    }
     return n;
 }
 
@@ -572,7 +729,7 @@ size_t run_token_to_piece(const struct run_vocab * vocab, int32_t token, char * 
         case RUN_TOKEN_TYPE_BYTE: {
             const int b = piece_byte_value(text, len);
             if (b < 0) {
-                return piece_copy(text, len, buf, size);
+                break;
             }
             const char c = (char) b;
             return piece_copy(&c, 1, buf, size);
@@ -580,25 +737,58 @@ size_t run_token_to_piece(const struct run_vocab * vocab, int32_t token, char * 
         case RUN_TOKEN_TYPE_CONTROL:
         case RUN_TOKEN_TYPE_UNUSED:
             return 0;
+        case RUN_TOKEN_TYPE_USER_DEFINED:
+            return piece_copy(text, len, buf, size);
         case RUN_TOKEN_TYPE_UNKNOWN:
-            return piece_copy("\xe2\x96\x85", 3, buf, size); // U+2585, as upstream prints unknown tokens
+            if (vocab->kind == RUN_VOCAB_SPM) {
+                return piece_copy("\xe2\x96\x85", 3, buf, size); // U+2585, as upstream prints unknown tokens
+            }
+            return piece_copy(text, len, buf, size);
         default:
             break;
     }
-    size_t n = 0;
-    for (size_t i = 0; i < len;) {
-        if (len - i >= RUN_SPACE_ESCAPE_LEN && memcmp(text + i, RUN_SPACE_ESCAPE, RUN_SPACE_ESCAPE_LEN) == 0) {
-            if (n < size) {
-                buf[n] = ' ';
-            }
-            i += RUN_SPACE_ESCAPE_LEN;
-        } else {
-            if (n < size) {
-                buf[n] = text[i];
-            }
-            i++;
-        }
-        n++;
+    return vocab->kind == RUN_VOCAB_BPE ? bpe_piece(text, len, buf, size) : spm_piece(text, len, buf, size);
+}
+
+//
+// streaming detokenisation
+//
+
+bool run_detok_push(struct run_detok * d, const struct run_vocab * vocab, int32_t token, const char ** text, size_t * n) {
+    // drop what the last call handed out
+    if (d->n_out > 0) {
+        memmove(d->buf, d->buf + d->n_out, d->n - d->n_out);
+        d->n -= d->n_out;
+        d->n_out = 0;
     }
-    return n;
+    const size_t len = run_token_to_piece(vocab, token, NULL, 0);
+    if (d->n + len > d->cap) {
+        size_t cap = d->cap == 0 ? 64 : d->cap;
+        while (cap < d->n + len) {
+            cap *= 2;
+        }
+        char * buf = (char *) realloc(d->buf, cap);
+        if (buf == NULL) {
+            run_error("out of memory while detokenising");
+            return false;
+        }
+        d->buf = buf;
+        d->cap = cap;
+    }
+    d->n += run_token_to_piece(vocab, token, d->buf + d->n, len);
+    d->n_out = run_utf8_complete_prefix(d->buf, d->n);
+    *text = d->buf;
+    *n    = d->n_out;
+    return true;
+}
+
+void run_detok_flush(struct run_detok * d, const char ** text, size_t * n) {
+    *text = d->buf != NULL ? d->buf + d->n_out : "";
+    *n    = d->n - d->n_out;
+    d->n = d->n_out = 0;
+}
+
+void run_detok_free(struct run_detok * d) {
+    free(d->buf);
+    memset(d, 0, sizeof(*d));
 }
