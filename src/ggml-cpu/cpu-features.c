@@ -1,11 +1,13 @@
-// cpu-features.c: the instruction sets this build of the CPU backend uses
-// (ggml_cpu_has_*, the registry's feature list), a start-up check that the
-// CPU provides them, and NUMA detection and thread placement.
+// cpu-features.c: the instruction sets of the CPU and of the CPU backend's
+// kernels (ggml_cpu_has_*, the registry's feature list), and NUMA detection
+// and thread placement.
 //
-// The answers are what the kernels were compiled for: a build made with
-// GGML_NATIVE=OFF uses the portable paths and reports no extensions.
+// On x86-64, ggml_cpu_has_* say what the CPU has (CPUID, cpu-x86.c); the
+// feature list says what the kernel variant in use was compiled for, and
+// which variant that is ("ISA"). Elsewhere both say what the build uses.
 
 #include "cpu-features.h"
+#include "cpu-variant.h"
 #include "arm-features.h"
 
 #include <dirent.h>
@@ -13,103 +15,55 @@
 #include <stdio.h>
 
 int ggml_cpu_has_sse3(void) {
-#if defined(__SSE3__)
-    return 1;
-#else
-    return 0;
-#endif
+    return (ggml_cpu_x86_features() & GGML_CPU_X86_SSE3) != 0;
 }
 
 int ggml_cpu_has_ssse3(void) {
-#if defined(__SSSE3__)
-    return 1;
-#else
-    return 0;
-#endif
+    return (ggml_cpu_x86_features() & GGML_CPU_X86_SSSE3) != 0;
 }
 
 int ggml_cpu_has_avx(void) {
-#if defined(__AVX__)
-    return 1;
-#else
-    return 0;
-#endif
+    return (ggml_cpu_x86_features() & GGML_CPU_X86_AVX) != 0;
 }
 
 int ggml_cpu_has_avx_vnni(void) {
-#if defined(__AVXVNNI__)
-    return 1;
-#else
-    return 0;
-#endif
+    return (ggml_cpu_x86_features() & GGML_CPU_X86_AVX_VNNI) != 0;
 }
 
 int ggml_cpu_has_avx2(void) {
-#if defined(__AVX2__)
-    return 1;
-#else
-    return 0;
-#endif
+    return (ggml_cpu_x86_features() & GGML_CPU_X86_AVX2) != 0;
 }
 
 int ggml_cpu_has_bmi2(void) {
-#if defined(__BMI2__)
-    return 1;
-#else
-    return 0;
-#endif
+    return (ggml_cpu_x86_features() & GGML_CPU_X86_BMI2) != 0;
 }
 
 int ggml_cpu_has_f16c(void) {
-#if defined(__F16C__)
-    return 1;
-#else
-    return 0;
-#endif
+    return (ggml_cpu_x86_features() & GGML_CPU_X86_F16C) != 0;
 }
 
 int ggml_cpu_has_fma(void) {
-#if defined(__FMA__)
-    return 1;
-#else
-    return 0;
-#endif
+    return (ggml_cpu_x86_features() & GGML_CPU_X86_FMA) != 0;
 }
 
 int ggml_cpu_has_avx512(void) {
-#if defined(__AVX512F__)
-    return 1;
-#else
-    return 0;
-#endif
+    return (ggml_cpu_x86_features() & GGML_CPU_X86_AVX512F) != 0;
 }
 
 int ggml_cpu_has_avx512_vbmi(void) {
-#if defined(__AVX512VBMI__)
-    return 1;
-#else
-    return 0;
-#endif
+    return (ggml_cpu_x86_features() & GGML_CPU_X86_AVX512_VBMI) != 0;
 }
 
 int ggml_cpu_has_avx512_vnni(void) {
-#if defined(__AVX512VNNI__)
-    return 1;
-#else
-    return 0;
-#endif
+    return (ggml_cpu_x86_features() & GGML_CPU_X86_AVX512_VNNI) != 0;
 }
 
 int ggml_cpu_has_avx512_bf16(void) {
-#if defined(__AVX512BF16__)
-    return 1;
-#else
-    return 0;
-#endif
+    return (ggml_cpu_x86_features() & GGML_CPU_X86_AVX512_BF16) != 0;
 }
 
 int ggml_cpu_has_amx_int8(void) {
-    return 0; // no AMX kernels
+    return (ggml_cpu_x86_features() & GGML_CPU_X86_AMX_INT8) != 0;
 }
 
 int ggml_cpu_has_neon(void) {
@@ -270,72 +224,60 @@ bool ggml_gemm_bf16_available(void) {
 }
 
 //
-// feature list and start-up check
+// feature list
 //
 
+// the x86 features the list names, upstream's names
+static const uint32_t g_x86_listed[] = {
+    GGML_CPU_X86_SSE3, GGML_CPU_X86_SSSE3, GGML_CPU_X86_AVX, GGML_CPU_X86_AVX_VNNI, GGML_CPU_X86_AVX2,
+    GGML_CPU_X86_F16C, GGML_CPU_X86_FMA, GGML_CPU_X86_BMI2, GGML_CPU_X86_AVX512F, GGML_CPU_X86_AVX512_VBMI,
+    GGML_CPU_X86_AVX512_VNNI, GGML_CPU_X86_AVX512_BF16, GGML_CPU_X86_AMX_INT8,
+};
+
+// the other architectures: what the build uses
 struct cpu_feature {
     const char * name;
     int (*built_with)(void);
-    const char * cpuid_name; // for __builtin_cpu_supports, or NULL
 };
 
-static const struct cpu_feature g_features[] = {
-    { "SSE3",        ggml_cpu_has_sse3,        "sse3"        },
-    { "SSSE3",       ggml_cpu_has_ssse3,       "ssse3"       },
-    { "AVX",         ggml_cpu_has_avx,         "avx"         },
-    { "AVX_VNNI",    ggml_cpu_has_avx_vnni,    NULL          },
-    { "AVX2",        ggml_cpu_has_avx2,        "avx2"        },
-    { "F16C",        ggml_cpu_has_f16c,        NULL          },
-    { "FMA",         ggml_cpu_has_fma,         "fma"         },
-    { "BMI2",        ggml_cpu_has_bmi2,        "bmi2"        },
-    { "AVX512",      ggml_cpu_has_avx512,      "avx512f"     },
-    { "AVX512_VBMI", ggml_cpu_has_avx512_vbmi, "avx512vbmi"  },
-    { "AVX512_VNNI", ggml_cpu_has_avx512_vnni, "avx512vnni"  },
-    { "AVX512_BF16", ggml_cpu_has_avx512_bf16, NULL          },
-    { "NEON",        ggml_cpu_has_neon,        NULL          },
-    { "ARM_FMA",     ggml_cpu_has_arm_fma,     NULL          },
-    { "FP16_VA",     ggml_cpu_has_fp16_va,     NULL          },
-    { "DOTPROD",     ggml_cpu_has_dotprod,     NULL          },
-    { "MATMUL_INT8", ggml_cpu_uses_matmul_int8, NULL         },
-    { "SVE",         ggml_cpu_has_sve,         NULL          },
-    { "RISCV_V",     ggml_cpu_has_riscv_v,     NULL          },
-    { "VSX",         ggml_cpu_has_vsx,         NULL          },
-    { "WASM_SIMD",   ggml_cpu_has_wasm_simd,   NULL          },
+static const struct cpu_feature g_other_features[] = {
+    { "NEON",        ggml_cpu_has_neon        },
+    { "ARM_FMA",     ggml_cpu_has_arm_fma     },
+    { "FP16_VA",     ggml_cpu_has_fp16_va     },
+    { "DOTPROD",     ggml_cpu_has_dotprod     },
+    { "MATMUL_INT8", ggml_cpu_uses_matmul_int8 },
+    { "SVE",         ggml_cpu_has_sve         },
+    { "RISCV_V",     ggml_cpu_has_riscv_v     },
+    { "VSX",         ggml_cpu_has_vsx         },
+    { "WASM_SIMD",   ggml_cpu_has_wasm_simd   },
 };
 
-#define N_FEATURES (sizeof(g_features) / sizeof(g_features[0]))
+#define N_X86   (sizeof(g_x86_listed) / sizeof(g_x86_listed[0]))
+#define N_OTHER (sizeof(g_other_features) / sizeof(g_other_features[0]))
 
-static struct ggml_backend_feature g_feature_list[N_FEATURES + 1];
+// the features, the variant in use, and the {NULL, NULL} end
+static struct ggml_backend_feature g_feature_list[N_X86 + N_OTHER + 2];
 
-void ggml_cpu_features_init(void) {
+// called once by ggml_cpu_init, after the variant is chosen
+void ggml_cpu_features_init(const struct ggml_cpu_kernels * k) {
     size_t n = 0;
-    for (size_t i = 0; i < N_FEATURES; i++) {
-        if (!g_features[i].built_with()) {
-            continue;
+    for (size_t i = 0; i < N_X86; i++) {
+        if (k->features & g_x86_listed[i]) {
+            g_feature_list[n].name  = ggml_cpu_x86_feature_name(g_x86_listed[i]);
+            g_feature_list[n].value = "1";
+            n++;
         }
-        g_feature_list[n].name  = g_features[i].name;
-        g_feature_list[n].value = "1";
-        n++;
-#if defined(__x86_64__) && defined(__GNUC__)
-        // __builtin_cpu_supports wants a literal, so check the common ones by name
-        const char * c = g_features[i].cpuid_name;
-        int present = 1;
-        if (c == NULL)                         { present = 1; }
-        else if (strcmp(c, "sse3") == 0)       { present = __builtin_cpu_supports("sse3"); }
-        else if (strcmp(c, "ssse3") == 0)      { present = __builtin_cpu_supports("ssse3"); }
-        else if (strcmp(c, "avx") == 0)        { present = __builtin_cpu_supports("avx"); }
-        else if (strcmp(c, "avx2") == 0)       { present = __builtin_cpu_supports("avx2"); }
-        else if (strcmp(c, "fma") == 0)        { present = __builtin_cpu_supports("fma"); }
-        else if (strcmp(c, "bmi2") == 0)       { present = __builtin_cpu_supports("bmi2"); }
-        else if (strcmp(c, "avx512f") == 0)    { present = __builtin_cpu_supports("avx512f"); }
-        else if (strcmp(c, "avx512vbmi") == 0) { present = __builtin_cpu_supports("avx512vbmi"); }
-        else if (strcmp(c, "avx512vnni") == 0) { present = __builtin_cpu_supports("avx512vnni"); }
-        if (!present) {
-            GGML_LOG_ERROR("%s: this build of the CPU backend uses %s, which this CPU does not have; "
-                           "rebuild with -DGGML_NATIVE=OFF or on this machine\n", __func__, g_features[i].name);
-        }
-#endif
     }
+    for (size_t i = 0; i < N_OTHER; i++) {
+        if (g_other_features[i].built_with()) {
+            g_feature_list[n].name  = g_other_features[i].name;
+            g_feature_list[n].value = "1";
+            n++;
+        }
+    }
+    g_feature_list[n].name  = "ISA";
+    g_feature_list[n].value = k->name;
+    n++;
     g_feature_list[n].name  = NULL;
     g_feature_list[n].value = NULL;
 }

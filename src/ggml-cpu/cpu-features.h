@@ -1,7 +1,7 @@
 #pragma once
 
-// cpu-features.h: what the CPU backend was built to use, checked against the
-// CPU it runs on; NUMA placement.
+// cpu-features.h: what the CPU has and what the CPU backend's kernels use;
+// NUMA placement.
 
 #include "cpu-impl.h"
 
@@ -9,8 +9,10 @@
 extern "C" {
 #endif
 
-// once: warn if the build uses instructions this CPU lacks
-void ggml_cpu_features_init(void);
+struct ggml_cpu_kernels;
+
+// once, by ggml_cpu_init: the feature list for the kernel variant in use
+void ggml_cpu_features_init(const struct ggml_cpu_kernels * active);
 
 // the features the build uses, as {name, "1"} pairs ending with {NULL, NULL}
 struct ggml_backend_feature * ggml_cpu_features_list(void);

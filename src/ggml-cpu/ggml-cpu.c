@@ -6,6 +6,7 @@
 
 #include "cpu-impl.h"
 #include "cpu-features.h"
+#include "cpu-variant.h"
 
 #include <ctype.h>
 #include <pthread.h>
@@ -19,8 +20,7 @@
 static pthread_once_t g_cpu_init_once = PTHREAD_ONCE_INIT;
 
 static void cpu_init_once(void) {
-    ggml_cpu_op_get(GGML_OP_NONE); // builds the op table
-    ggml_cpu_features_init();
+    ggml_cpu_features_init(ggml_cpu_variant_select());
 }
 
 void ggml_cpu_init(void) {
@@ -241,8 +241,11 @@ void ggml_backend_cpu_set_use_ref(ggml_backend_t backend_cpu, bool use_ref) {
 static char           g_cpu_description[256] = "CPU";
 static pthread_once_t g_cpu_description_once = PTHREAD_ONCE_INIT;
 
-// the model name from /proc/cpuinfo, trimmed
+// the model name from /proc/cpuinfo, trimmed, and the kernels in use:
+// "AMD EPYC (avx2)"
 static void cpu_description_init(void) {
+    const char * kernels = ggml_cpu_kernels_active()->name;
+    snprintf(g_cpu_description, sizeof(g_cpu_description), "CPU (%s)", kernels);
     FILE * f = fopen("/proc/cpuinfo", "r");
     if (f == NULL) {
         return;
@@ -265,7 +268,7 @@ static void cpu_description_init(void) {
             n--;
         }
         if (n > 0) {
-            snprintf(g_cpu_description, sizeof(g_cpu_description), "%.*s", (int) n, p);
+            snprintf(g_cpu_description, sizeof(g_cpu_description), "%.*s (%s)", (int) MIN(n, 200), p, kernels);
         }
         break;
     }

@@ -1,0 +1,269 @@
+// test-cpu-isa.c: the CPU backend's kernel variants (cpu-variant.h).
+//
+//   - ggml_cpu_has_* agree with the compiler's own CPU detection
+//     (__builtin_cpu_supports), not with what the build targets;
+//   - with GGML_CPU_ISA unset, set to each level of the build and set to a
+//     name that is no level, a child process of this test reports the variant
+//     expected from the CPU's features and the cap (the registry's feature
+//     list "ISA" and the device description), an unknown name gives a log
+//     line listing the valid ones, and the variant computes matrix products
+//     (F32, F16, BF16, Q8_0, Q4_0, Q4_K weights; one and several columns)
+//     and softmax as a double-precision reference does.
+//
+// TEST_CPU_VARIANTS is the build's list of variants, lowest first.
+
+#include "cpu-testing.h"
+#include "run-program.h"
+#include "ggml-backend.h"
+
+#ifndef TEST_CPU_VARIANTS
+#error "TEST_CPU_VARIANTS: the variants of the build, space-separated"
+#endif
+
+//
+// what the kernels in use are, from the registry
+//
+
+static const char * active_isa(void) {
+    ggml_backend_reg_t reg = ggml_backend_cpu_reg();
+    void * sym = ggml_backend_reg_get_proc_address(reg, "ggml_backend_get_features");
+    if (sym == NULL) {
+        return NULL;
+    }
+    ggml_backend_get_features_t get_features;
+    memcpy(&get_features, &sym, sizeof(sym));
+    for (const struct ggml_backend_feature * f = get_features(reg); f->name != NULL; f++) {
+        if (strcmp(f->name, "ISA") == 0) {
+            return f->value;
+        }
+    }
+    return NULL;
+}
+
+//
+// child: report the variant, then compute
+//
+
+struct mm_ref {
+    const struct ggml_tensor * w; // [k, m]
+    const struct ggml_tensor * x; // [k, n]
+};
+
+static double mm_ref_at(int64_t i0, int64_t i1, int64_t i2, int64_t i3, void * user) {
+    (void) i2; (void) i3;
+    const struct mm_ref * r = (const struct mm_ref *) user;
+    double sum = 0.0;
+    for (int64_t k = 0; k < r->w->ne[0]; k++) {
+        sum += tt_get(r->w, k, i0, 0, 0) * tt_get(r->x, k, i1, 0, 0);
+    }
+    return sum;
+}
+
+static double softmax_ref_at(int64_t i0, int64_t i1, int64_t i2, int64_t i3, void * user) {
+    (void) i2; (void) i3;
+    const struct ggml_tensor * a = (const struct ggml_tensor *) user;
+    double mx = -INFINITY;
+    for (int64_t j = 0; j < a->ne[0]; j++) {
+        mx = fmax(mx, tt_get(a, j, i1, 0, 0));
+    }
+    double sum = 0.0;
+    for (int64_t j = 0; j < a->ne[0]; j++) {
+        sum += exp(tt_get(a, j, i1, 0, 0) - mx);
+    }
+    return exp(tt_get(a, i0, i1, 0, 0) - mx) / sum;
+}
+
+static void child_check_mul_mat(enum ggml_type type, int64_t n) {
+    struct ggml_context * ctx = tt_ctx_new(16);
+    const int64_t k = 512, m = 37;
+    struct ggml_tensor * w = ggml_new_tensor_2d(ctx, type, k, m);
+    struct ggml_tensor * x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, k, n);
+    tt_fill_uniform(w, -1.0, 1.0, 11 + (uint64_t) type);
+    tt_fill_uniform(x, -1.0, 1.0, 12 + (uint64_t) n);
+    struct ggml_tensor * y = ggml_mul_mat(ctx, w, x);
+    CHECK(tt_compute(ctx, y, 2) == GGML_STATUS_SUCCESS);
+    // the activations are rounded to the weights' dot type (F16, BF16, Q8)
+    const double rtol = type == GGML_TYPE_F32 ? 1e-4 : 2e-2;
+    struct mm_ref r = { w, x };
+    const double err = tt_max_err(y, mm_ref_at, &r, rtol * 8.0, rtol);
+    CHECK_MSG(err <= 1.0, "mul_mat %s, %d columns: error %.3g of tolerance", ggml_type_name(type), (int) n, err);
+    ggml_free(ctx);
+}
+
+static void child_check_softmax(void) {
+    struct ggml_context * ctx = tt_ctx_new(16);
+    struct ggml_tensor * a = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 1003, 3);
+    tt_fill_uniform(a, -20.0, 20.0, 5);
+    struct ggml_tensor * y = ggml_soft_max(ctx, a);
+    CHECK(tt_compute(ctx, y, 2) == GGML_STATUS_SUCCESS);
+    const double err = tt_max_err(y, softmax_ref_at, a, 1e-9, 1e-5);
+    CHECK_MSG(err <= 1.0, "soft_max: error %.3g of tolerance", err);
+    ggml_free(ctx);
+}
+
+static int child_main(void) {
+    const char * isa = active_isa();
+    printf("ISA=%s\n", isa ? isa : "(none)");
+    printf("DESCRIPTION=%s\n", ggml_backend_dev_description(ggml_backend_reg_dev_get(ggml_backend_cpu_reg(), 0)));
+    const enum ggml_type types[] = { GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q8_0, GGML_TYPE_Q4_0, GGML_TYPE_Q4_K };
+    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+        child_check_mul_mat(types[i], 1);
+        child_check_mul_mat(types[i], 7);
+    }
+    child_check_softmax();
+    return TEST_RESULT();
+}
+
+//
+// parent: what the CPU has, and each level in a child
+//
+
+#define MAX_VARIANTS 16
+
+static int split_variants(char * list, char ** names) {
+    int n = 0;
+    for (char * tok = strtok(list, " "); tok != NULL && n < MAX_VARIANTS; tok = strtok(NULL, " ")) {
+        names[n++] = tok;
+    }
+    return n;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+
+#include <cpuid.h>
+
+// AVX-VNNI: CPUID leaf 7 subleaf 1, EAX bit 4 (clang 14's __builtin_cpu_supports
+// does not know it); AVX2 already says the OS saves the YMM registers
+static bool cpu_has_avx_vnni(void) {
+    unsigned int a, b, c, d;
+    if (__get_cpuid_max(0, NULL) < 7) {
+        return false;
+    }
+    __cpuid_count(7, 0, a, b, c, d);
+    if (a < 1) {
+        return false;
+    }
+    __cpuid_count(7, 1, a, b, c, d);
+    return (a & (1u << 4)) != 0 && __builtin_cpu_supports("avx2");
+}
+
+static void check_has_matches_cpu(void) {
+    __builtin_cpu_init();
+    CHECK_EQ_INT(ggml_cpu_has_sse3(),        __builtin_cpu_supports("sse3")       != 0);
+    CHECK_EQ_INT(ggml_cpu_has_ssse3(),       __builtin_cpu_supports("ssse3")      != 0);
+    CHECK_EQ_INT(ggml_cpu_has_avx(),         __builtin_cpu_supports("avx")        != 0);
+    CHECK_EQ_INT(ggml_cpu_has_avx2(),        __builtin_cpu_supports("avx2")       != 0);
+    CHECK_EQ_INT(ggml_cpu_has_fma(),         __builtin_cpu_supports("fma")        != 0);
+    CHECK_EQ_INT(ggml_cpu_has_bmi2(),        __builtin_cpu_supports("bmi2")       != 0);
+    CHECK_EQ_INT(ggml_cpu_has_avx512(),      __builtin_cpu_supports("avx512f")    != 0);
+    CHECK_EQ_INT(ggml_cpu_has_avx512_vbmi(), __builtin_cpu_supports("avx512vbmi") != 0);
+    CHECK_EQ_INT(ggml_cpu_has_avx512_vnni(), __builtin_cpu_supports("avx512vnni") != 0);
+    CHECK_EQ_INT(ggml_cpu_has_avx512_bf16(), __builtin_cpu_supports("avx512bf16") != 0);
+    CHECK_EQ_INT(ggml_cpu_has_avx_vnni(),    cpu_has_avx_vnni());
+}
+
+// whether the CPU runs the variant of that level (the levels of CMakeLists.txt)
+static bool cpu_runs_level(const char * level) {
+    const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2");
+    const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+                        __builtin_cpu_supports("avx512cd");
+    const bool avx512_vnni = avx512 && __builtin_cpu_supports("avx512vnni");
+    if (strcmp(level, "sse2") == 0)             return true;
+    if (strcmp(level, "avx2") == 0)             return avx2;
+    if (strcmp(level, "avx2_vnni") == 0)        return avx2 && cpu_has_avx_vnni();
+    if (strcmp(level, "avx512") == 0)           return avx512;
+    if (strcmp(level, "avx512_vnni") == 0)      return avx512_vnni;
+    if (strcmp(level, "avx512_vnni_bf16") == 0) return avx512_vnni && __builtin_cpu_supports("avx512bf16");
+    return true; // native, portable: the only variant of their builds
+}
+
+#else
+
+static void check_has_matches_cpu(void) {
+}
+
+static bool cpu_runs_level(const char * level) {
+    (void) level;
+    return true;
+}
+
+#endif
+
+// the variant expected under the cap (index into names; n: no cap)
+static const char * expected_variant(char ** names, int n, int cap) {
+    const char * best = names[0];
+    for (int i = 0; i < n && i <= cap; i++) {
+        if (cpu_runs_level(names[i])) {
+            best = names[i];
+        }
+    }
+    return best;
+}
+
+// runs the child with GGML_CPU_ISA = isa (NULL: unset); checks it computed
+// right and reported the expected variant; returns its output
+static void run_child(const char * self, const char * isa, const char * expect, const char * expect_in_output) {
+    if (isa != NULL) {
+        setenv("GGML_CPU_ISA", isa, 1);
+    } else {
+        unsetenv("GGML_CPU_ISA");
+    }
+    char * argv[] = { (char *) self, (char *) "--child", NULL };
+    static struct program_result r;
+    const bool started = run_program(argv, 0, &r);
+    unsetenv("GGML_CPU_ISA");
+    CHECK(started);
+    if (!started) {
+        return;
+    }
+    char line[128];
+    snprintf(line, sizeof(line), "ISA=%s\n", expect);
+    char desc[128];
+    snprintf(desc, sizeof(desc), "(%s)\n", expect);
+    const char * d = strstr(r.output, "DESCRIPTION=");
+    CHECK_MSG(r.exited && r.status == 0, "GGML_CPU_ISA=%s: the child failed:\n%s", isa ? isa : "(unset)", r.output);
+    CHECK_MSG(strstr(r.output, line) != NULL, "GGML_CPU_ISA=%s: expected %s:\n%s", isa ? isa : "(unset)", expect, r.output);
+    CHECK_MSG(d != NULL && strstr(d, desc) != NULL, "GGML_CPU_ISA=%s: the description does not name %s:\n%s",
+              isa ? isa : "(unset)", expect, r.output);
+    if (expect_in_output != NULL) {
+        CHECK_MSG(strstr(r.output, expect_in_output) != NULL, "GGML_CPU_ISA=%s: no \"%s\" in:\n%s",
+                  isa ? isa : "(unset)", expect_in_output, r.output);
+    }
+    char ending[64];
+    printf("GGML_CPU_ISA=%-17s -> %s (%s)\n", isa ? isa : "(unset)", expect, program_ending(&r, ending, sizeof(ending)));
+}
+
+int main(int argc, char ** argv) {
+    if (argc > 1 && strcmp(argv[1], "--child") == 0) {
+        return child_main();
+    }
+
+    check_has_matches_cpu();
+
+    char list[256];
+    snprintf(list, sizeof(list), "%s", TEST_CPU_VARIANTS);
+    char * names[MAX_VARIANTS];
+    const int n = split_variants(list, names);
+    CHECK(n > 0);
+    if (n == 0) {
+        return TEST_RESULT();
+    }
+
+    // the valid names, as the log line lists them
+    char valid[256] = "valid: ";
+    for (int i = 0; i < n; i++) {
+        strncat(valid, names[i], sizeof(valid) - strlen(valid) - 3);
+        if (i + 1 < n) {
+            strncat(valid, ", ", sizeof(valid) - strlen(valid) - 1);
+        }
+    }
+
+    run_child(argv[0], NULL, expected_variant(names, n, n), NULL);
+    for (int i = 0; i < n; i++) {
+        run_child(argv[0], names[i], expected_variant(names, n, i), NULL);
+    }
+    run_child(argv[0], "avx9000", expected_variant(names, n, n), valid);
+    run_child(argv[0], "", expected_variant(names, n, n), NULL);
+    return TEST_RESULT();
+}
