@@ -156,7 +156,11 @@ static void mm_op_init(struct mm_op * op, struct ggml_tensor * dst) {
     op->q8_in_place  = op->need_q8 && x->type == op->vdt;
     op->need_q8p     = op->quant && may_gemm;
     // the BF16 kernel when the CPU has it; F32 rows stay for use_ref and few columns
+#if defined(GGML_CPU_BF16_KERNEL)
     op->need_bf16    = w->type == GGML_TYPE_BF16 && may_gemm && ggml_gemm_bf16_available();
+#else
+    op->need_bf16    = false; // the kernel is not built (not x86, or a compiler without AVX-512 BF16)
+#endif
 
     op->f32_stride = mm_row_stride(op->k * sizeof(float));
     op->q8_stride  = mm_pad(ggml_row_size(op->quant ? op->vdt : GGML_TYPE_F32, op->k));
@@ -445,6 +449,7 @@ static void mm_chunk_gemm(const struct mm_op * op, const struct mm_act * act, co
         bcol[j] = op->quant ? mm_act_q8p(op, act, c) : bf16 ? mm_act_bf16(op, act, c) : (const void *) mm_act_f32(op, act, c);
     }
 
+#if defined(GGML_CPU_BF16_KERNEL)
     if (bf16) {
         // BF16 weight rows packed as pairs, k block by k block
         uint32_t * panel = (uint32_t *)(thr + op->packed);
@@ -458,6 +463,7 @@ static void mm_chunk_gemm(const struct mm_op * op, const struct mm_act * act, co
         }
         return;
     }
+#endif
 
     if (op->quant) {
         char * panel = thr + op->panel;
