@@ -491,6 +491,13 @@ static void test_mul_mat(void) {
         check_mul_mat(t, 3*QK_K, 7,  1, false);
         check_mul_mat(t, 2*QK_K, 13, 3, true);
         check_mul_mat(t, 4*QK_K, 33, 9, false);
+        // many columns: the tile kernels for the types with a q8 panel form
+        // (edge tiles in rows and columns, a partial last superblock of lanes)
+        check_mul_mat(t, 5*QK_K, 19, 7, true);
+        check_mul_mat(t, QK_K,   6,  16, false);
+        if (t == GGML_TYPE_IQ4_NL || t == GGML_TYPE_MXFP4) {
+            check_mul_mat(t, 11*32, 9, 8, true);
+        }
         // GET_ROWS goes through to_float: one row picked twice
         struct ggml_init_params ip = { 4*1024*1024, NULL, false };
         struct ggml_context * ctx = ggml_init(ip);
