@@ -3,7 +3,7 @@
 // A matrix product meets weight rows (src0, rows contiguous) with activation
 // columns (src1, any strides). The activations are first brought into the
 // form the kernels read ("act"): F32 rows for float weights (rounded to F16 /
-// BF16 when that is the weights' vec_dot_type, as upstream does), Q8_0 / Q8_1
+// BF16 when that is the weights' vec_dot_type, as upstream does), Q8_0 / Q8_1 / Q8_K
 // rows for quantized weights, or q8 panels (gemm.h) for the int8 tile kernel.
 // Then the result is cut into chunks that the threads take dynamically:
 //  - few columns (generation, small batches): chunks of weight rows; each
