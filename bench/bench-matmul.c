@@ -110,6 +110,31 @@ static void * fma_loop(void * arg) {
 #endif
 }
 
+#if defined(__AVX512BF16__)
+// 16 independent chains of BF16 dot products (vdpbf16ps: 32 products and
+// their pairwise sums into 16 floats, 64 flops); returns flops done
+static void * bf16_dot_loop(void * arg) {
+    struct limit_job * j = (struct limit_job *) arg;
+    __m512 a[16];
+    const __m512bh m = _mm512_cvtne2ps_pbh(_mm512_set1_ps(0.5f), _mm512_set1_ps(0.25f));
+    const __m512bh c = _mm512_cvtne2ps_pbh(_mm512_set1_ps(1e-3f), _mm512_set1_ps(2e-3f));
+    for (int i = 0; i < 16; i++) {
+        a[i] = _mm512_set1_ps((float) i);
+    }
+    for (int64_t it = 0; it < j->iters; it++) {
+        for (int i = 0; i < 16; i++) {
+            a[i] = _mm512_dpbf16_ps(a[i], m, c);
+        }
+    }
+    float s = 0.0f;
+    for (int i = 0; i < 16; i++) {
+        s += _mm512_reduce_add_ps(a[i]);
+    }
+    j->result = (double) s;
+    return (void *)(intptr_t)(16 * 64);
+}
+#endif
+
 static void * read_loop(void * arg) {
     struct limit_job * j = (struct limit_job *) arg;
     for (int64_t it = 0; it < j->iters; it++) {
@@ -157,21 +182,42 @@ static double run_threads(int n, void * (*fn)(void *), struct limit_job * jobs, 
     return (double)(t1 - t0) * 1e-6;
 }
 
-static double measure_peak_gflops(int n_threads) {
+// best GFLOPS of loop on n threads by the wall clock, and (*by_cpu) by the
+// CPU time of the process per thread (see the top of the file)
+static double measure_peak_gflops_of(int n_threads, void * (*loop)(void *), double * by_cpu) {
     struct limit_job * jobs = (struct limit_job *) calloc((size_t) n_threads, sizeof(*jobs));
     void ** rets = (void **) calloc((size_t) n_threads, sizeof(void *));
     double best = 0.0;
+    *by_cpu = 0.0;
     for (int rep = 0; rep < 5; rep++) {
         for (int i = 0; i < n_threads; i++) {
             jobs[i].iters = 20 * 1000 * 1000;
         }
-        const double t = run_threads(n_threads, fma_loop, jobs, rets);
+        const double c0 = cpu_seconds();
+        const double t = run_threads(n_threads, loop, jobs, rets);
+        const double c = (cpu_seconds() - c0) / n_threads;
         const double flops = (double) n_threads * (double) jobs[0].iters * (double)(intptr_t) rets[0];
         best = flops / t * 1e-9 > best ? flops / t * 1e-9 : best;
+        *by_cpu = flops / n_threads / c * 1e-9 > *by_cpu ? flops / n_threads / c * 1e-9 : *by_cpu;
     }
     free(jobs);
     free(rets);
     return best;
+}
+
+static double measure_peak_gflops(int n_threads, double * by_cpu) {
+    return measure_peak_gflops_of(n_threads, fma_loop, by_cpu);
+}
+
+// the peak of the BF16 dot-product instruction, 0 where the build has none
+static double measure_bf16_peak_gflops(int n_threads, double * by_cpu) {
+#if defined(__AVX512BF16__)
+    return measure_peak_gflops_of(n_threads, bf16_dot_loop, by_cpu);
+#else
+    (void) n_threads;
+    *by_cpu = 0.0;
+    return 0.0;
+#endif
 }
 
 static double measure_read_gbs(int n_threads) {
@@ -300,14 +346,22 @@ int main(int argc, char ** argv) {
     }
     ggml_time_init();
 
-    const double peak = measure_peak_gflops(n_threads);
+    double peak_cpu, peak_bf16_cpu;
+    const double peak = measure_peak_gflops(n_threads, &peak_cpu);
+    const double peak_bf16 = measure_bf16_peak_gflops(n_threads, &peak_bf16_cpu);
     const double bw   = measure_read_gbs(n_threads);
-    printf("threads %d: FMA peak %.1f GFLOPS, read bandwidth %.1f GB/s\n\n", n_threads, peak, bw);
+    const bool show_cpu = n_threads == 1;
+    if (show_cpu) {
+        printf("threads 1: FMA peak %.1f/%.1f GFLOPS, BF16 dot-product peak %.1f/%.1f GFLOPS%s (wall / CPU time), read bandwidth %.1f GB/s\n\n",
+               peak, peak_cpu, peak_bf16, peak_bf16_cpu, peak_bf16 > 0 ? "" : " (not in this build)", bw);
+    } else {
+        printf("threads %d: FMA peak %.1f GFLOPS, BF16 dot-product peak %.1f GFLOPS%s, read bandwidth %.1f GB/s\n\n",
+               n_threads, peak, peak_bf16, peak_bf16 > 0 ? "" : " (not in this build)", bw);
+    }
 
     struct ggml_threadpool_params tpp = ggml_threadpool_params_default(n_threads);
     struct bench_ctx bc = { .pool = ggml_threadpool_new(&tpp), .n_threads = n_threads, .seconds = seconds };
 
-    const bool show_cpu = n_threads == 1;
     printf(show_cpu ? "GFLOPS by the wall clock / by CPU time; gen: and GB/s of weights (by CPU time)\n"
                     : "GFLOPS by the wall clock; gen: and GB/s of weights\n");
     printf("%-5s | %-26s | %-26s | %-13s %-13s %-13s\n", "type", "gen n=4096", "gen n=11008", "pp64", "pp128", "pp512");
@@ -332,6 +386,7 @@ int main(int argc, char ** argv) {
             fflush(stdout);
         }
         const int64_t pp[3] = { 64, 128, 512 };
+        double pp512 = 0.0, pp512_cpu = 0.0;
         for (int p = 0; p < 3; p++) {
             size_t wb;
             const struct bench_time bt = bench_mul_mat(&bc, type, 4096, 4096, pp[p], &wb);
@@ -342,8 +397,17 @@ int main(int argc, char ** argv) {
             } else {
                 snprintf(cell, sizeof(cell), "%5.1f", flops/bt.wall*1e-9);
             }
+            pp512 = flops/bt.wall*1e-9;
+            pp512_cpu = flops/bt.cpu*1e-9;
             printf(" %-13s", cell);
             fflush(stdout);
+        }
+        // pp512 against the peak of the instructions that type can use
+        // (with one thread by CPU time, which the machine's other work disturbs less)
+        const bool bf16_dot = type == GGML_TYPE_BF16 && peak_bf16 > 0;
+        const double type_peak = show_cpu ? (bf16_dot ? peak_bf16_cpu : peak_cpu) : (bf16_dot ? peak_bf16 : peak);
+        if (type == GGML_TYPE_F32 || type == GGML_TYPE_F16 || type == GGML_TYPE_BF16) {
+            printf(" (pp512 %.0f%% of the %s peak)", 100.0 * (show_cpu ? pp512_cpu : pp512) / type_peak, bf16_dot ? "BF16 dot" : "FMA");
         }
         printf("\n");
     }

@@ -1,22 +1,25 @@
 // bench-sched: the cost of the multi-backend scheduler itself.
 //
-// A llama-shaped graph of about 2000 nodes (64 layers of attention and
-// feed-forward) runs over two backends: a "GPU" with device memory holding
-// the weights of the first half of the layers, and a "CPU" holding the rest.
-// Both are test backends that accept every op and compute nothing, so what
-// is timed is the scheduler: assignment, splitting, allocation planning,
-// input copies, events and dispatch.
+// A llama-shaped graph of 32 nodes per layer (attention and feed-forward)
+// runs over two backends: a "GPU" with device memory holding the weights of
+// the first half of the layers, and a "CPU" holding the rest. Both are test
+// backends that compute nothing, so what is timed is the scheduler:
+// assignment, splitting, allocation planning, input copies, events and
+// dispatch. The GPU takes only the ops the test backend could compute (not
+// norms, rope, softmax, silu, repeat), so each layer is about ten splits, as
+// on a device that lacks some ops; with "all" it takes every op (2 splits).
 //
 //   split+alloc (fresh)  a new scheduler: split, plan and allocate
-//   split+alloc (again)  a new graph of the same shape on a warm scheduler,
-//                        as in token-by-token generation
+//   reset+split+alloc    a new graph of the same shape on a warm scheduler,
+//                        as in token-by-token generation: ggml_backend_sched_reset
+//                        and ggml_backend_sched_alloc_graph
 //   compute (again)      the same graph computed again (no re-splitting),
 //                        minus the time spent inside the backends
 //
 // Each figure is the minimum over the repetitions: the machine's other work
 // only ever adds time.
 //
-// usage: bench-sched [n_layer=64] [n_tokens=8] [reps=200]
+// usage: bench-sched [n_layer=16] [n_tokens=8] [reps=200] [some|all]
 
 #include "ggml.h"
 #include "ggml-alloc.h"
@@ -26,6 +29,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct model {
     int n_layer, n_embd, n_head, n_ff, n_tokens, n_kv;
@@ -98,13 +102,22 @@ static struct ggml_context * graph_ctx(void) {
     return ggml_init(p);
 }
 
+// the ops the GPU takes unless "all"
+static const enum ggml_op gpu_ops[] = {
+    GGML_OP_NONE, GGML_OP_VIEW, GGML_OP_RESHAPE, GGML_OP_PERMUTE, GGML_OP_TRANSPOSE,
+    GGML_OP_ADD, GGML_OP_MUL, GGML_OP_SCALE, GGML_OP_DUP, GGML_OP_CONT, GGML_OP_CPY,
+    GGML_OP_MUL_MAT, GGML_OP_GET_ROWS,
+};
+
 int main(int argc, char ** argv) {
-    const int n_layer  = argc > 1 ? atoi(argv[1]) : 64;
+    const int n_layer  = argc > 1 ? atoi(argv[1]) : 16;
     const int n_tokens = argc > 2 ? atoi(argv[2]) : 8;
     const int reps     = argc > 3 ? atoi(argv[3]) : 200;
+    const bool gpu_all = argc > 4 && strcmp(argv[4], "all") == 0;
 
     struct test_backend_config gpu_cfg = {
         .name = "GPU", .type = GGML_BACKEND_DEVICE_TYPE_GPU, .host_memory = false, .events = true, .skip_compute = true,
+        .ops = gpu_all ? NULL : gpu_ops, .n_ops = gpu_all ? 0 : sizeof(gpu_ops) / sizeof(gpu_ops[0]),
     };
     struct test_backend_config cpu_cfg = {
         .name = "CPU", .type = GGML_BACKEND_DEVICE_TYPE_CPU, .host_memory = true, .events = true, .skip_compute = true,
@@ -140,16 +153,16 @@ int main(int argc, char ** argv) {
     // new graphs of the same shape on the warm scheduler
     int64_t t_again = INT64_MAX;
     for (int r = 0; r < reps / 4 + 1; r++) {
-        ggml_backend_sched_reset(sched);
         ggml_free(ctx);
         ctx = graph_ctx();
         gf = build_graph(&m, ctx);
         const int64_t a = ggml_time_us();
+        ggml_backend_sched_reset(sched);
         ggml_backend_sched_alloc_graph(sched, gf);
         const int64_t dt = ggml_time_us() - a;
         t_again = dt < t_again ? dt : t_again;
     }
-    printf("split+alloc (same shape again): %8.3f ms\n", (double) t_again / 1000.0);
+    printf("reset+split+alloc (same shape): %8.3f ms\n", (double) t_again / 1000.0);
 
     // the same graph again, timing the backends' share separately
     ggml_backend_sched_graph_compute(sched, gf);

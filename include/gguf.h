@@ -168,6 +168,14 @@ extern "C" {
 
     GGML_API void   gguf_get_meta_data(const struct gguf_context * ctx, void * data);
 
+    // (not upstream) Tensor data in a GGUF file is little-endian. On a big-endian
+    // host, converts size bytes of a tensor's data of this type from file order to
+    // host order in place (or back: the conversion is its own inverse), as the
+    // reader does when it loads the data itself; does nothing on a little-endian
+    // host. False, with a log line naming the tensor and type, for a type whose
+    // layout cannot be converted (then the data must not be used).
+    GGML_API bool   gguf_tensor_data_to_host(const char * name, enum ggml_type type, void * data, size_t size);
+
 #ifdef  __cplusplus
 }
 #endif

@@ -14,6 +14,10 @@ pkgs="$pkgs libopenblas-dev libblis-dev"
 pkgs="$pkgs libvulkan-dev glslc mesa-vulkan-drivers"
 # libopenmpi-dev, openmpi-bin: the MPI backend (devices of other ranks) and mpirun for its tests
 pkgs="$pkgs libopenmpi-dev openmpi-bin"
+# cross builds for arm64 and s390x (big-endian), their tests run under qemu-user:
+# cmake/toolchains/aarch64-linux-gnu.cmake and s390x-linux-gnu.cmake
+pkgs="$pkgs gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross"
+pkgs="$pkgs gcc-s390x-linux-gnu g++-s390x-linux-gnu libc6-dev-s390x-cross qemu-user-static"
 missing=""
 for p in $pkgs; do
     dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

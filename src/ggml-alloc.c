@@ -33,6 +33,7 @@
 // used again.
 
 #include "ggml-alloc.h"
+#include "ggml-alloc-impl.h"
 #include "ggml-backend-impl.h"
 #include "ggml-impl.h"
 
@@ -273,6 +274,7 @@ static void planner_release(struct planner * p, struct plan_addr addr, size_t si
 
 struct chunk_buffers {
     ggml_backend_buffer_t * buffers;
+    uintptr_t             * bases;   // of each buffer, asked once
     int n_buffers;
 };
 
@@ -284,6 +286,7 @@ static void chunk_buffers_free(struct chunk_buffers * cb) {
         ggml_backend_buffer_free(cb->buffers[i]);
     }
     free(cb->buffers);
+    free(cb->bases);
     free(cb);
 }
 
@@ -315,7 +318,10 @@ static struct chunk_buffers * chunk_buffers_alloc(ggml_backend_buffer_type_t buf
     }
     if (p->n_chunks > 0) {
         cb->buffers = (ggml_backend_buffer_t *) ggml_impl_calloc((size_t) p->n_chunks, sizeof(ggml_backend_buffer_t));
-        if (cb->buffers == NULL) {
+        cb->bases   = (uintptr_t *) ggml_impl_calloc((size_t) p->n_chunks, sizeof(uintptr_t));
+        if (cb->buffers == NULL || cb->bases == NULL) {
+            free(cb->buffers);
+            free(cb->bases);
             free(cb);
             return NULL;
         }
@@ -327,6 +333,7 @@ static struct chunk_buffers * chunk_buffers_alloc(ggml_backend_buffer_type_t buf
             return NULL;
         }
         ggml_backend_buffer_set_usage(buffer, GGML_BACKEND_BUFFER_USAGE_COMPUTE);
+        cb->bases[cb->n_buffers]     = (uintptr_t) ggml_backend_buffer_get_base(buffer);
         cb->buffers[cb->n_buffers++] = buffer;
     }
     return cb;
@@ -894,9 +901,12 @@ static void init_tensor(ggml_gallocr_t galloc, struct ggml_tensor * t, const str
     GGML_ASSERT(tp->buffer_id >= 0 && "tensor has no place in the plan");
     const struct chunk_buffers * cb = galloc->buffers[tp->buffer_id];
     GGML_ASSERT(cb != NULL && tp->addr.chunk < cb->n_buffers);
+    // the plan was made with the buffer's allocation sizes and the buffers
+    // hold every chunk (chunk_buffers_fit): the tensor fits where it goes
     ggml_backend_buffer_t buffer = cb->buffers[tp->addr.chunk];
-    void * addr = (char *) ggml_backend_buffer_get_base(buffer) + tp->addr.offset;
-    const enum ggml_status status = ggml_backend_tensor_alloc(buffer, t, addr);
+    t->buffer = buffer;
+    t->data   = (void *)(cb->bases[tp->addr.chunk] + tp->addr.offset);
+    const enum ggml_status status = ggml_backend_buffer_init_tensor(buffer, t);
     GGML_ASSERT(status == GGML_STATUS_SUCCESS && "failed to initialise a tensor in its buffer");
 }
 
@@ -911,44 +921,74 @@ static bool fits_plan(ggml_gallocr_t galloc, const struct ggml_tensor * t, const
     return planned_size(galloc, tp->buffer_id, t) <= tp->size_max;
 }
 
+// Does a tensor stand where the signature says (position ref, -1: none,
+// -2: outside the graph)? Positions are checked by pointer, with no hash:
+// graph->nodes[ref] must be t. Outside needs the graph's own hash set; a
+// graph without one (a view) answers "unknown" (-1) for the full check.
+static int ref_matches(const struct ggml_cgraph * graph, const struct ggml_tensor * t, int32_t ref) {
+    if (ref >= 0) {
+        const struct ggml_tensor * at = ref < graph->n_nodes ? graph->nodes[ref] : graph->leafs[ref - graph->n_nodes];
+        return at == t;
+    }
+    if (ref == -1) {
+        return t == NULL;
+    }
+    if (t == NULL || graph->visited_hash_set.size == 0) {
+        return t == NULL ? 0 : -1;
+    }
+    return !ggml_hash_contains(&graph->visited_hash_set, (struct ggml_tensor *) t);
+}
+
+// The plan fits graph when every tensor it places still fits its place and
+// the graph's structure is the planned one (see graph_signature), checked in
+// one pass. Sources inside the graph are checked where they are nodes or
+// leafs; only sources outside it are checked against their consumer's plan.
 static bool plan_fits_graph(ggml_gallocr_t galloc, struct ggml_cgraph * graph) {
-    if (!galloc->plan_allocated || galloc->n_nodes != graph->n_nodes || galloc->n_leafs != graph->n_leafs) {
+    if (!galloc->plan_allocated || galloc->n_nodes != graph->n_nodes || galloc->n_leafs != graph->n_leafs ||
+        galloc->n_signature != signature_length(graph)) {
         return false;
     }
-    for (int i = 0; i < graph->n_nodes; i++) {
+    const int32_t pin_flags = GGML_TENSOR_FLAG_INPUT | GGML_TENSOR_FLAG_OUTPUT;
+    const int32_t * sig = galloc->signature;
+    bool unknown = false;
+    for (int i = 0; i < graph->n_nodes; i++, sig += 3 + GGML_MAX_SRC) {
         const struct ggml_tensor * node = graph->nodes[i];
         const struct node_plan * np = &galloc->node_plans[i];
-        if (!fits_plan(galloc, node, &np->dst)) {
+        if (sig[0] != (int32_t) node->op || sig[1] != (node->flags & pin_flags) || !fits_plan(galloc, node, &np->dst)) {
             return false;
         }
+        const int vm = ref_matches(graph, node->view_src, sig[2]);
+        if (vm == 0) {
+            return false;
+        }
+        unknown = unknown || vm < 0;
         for (int j = 0; j < GGML_MAX_SRC; j++) {
-            if (node->src[j] != NULL && !fits_plan(galloc, node->src[j], &np->src[j])) {
+            const struct ggml_tensor * src = node->src[j];
+            const int m = ref_matches(graph, src, sig[3 + j]);
+            if (m == 0) {
+                return false;
+            }
+            unknown = unknown || m < 0;
+            if (sig[3 + j] == -2 && !fits_plan(galloc, src, &np->src[j])) {
                 return false;
             }
         }
     }
-    for (int i = 0; i < graph->n_leafs; i++) {
-        if (!fits_plan(galloc, graph->leafs[i], &galloc->leaf_plans[i])) {
+    for (int i = 0; i < graph->n_leafs; i++, sig += 2) {
+        const struct ggml_tensor * leaf = graph->leafs[i];
+        if (sig[0] != (leaf->flags & pin_flags) || !fits_plan(galloc, leaf, &galloc->leaf_plans[i])) {
             return false;
         }
+        const int vm = ref_matches(graph, leaf->view_src, sig[1]);
+        if (vm == 0) {
+            return false;
+        }
+        unknown = unknown || vm < 0;
     }
-    return signature_matches(galloc, graph);
+    return !unknown || signature_matches(galloc, graph);
 }
 
-bool ggml_gallocr_alloc_graph(ggml_gallocr_t galloc, struct ggml_cgraph * graph) {
-    if (!plan_fits_graph(galloc, graph)) {
-        if (galloc->n_buffers != 1) {
-            GGML_LOG_DEBUG("%s: the graph does not fit the plan and has several buffers: call ggml_gallocr_reserve_n\n", __func__);
-            return false;
-        }
-        if (galloc->n_signature > 0) {
-            GGML_LOG_DEBUG("%s: the graph does not fit the plan: planning again\n", __func__);
-        }
-        if (!ggml_gallocr_reserve(galloc, graph)) {
-            return false;
-        }
-    }
-
+static void place_by_plan(ggml_gallocr_t galloc, struct ggml_cgraph * graph) {
     for (int i = 0; i < galloc->n_buffers; i++) {
         if (gallocr_first_of_type(galloc, i) && galloc->buffers[i] != NULL) {
             for (int c = 0; c < galloc->buffers[i]->n_buffers; c++) {
@@ -970,6 +1010,30 @@ bool ggml_gallocr_alloc_graph(ggml_gallocr_t galloc, struct ggml_cgraph * graph)
         }
         init_tensor(galloc, node, &np->dst);
     }
+}
+
+bool ggml_gallocr_alloc_graph(ggml_gallocr_t galloc, struct ggml_cgraph * graph) {
+    if (!plan_fits_graph(galloc, graph)) {
+        if (galloc->n_buffers != 1) {
+            GGML_LOG_DEBUG("%s: the graph does not fit the plan and has several buffers: call ggml_gallocr_reserve_n\n", __func__);
+            return false;
+        }
+        if (galloc->n_signature > 0) {
+            GGML_LOG_DEBUG("%s: the graph does not fit the plan: planning again\n", __func__);
+        }
+        if (!ggml_gallocr_reserve(galloc, graph)) {
+            return false;
+        }
+    }
+    place_by_plan(galloc, graph);
+    return true;
+}
+
+bool ggml_gallocr_alloc_graph_planned(ggml_gallocr_t galloc, struct ggml_cgraph * graph) {
+    if (!galloc->plan_allocated || galloc->n_nodes != graph->n_nodes || galloc->n_leafs != graph->n_leafs) {
+        return false;
+    }
+    place_by_plan(galloc, graph);
     return true;
 }
 

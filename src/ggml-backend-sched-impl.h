@@ -65,6 +65,44 @@ struct ggml_sched_tensor_pool {
     size_t tensors_per_ctx;
 };
 
+// What splitting the last graph gave, by position in that graph (node i: i,
+// leaf i: n_nodes + i), so that a new graph of the same shape gets the same
+// splits, copies and allocation plan without the passes
+// (ggml-backend-sched-reuse.c). The shape is compared exactly, value by value,
+// not by a hash: a graph that differs in anything the passes or the plan
+// read is split afresh.
+struct ggml_sched_shape {
+    bool valid;                  // describes the last graph split and allocated
+    bool next_ok;                // the graph being allocated has a shape (no source outside it)
+    bool next_is_sig;            // its shape is sig (equal), not next_sig
+    uint64_t graph_sig;          // its identity (graph_signature), kept up to date by a replay
+    int  n_nodes;
+    int  n_leafs;
+    int64_t * sig;               // shape of the last graph
+    int64_t * next_sig;          // shape of the graph being allocated
+    size_t    cap_sig;
+    int     * slots;             // hash slot of each position of the graph being allocated
+    int     * ids;               // backend of each position
+    int       cap_ids;
+    int       cap_pos;
+    int     * input_refs;        // split inputs, split by split
+    struct ggml_tensor ** input_copies; // [n_inputs][n_copies]: their copies
+    int       n_inputs;
+    int       cap_inputs;
+    struct ggml_tensor ** deps;  // the views that keep the inputs alive until copied, in the same order
+    int       n_deps;
+    int       cap_deps;
+    int     * graph_input_refs;  // user inputs with n_copies versions
+    struct ggml_tensor ** graph_input_copies; // [n][n_copies - 1]: the versions other than the input itself
+    int       n_graph_inputs;
+    int       cap_graph_inputs;
+    int     * rewrites;          // sources redirected to a copy: position * GGML_MAX_SRC + source index
+    int       n_rewrites;
+    int       cap_rewrites;
+    int     * order;             // position of each node after the backends' graph_optimize
+    int       cap_order;
+};
+
 struct ggml_backend_sched {
     bool is_reset; // assignments cleared since the last split
     bool is_alloc; // the current graph is split and allocated
@@ -116,11 +154,61 @@ struct ggml_backend_sched {
     // the graph split last, to compute it again without splitting again
     const struct ggml_cgraph * split_graph_ptr;
     uint64_t                   split_graph_sig;
+
+    // a new graph of the last graph's shape: the same splits
+    struct ggml_sched_shape shape;
+    int * hv_graph_pos;          // position in the graph being allocated of each slot's tensor, or -2
+    bool  any_graph_optimize;    // some backend reorders its splits
+    bool  build_deps_reuse;      // sched_build_graph_copy takes the views of shape.deps
 };
+
+// A graph's identity, to tell that a graph given again is unchanged: the
+// sum over its tensors of a mixed term per tensor and position, so that
+// redirecting one source changes one term (see ggml_sched_shape_replay).
+static inline uint64_t ggml_sched_sig_mix(uint64_t x) {
+    x ^= x >> 30;
+    x *= 0xBF58476D1CE4E5B9ULL;
+    x ^= x >> 27;
+    x *= 0x94D049BB133111EBULL;
+    return x ^ (x >> 31);
+}
+
+static inline uint64_t ggml_sched_node_term(const struct ggml_tensor * node, int i) {
+    uint64_t v = (uint64_t)(uintptr_t) node ^ (uint64_t) node->op << 48;
+    for (int j = 0; j < GGML_MAX_SRC; j++) {
+        v += ((uint64_t)(uintptr_t) node->src[j] + (uint64_t) j) * (0x9E3779B97F4A7C15ULL + 2 * (uint64_t) j);
+    }
+    return ggml_sched_sig_mix(v + (uint64_t) i * 0xD6E8FEB86659FD93ULL);
+}
+
+static inline uint64_t ggml_sched_leaf_term(const struct ggml_tensor * leaf, int i) {
+    return ggml_sched_sig_mix((uint64_t)(uintptr_t) leaf ^ ((uint64_t) i << 1 | 1) * 0xC2B2AE3D27D4EB4FULL);
+}
+
+// a slot taken by a tensor for the first time since the last reset: the
+// reset only empties the hash set, the values are cleared here
+static inline void ggml_sched_slot_init(struct ggml_backend_sched * sched, size_t slot) {
+    const size_t n_per_slot = (size_t) sched->n_backends * (size_t) sched->n_copies;
+    sched->hv_tensor_backend_ids[slot] = -1;
+    sched->hv_graph_pos[slot] = -2;
+    for (size_t i = 0; i < n_per_slot; i++) {
+        sched->hv_tensor_copies[slot * n_per_slot + i] = NULL;
+    }
+    if (sched->causes) {
+        sched->causes[slot][0] = '\0';
+    }
+}
 
 // slot of a tensor in the scheduler's hash set (inserting it)
 static inline size_t sched_hash_id(struct ggml_backend_sched * sched, struct ggml_tensor * t) {
-    return ggml_hash_find_or_insert(&sched->hash_set, t);
+    const size_t i = ggml_hash_find(&sched->hash_set, t);
+    GGML_ASSERT(i != GGML_HASHSET_FULL && "the scheduler's hash set is full");
+    if (!ggml_bitset_get(sched->hash_set.used, i)) {
+        ggml_bitset_set(sched->hash_set.used, i);
+        sched->hash_set.keys[i] = t;
+        ggml_sched_slot_init(sched, i);
+    }
+    return i;
 }
 
 static inline int * sched_tensor_backend_id(struct ggml_backend_sched * sched, struct ggml_tensor * t) {
@@ -165,6 +253,22 @@ bool ggml_sched_undo_record_alloc(struct ggml_backend_sched * sched, struct ggml
 // otherwise forget the log (the old graph may be gone)
 void ggml_sched_undo(struct ggml_backend_sched * sched, const struct ggml_cgraph * graph);
 void ggml_sched_undo_free(struct ggml_sched_undo_log * undo);
+
+// a new graph of the last graph's shape (ggml-backend-sched-reuse.c).
+// ggml_sched_shape_begin: before splitting graph (its sources as the user
+// made them), its shape; true when it is the shape of the last graph and its
+// splits can be replayed. ggml_sched_shape_replay: split graph as the last
+// one, without the passes; false (nothing changed) when it cannot.
+// ggml_sched_shape_record: after graph was split and allocated, remember
+// what it gave (silently nothing when out of memory: the next graph is split
+// afresh). ggml_sched_deps_push: sched_build_graph_copy's views, recorded.
+bool ggml_sched_shape_begin(struct ggml_backend_sched * sched, struct ggml_cgraph * graph);
+bool ggml_sched_shape_replay(struct ggml_backend_sched * sched, struct ggml_cgraph * graph);
+void ggml_sched_shape_record(struct ggml_backend_sched * sched, struct ggml_cgraph * graph);
+bool ggml_sched_deps_push(struct ggml_backend_sched * sched, struct ggml_tensor * dep);
+void ggml_sched_shape_free(struct ggml_sched_shape * shape);
+// the graph copy of ggml-backend-sched-split.c, for a replayed split
+bool ggml_sched_build_graph_copy(struct ggml_backend_sched * sched, struct ggml_cgraph * graph);
 
 // log the assignment and the splits (GGML_SCHED_DEBUG)
 void ggml_sched_print_assignments(struct ggml_backend_sched * sched, struct ggml_cgraph * graph);

@@ -629,8 +629,27 @@ static bool sched_reserve_ids(struct ggml_backend_sched * sched, int n) {
     return true;
 }
 
+// a view of input that keeps it alive until it is copied: made anew, or on
+// a replay the one made for the same input of the last graph, pointed at
+// input as ggml_view_tensor would (NULL when out of memory)
+static struct ggml_tensor * sched_input_dep(struct ggml_backend_sched * sched, struct ggml_tensor * input, int k) {
+    if (!sched->build_deps_reuse) {
+        struct ggml_tensor * dep = ggml_sched_new_view(sched, input);
+        return dep != NULL && ggml_sched_deps_push(sched, dep) ? dep : NULL;
+    }
+    GGML_ASSERT(k < sched->shape.n_deps);
+    struct ggml_tensor * dep = sched->shape.deps[k];
+    struct ggml_tensor * view_src = input->view_src != NULL ? input->view_src : input;
+    dep->view_src  = view_src;
+    dep->view_offs = input->view_src != NULL ? input->view_offs : 0;
+    dep->data      = view_src->data != NULL ? (char *) view_src->data + dep->view_offs : NULL;
+    dep->buffer    = NULL;
+    dep->extra     = NULL;
+    return dep;
+}
+
 // false when out of memory
-static bool sched_build_graph_copy(struct ggml_backend_sched * sched, struct ggml_cgraph * graph) {
+bool ggml_sched_build_graph_copy(struct ggml_backend_sched * sched, struct ggml_cgraph * graph) {
     int total_inputs = 0;
     for (int s = 0; s < sched->n_splits; s++) {
         total_inputs += sched->splits[s].n_inputs;
@@ -652,6 +671,7 @@ static bool sched_build_graph_copy(struct ggml_backend_sched * sched, struct ggm
     struct ggml_cgraph * copy = &sched->graph;
     copy->n_nodes = 0;
     copy->n_leafs = 0;
+    int n_deps = 0;
 
     for (int s = 0; s < sched->n_splits; s++) {
         struct ggml_backend_sched_split * split = &sched->splits[s];
@@ -669,7 +689,7 @@ static bool sched_build_graph_copy(struct ggml_backend_sched * sched, struct ggm
             struct ggml_tensor * input_cpy = *sched_tensor_copy(sched, input_id, split->backend_id, sched->cur_copy);
 
             // a use of the input at this point keeps it alive until it is copied
-            struct ggml_tensor * input_dep = ggml_sched_new_view(sched, input);
+            struct ggml_tensor * input_dep = sched_input_dep(sched, input, n_deps++);
             if (input_dep == NULL) {
                 // the ids are half written: as unknown, they make the next allocation plan afresh
                 for (int i = 0; i < sched->ids_capacity; i++) {
@@ -687,8 +707,10 @@ static bool sched_build_graph_copy(struct ggml_backend_sched * sched, struct ggm
             copy->nodes[copy->n_nodes++] = input_cpy;
         }
 
+        // a replay knows the backends by position, unless the nodes were reordered
+        const bool by_position = sched->build_deps_reuse && !sched->any_graph_optimize;
         for (int j = split->i_start; j < split->i_end; j++) {
-            sched->node_backend_ids[copy->n_nodes] = *sched_tensor_backend_id(sched, graph->nodes[j]);
+            sched->node_backend_ids[copy->n_nodes] = by_position ? sched->shape.ids[j] : *sched_tensor_backend_id(sched, graph->nodes[j]);
             copy->nodes[copy->n_nodes++] = graph->nodes[j];
         }
     }
@@ -738,7 +760,10 @@ bool ggml_sched_assign_and_split(struct ggml_backend_sched * sched, struct ggml_
     sched->n_splits       = 0;
     sched->n_graph_inputs = 0;
     sched->is_reset       = false;
+    // the copies and views of the last graph are gone: its splits cannot be replayed
     ggml_sched_pool_reset(&sched->pool);
+    sched->shape.valid    = false;
+    sched->shape.n_deps   = 0;
 
     graph->uid = ggml_graph_next_uid();
 
@@ -758,7 +783,7 @@ bool ggml_sched_assign_and_split(struct ggml_backend_sched * sched, struct ggml_
         ggml_sched_print_assignments(sched, graph);
     }
 
-    if (!sched_build_graph_copy(sched, graph)) {
+    if (!ggml_sched_build_graph_copy(sched, graph)) {
         GGML_LOG_ERROR("%s: out of host memory while splitting a graph of %d nodes\n", __func__, graph->n_nodes);
         ggml_sched_undo(sched, graph);
         return false;

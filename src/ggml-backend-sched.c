@@ -22,6 +22,7 @@
 // the scheduler is reset, ready for the next call.
 
 #include "ggml-backend-sched-impl.h"
+#include "ggml-alloc-impl.h"
 
 #include <stdio.h>
 
@@ -29,25 +30,15 @@
 // graph identity
 //
 
-// FNV-1a step on a 64-bit value: cheap, and enough to tell graphs apart
-static inline uint64_t sig_mix(uint64_t h, uint64_t v) {
-    return (h ^ v) * 0x100000001B3ULL;
-}
-
 // the nodes, their ops and sources, and the leafs: what splitting depends on
+// (a sum of one term per tensor: see ggml_sched_node_term)
 static uint64_t graph_signature(const struct ggml_cgraph * graph) {
-    uint64_t h = sig_mix(sig_mix(0xCBF29CE484222325ULL, (uint64_t) graph->n_nodes), (uint64_t) graph->n_leafs);
+    uint64_t h = ggml_sched_sig_mix((uint64_t) graph->n_nodes << 32 | (uint64_t)(uint32_t) graph->n_leafs);
     for (int i = 0; i < graph->n_nodes; i++) {
-        const struct ggml_tensor * node = graph->nodes[i];
-        h = sig_mix(h, (uint64_t)(uintptr_t) node ^ (uint64_t) node->op);
-        for (int j = 0; j < GGML_MAX_SRC; j++) {
-            if (node->src[j] != NULL) {
-                h = sig_mix(h, (uint64_t)(uintptr_t) node->src[j] + (uint64_t) j);
-            }
-        }
+        h += ggml_sched_node_term(graph->nodes[i], i);
     }
     for (int i = 0; i < graph->n_leafs; i++) {
-        h = sig_mix(h, (uint64_t)(uintptr_t) graph->leafs[i]);
+        h += ggml_sched_leaf_term(graph->leafs[i], i);
     }
     return h;
 }
@@ -122,12 +113,13 @@ ggml_backend_sched_t ggml_backend_sched_new(
     sched->bufts                 = (ggml_backend_buffer_type_t *) ggml_impl_calloc((size_t) n_backends, sizeof(ggml_backend_buffer_type_t));
     sched->events                = (ggml_backend_event_t *) ggml_impl_calloc((size_t)(n_backends * sched->n_copies), sizeof(ggml_backend_event_t));
     sched->hv_tensor_backend_ids = (int *) ggml_impl_malloc(n_slots * sizeof(int));
+    sched->hv_graph_pos          = (int *) ggml_impl_malloc(n_slots * sizeof(int));
     sched->hv_tensor_copies      = (struct ggml_tensor **) ggml_impl_malloc(n_slots * (size_t) n_backends * (size_t) sched->n_copies * sizeof(struct ggml_tensor *));
     if (sched->debug) {
         sched->causes = (char (*)[GGML_SCHED_CAUSE_LEN]) ggml_impl_calloc(n_slots, GGML_SCHED_CAUSE_LEN);
     }
     if (!have_hash_set || sched->backends == NULL || sched->bufts == NULL || sched->events == NULL ||
-        sched->hv_tensor_backend_ids == NULL || sched->hv_tensor_copies == NULL || (sched->debug && sched->causes == NULL)) {
+        sched->hv_tensor_backend_ids == NULL || sched->hv_graph_pos == NULL || sched->hv_tensor_copies == NULL || (sched->debug && sched->causes == NULL)) {
         GGML_LOG_ERROR("%s: out of memory for a scheduler of %d backends and graph size %zu\n", __func__, n_backends, graph_size);
         ggml_backend_sched_free(sched);
         return NULL;
@@ -137,6 +129,7 @@ ggml_backend_sched_t ggml_backend_sched_new(
         sched->backends[b] = backends[b];
         sched->bufts[b]    = bufts ? bufts[b] : ggml_backend_get_default_buffer_type(backends[b]);
         GGML_ASSERT(ggml_backend_supports_buft(backends[b], sched->bufts[b]) && "a backend cannot use the buffer type given for it");
+        sched->any_graph_optimize = sched->any_graph_optimize || backends[b]->iface.graph_optimize != NULL;
         if (sched->n_copies > 1) {
             for (int c = 0; c < sched->n_copies; c++) {
                 sched->events[b * sched->n_copies + c] = ggml_backend_event_new(ggml_backend_get_device(backends[b]));
@@ -166,6 +159,7 @@ void ggml_backend_sched_free(ggml_backend_sched_t sched) {
     ggml_gallocr_free(sched->galloc);
     ggml_sched_pool_free(&sched->pool);
     ggml_sched_undo_free(&sched->undo);
+    ggml_sched_shape_free(&sched->shape);
     ggml_hash_set_free(&sched->hash_set);
     for (int i = 0; i < sched->splits_capacity; i++) {
         free(sched->splits[i].inputs);
@@ -173,6 +167,7 @@ void ggml_backend_sched_free(ggml_backend_sched_t sched) {
     free(sched->splits);
     free(sched->graph_inputs);
     free(sched->hv_tensor_backend_ids);
+    free(sched->hv_graph_pos);
     free(sched->hv_tensor_copies);
     free(sched->causes);
     free(sched->node_backend_ids);
@@ -188,14 +183,9 @@ void ggml_backend_sched_free(ggml_backend_sched_t sched) {
 }
 
 void ggml_backend_sched_reset(ggml_backend_sched_t sched) {
+    // only the set: the values of a slot are cleared when it is taken again
     if (!sched->is_reset) {
-        const size_t n_slots = sched->hash_set.size;
         ggml_hash_set_reset(&sched->hash_set);
-        memset(sched->hv_tensor_backend_ids, -1, n_slots * sizeof(int));
-        memset(sched->hv_tensor_copies, 0, n_slots * (size_t) sched->n_backends * (size_t) sched->n_copies * sizeof(struct ggml_tensor *));
-        if (sched->causes) {
-            memset(sched->causes, 0, n_slots * GGML_SCHED_CAUSE_LEN);
-        }
         sched->is_reset = true;
     }
     sched->is_alloc        = false;
@@ -309,7 +299,11 @@ bool ggml_backend_sched_alloc_graph(ggml_backend_sched_t sched, struct ggml_cgra
     sched->cur_copy  = sched->next_copy;
     sched->next_copy = (sched->next_copy + 1) % sched->n_copies;
 
-    if (!ggml_sched_assign_and_split(sched, graph)) {
+    // the shape is taken from the graph as the user made it
+    ggml_sched_undo(sched, graph);
+    const bool same_shape = ggml_sched_shape_begin(sched, graph);
+    bool replayed = same_shape && ggml_sched_shape_replay(sched, graph);
+    if (!replayed && !ggml_sched_assign_and_split(sched, graph)) {
         ggml_backend_sched_reset(sched);
         return false;
     }
@@ -319,15 +313,20 @@ bool ggml_backend_sched_alloc_graph(ggml_backend_sched_t sched, struct ggml_cgra
         ggml_backend_sched_reset(sched);
         return false;
     }
-    if (!sched_alloc_splits(sched)) {
+    // a replayed graph has the copy graph of the plan: placed without checks
+    if (!(replayed && ggml_gallocr_alloc_graph_planned(sched->galloc, &sched->graph)) && !sched_alloc_splits(sched)) {
         ggml_sched_undo(sched, graph); // the sources redirected to input copies
         ggml_backend_sched_reset(sched);
         return false;
     }
+    if (!replayed) {
+        ggml_sched_shape_record(sched, graph);
+    }
 
     sched->is_alloc        = true;
     sched->split_graph_ptr = graph;
-    sched->split_graph_sig = graph_signature(graph); // after splitting: sources now name the copies
+    // after splitting: sources now name the copies (a replay has kept the sum up to date)
+    sched->split_graph_sig = replayed ? sched->shape.graph_sig : graph_signature(graph);
     return true;
 }
 

@@ -157,6 +157,101 @@ typedef struct {
 } block_mxfp4;
 _Static_assert(sizeof(block_mxfp4) == 1 + QK_MXFP4/2, "wrong mxfp4 block size");
 
+// Q1_0: value j = d * (bit j of qs ? 1 : -1)
+#define QK1_0 128
+typedef struct {
+    ggml_half d;
+    uint8_t   qs[QK1_0/8];
+} block_q1_0;
+_Static_assert(sizeof(block_q1_0) == sizeof(ggml_half) + QK1_0/8, "wrong q1_0 block size");
+
+// Q2_0: value j = d * (q - 1), q the 2-bit field j of qs (bits 2*(j%4) of byte j/4)
+#define QK2_0 64
+typedef struct {
+    ggml_half d;
+    uint8_t   qs[QK2_0/4];
+} block_q2_0;
+_Static_assert(sizeof(block_q2_0) == sizeof(ggml_half) + QK2_0/4, "wrong q2_0 block size");
+
+// NVFP4: four sub-blocks of 16, each with a UE4M3 scale; within a sub-block
+// codes packed as in q4_0 (value j low nibble, j + 8 high): d * kvalues_mxfp4[code] / 2
+#define QK_NVFP4     64
+#define QK_NVFP4_SUB 16
+typedef struct {
+    uint8_t d[QK_NVFP4/QK_NVFP4_SUB];
+    uint8_t qs[QK_NVFP4/2];
+} block_nvfp4;
+_Static_assert(sizeof(block_nvfp4) == QK_NVFP4/QK_NVFP4_SUB + QK_NVFP4/2, "wrong nvfp4 block size");
+
+// The grid types: groups of 8 (IQ1, IQ2) or 4 (IQ3) values are one point of
+// a grid (ggml-quants-iq.h), stored by index, with signs and small scales.
+
+// per 32 values, two uint32: four 8-bit grid indices; four 7-bit sign groups
+// (bits 0..27) and a 4-bit scale s (bits 28..31): d * (0.5 + s) * 0.25
+typedef struct {
+    ggml_half d;
+    uint16_t  qs[QK_K/8];
+} block_iq2_xxs;
+_Static_assert(sizeof(block_iq2_xxs) == sizeof(ggml_half) + QK_K/8*sizeof(uint16_t), "wrong iq2_xxs block size");
+
+// per 8 values a uint16: 9-bit grid index, 7 sign bits; a 4-bit scale per 16
+typedef struct {
+    ggml_half d;
+    uint16_t  qs[QK_K/8];
+    uint8_t   scales[QK_K/32];
+} block_iq2_xs;
+_Static_assert(sizeof(block_iq2_xs) == sizeof(ggml_half) + QK_K/8*sizeof(uint16_t) + QK_K/32, "wrong iq2_xs block size");
+
+// qs: 32 low bytes of the 10-bit grid indices, then 32 sign bytes; qh: the
+// 2 high bits of four indices per byte; a 4-bit scale per 16
+typedef struct {
+    ggml_half d;
+    uint8_t   qs[QK_K/4];
+    uint8_t   qh[QK_K/32];
+    uint8_t   scales[QK_K/32];
+} block_iq2_s;
+_Static_assert(sizeof(block_iq2_s) == sizeof(ggml_half) + QK_K/4 + QK_K/16, "wrong iq2_s block size");
+
+// qs: 64 8-bit grid indices (4 values each), then per 32 values a uint32 of
+// four 7-bit sign groups and a 4-bit scale s: d * (0.5 + s) * 0.5
+typedef struct {
+    ggml_half d;
+    uint8_t   qs[3*QK_K/8];
+} block_iq3_xxs;
+_Static_assert(sizeof(block_iq3_xxs) == sizeof(ggml_half) + 3*(QK_K/8), "wrong iq3_xxs block size");
+
+// 9-bit grid indices (low bytes in qs, high bits in qh), 8 sign bits per 8
+// values, a 4-bit scale s per 32 values: d * (1 + 2s)
+#define IQ3S_N_SCALE (QK_K/64)
+typedef struct {
+    ggml_half d;
+    uint8_t   qs[QK_K/4];
+    uint8_t   qh[QK_K/32];
+    uint8_t   signs[QK_K/8];
+    uint8_t   scales[IQ3S_N_SCALE];
+} block_iq3_s;
+_Static_assert(sizeof(block_iq3_s) == sizeof(ggml_half) + 13*(QK_K/32) + IQ3S_N_SCALE, "wrong iq3_s block size");
+
+// 11-bit grid indices of values -1, 0, 1: low bytes in qs; per 32 values a
+// uint16 qh: the three high bits of four indices (bits 0..11), a 3-bit scale
+// s (12..14) and the sign of the shift (15): d * (2s + 1) * (v +- 0.125)
+typedef struct {
+    ggml_half d;
+    uint8_t   qs[QK_K/8];
+    uint16_t  qh[QK_K/32];
+} block_iq1_s;
+_Static_assert(sizeof(block_iq1_s) == sizeof(ggml_half) + QK_K/8 + QK_K/16, "wrong iq1_s block size");
+
+// as iq1_s with a 3-bit scale per 16 values and the shift sign per 8 values
+// (bit 3 of each nibble of qh); the fp16 super-block scale is spread over
+// the top 4 bits of the four uint16 of scales
+typedef struct {
+    uint8_t qs[QK_K/8];
+    uint8_t qh[QK_K/16];
+    uint8_t scales[QK_K/32];
+} block_iq1_m;
+_Static_assert(sizeof(block_iq1_m) == QK_K/8 + QK_K/16 + QK_K/32, "wrong iq1_m block size");
+
 // the code tables (functions, so that files which do not use them carry no copy)
 static inline const int8_t * ggml_kvalues_iq4nl(void) {
     static const int8_t values[16] = { -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113 };

@@ -228,7 +228,7 @@ float ggml_quant_search_affine(int n, int nmax, const float * x, const float * w
 // minimums x, weighted by w: the best of nine scales around nmax/max, then up
 // to five passes of single-code moves. L is a byte: a code is stored modulo
 // 256, as upstream stores it.
-static float k_search_positive(int n, int nmax, const float * x, uint8_t * L, const float * w) {
+float ggml_quant_search_positive(int n, int nmax, const float * x, uint8_t * L, const float * w) {
     float max = 0.0f;
     for (int i = 0; i < n; i++) {
         max = max > x[i] ? max : x[i];
@@ -423,8 +423,8 @@ static void quantize_row_q2_K_weighted(const float * x, block_q2_K * y, int64_t 
             }
             scales[j] = ggml_quant_search_affine(16, 3, x + 16*j, w, L + 16*j, &mins[j], Laux, -0.9f, 0.05f, 36, false);
         }
-        const float dm = k_search_positive(QK_K/16, 15, scales, Ls, sw);
-        const float mm = k_search_positive(QK_K/16, 15, mins,   Lm, sw);
+        const float dm = ggml_quant_search_positive(QK_K/16, 15, scales, Ls, sw);
+        const float mm = ggml_quant_search_positive(QK_K/16, 15, mins,   Lm, sw);
         y[b].d    = GGML_FP32_TO_FP16(dm);
         y[b].dmin = GGML_FP32_TO_FP16(mm);
         for (int j = 0; j < QK_K/16; j++) {
@@ -715,8 +715,8 @@ static void quantize_row_q4_K_weighted(const float * x, block_q4_K * y, int64_t 
     float   scales[QK_K/32], mins[QK_K/32], sw[QK_K/32];
     for (int64_t b = 0; b < n / QK_K; b++, x += QK_K) {
         q45_K_weighted_scales(x, qw + QK_K*b, 15, L, scales, mins, sw);
-        const float d_block = k_search_positive(QK_K/32, 63, scales, Ls, sw);
-        const float m_block = k_search_positive(QK_K/32, 63, mins,   Lm, sw);
+        const float d_block = ggml_quant_search_positive(QK_K/32, 63, scales, Ls, sw);
+        const float m_block = ggml_quant_search_positive(QK_K/32, 63, mins,   Lm, sw);
         k_pack_scales_mins(y[b].scales, Ls, Lm);
         y[b].d    = GGML_FP32_TO_FP16(d_block);
         y[b].dmin = GGML_FP32_TO_FP16(m_block);
@@ -730,8 +730,8 @@ static void quantize_row_q5_K_weighted(const float * x, block_q5_K * y, int64_t 
     float   scales[QK_K/32], mins[QK_K/32], sw[QK_K/32];
     for (int64_t b = 0; b < n / QK_K; b++, x += QK_K) {
         q45_K_weighted_scales(x, qw + QK_K*b, 31, L, scales, mins, sw);
-        const float d_block = k_search_positive(QK_K/32, 63, scales, Ls, sw);
-        const float m_block = k_search_positive(QK_K/32, 63, mins,   Lm, sw);
+        const float d_block = ggml_quant_search_positive(QK_K/32, 63, scales, Ls, sw);
+        const float m_block = ggml_quant_search_positive(QK_K/32, 63, mins,   Lm, sw);
         // unlike q4_K, upstream caps the codes at 63 here
         for (int j = 0; j < QK_K/32; j++) {
             Ls[j] = Ls[j] < 63 ? Ls[j] : 63;

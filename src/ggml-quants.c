@@ -8,6 +8,7 @@
 // (ggml_quantize_chunk and friends) and row validation.
 
 #include "ggml-quants.h"
+#include "ggml-quants-iq.h"
 
 #include <float.h>
 #include <pthread.h>
@@ -421,22 +422,21 @@ size_t quantize_q8_0(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, 
 // public API
 //
 
-// Some quantizers (the IQ types) need lookup tables built once; none of the
-// types implemented here does. The flags and the lock are where such a type
-// builds and frees its tables, once, whichever thread asks first.
+// The grid types (IQ1_S, IQ1_M, IQ2_*, IQ3_*) quantize through search tables
+// (ggml-quants-iq-grid.c), built for a type once, whichever thread asks
+// first, and freed together by ggml_quantize_free; the lock orders both.
 static pthread_mutex_t g_quantize_tables_mutex = PTHREAD_MUTEX_INITIALIZER;
-static bool            g_quantize_tables_ready[GGML_TYPE_COUNT]; // guarded by the mutex
 
 void ggml_quantize_init(enum ggml_type type) {
     GGML_ASSERT(type >= 0 && type < GGML_TYPE_COUNT);
     pthread_mutex_lock(&g_quantize_tables_mutex);
-    g_quantize_tables_ready[type] = true;
+    ggml_iq_search_init(type);
     pthread_mutex_unlock(&g_quantize_tables_mutex);
 }
 
 void ggml_quantize_free(void) {
     pthread_mutex_lock(&g_quantize_tables_mutex);
-    memset(g_quantize_tables_ready, 0, sizeof(g_quantize_tables_ready));
+    ggml_iq_search_free();
     pthread_mutex_unlock(&g_quantize_tables_mutex);
 }
 
@@ -479,13 +479,24 @@ size_t ggml_quantize_chunk(
         case GGML_TYPE_MXFP4:  quantize = quantize_mxfp4;  break;
         case GGML_TYPE_TQ1_0:  quantize = quantize_tq1_0;  break;
         case GGML_TYPE_TQ2_0:  quantize = quantize_tq2_0;  break;
+        case GGML_TYPE_IQ2_XXS: quantize = quantize_iq2_xxs; break;
+        case GGML_TYPE_IQ2_XS:  quantize = quantize_iq2_xs;  break;
+        case GGML_TYPE_IQ2_S:   quantize = quantize_iq2_s;   break;
+        case GGML_TYPE_IQ3_XXS: quantize = quantize_iq3_xxs; break;
+        case GGML_TYPE_IQ3_S:   quantize = quantize_iq3_s;   break;
+        case GGML_TYPE_IQ1_S:   quantize = quantize_iq1_s;   break;
+        case GGML_TYPE_IQ1_M:   quantize = quantize_iq1_m;   break;
+        case GGML_TYPE_Q1_0:    quantize = quantize_q1_0;    break;
+        case GGML_TYPE_Q2_0:    quantize = quantize_q2_0;    break;
+        case GGML_TYPE_NVFP4:   quantize = quantize_nvfp4;   break;
         case GGML_TYPE_F32:
         case GGML_TYPE_F16:
         case GGML_TYPE_BF16:
             break;
         default:
             GGML_ABORT("ggml_quantize_chunk: quantizing to type %s is not supported "
-                       "(supported: f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs, mxfp4, tq1_0, tq2_0)", ggml_type_name(type));
+                       "(supported: f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs, mxfp4, tq1_0, tq2_0, "
+                       "iq2_xxs, iq2_xs, iq2_s, iq3_xxs, iq3_s, iq1_s, iq1_m, q1_0, q2_0, nvfp4)", ggml_type_name(type));
     }
 
     GGML_ASSERT(nrows >= 0 && n_per_row > 0);
@@ -625,6 +636,19 @@ static bool validate_mxfp4(const void * data, size_t nblocks) {
     return true;
 }
 
+// iq1_m blocks carry their fp16 scale in the top bits of their sub-block scales
+static bool validate_iq1_m(const void * data, size_t nblocks) {
+    const block_iq1_m * b = (const block_iq1_m *) data;
+    for (size_t i = 0; i < nblocks; i++) {
+        const float d = ggml_iq1_m_scale(&b[i]);
+        if (!isfinite(d)) {
+            log_non_finite("scale", isnan(d), i, GGML_TYPE_IQ1_M);
+            return false;
+        }
+    }
+    return true;
+}
+
 bool ggml_validate_row_data(enum ggml_type type, const void * data, size_t nbytes) {
     if (type < 0 || type >= GGML_TYPE_COUNT) {
         GGML_LOG_ERROR("ggml_validate_row_data: invalid type %d\n", (int) type);
@@ -669,6 +693,16 @@ bool ggml_validate_row_data(enum ggml_type type, const void * data, size_t nbyte
         case GGML_TYPE_TQ1_0:  return validate_block_halves_at(type, data, n, offsetof(block_tq1_0, d), 1);
         case GGML_TYPE_TQ2_0:  return validate_block_halves_at(type, data, n, offsetof(block_tq2_0, d), 1);
         case GGML_TYPE_MXFP4:  return validate_mxfp4(data, n);
+        case GGML_TYPE_IQ2_XXS:
+        case GGML_TYPE_IQ2_XS:
+        case GGML_TYPE_IQ2_S:
+        case GGML_TYPE_IQ3_XXS:
+        case GGML_TYPE_IQ3_S:
+        case GGML_TYPE_IQ1_S:  return validate_block_scales(type, data, n, 1);
+        case GGML_TYPE_IQ1_M:  return validate_iq1_m(data, n);
+        case GGML_TYPE_Q1_0:
+        case GGML_TYPE_Q2_0:   return validate_block_scales(type, data, n, 1);
+        case GGML_TYPE_NVFP4:  return true; // as upstream: every UE4M3 byte is a value
         case GGML_TYPE_I8:
         case GGML_TYPE_I16:
         case GGML_TYPE_I32:

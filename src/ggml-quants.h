@@ -86,6 +86,47 @@ GGML_API size_t quantize_tq2_0(const float * GGML_RESTRICT src, void * GGML_REST
 GGML_API void ggml_tq1_0_values(const void * block, int8_t * values);
 GGML_API void ggml_tq2_0_values(const void * block, int8_t * values);
 
+// The grid types IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S (ggml-quants-iq.c).
+// iq2_xxs and iq2_xs need an importance matrix (they assert one); the
+// others fall back to x^2-based weights without one, as upstream's do. The
+// quantizers build their search tables on first use (ggml_quantize_init).
+GGML_API void quantize_row_iq2_s_ref  (const float * GGML_RESTRICT x, void * GGML_RESTRICT y, int64_t k);
+GGML_API void quantize_row_iq3_xxs_ref(const float * GGML_RESTRICT x, void * GGML_RESTRICT y, int64_t k);
+GGML_API void quantize_row_iq3_s_ref  (const float * GGML_RESTRICT x, void * GGML_RESTRICT y, int64_t k);
+GGML_API void dequantize_row_iq2_xxs(const void * GGML_RESTRICT x, float * GGML_RESTRICT y, int64_t k);
+GGML_API void dequantize_row_iq2_xs (const void * GGML_RESTRICT x, float * GGML_RESTRICT y, int64_t k);
+GGML_API void dequantize_row_iq2_s  (const void * GGML_RESTRICT x, float * GGML_RESTRICT y, int64_t k);
+GGML_API void dequantize_row_iq3_xxs(const void * GGML_RESTRICT x, float * GGML_RESTRICT y, int64_t k);
+GGML_API void dequantize_row_iq3_s  (const void * GGML_RESTRICT x, float * GGML_RESTRICT y, int64_t k);
+GGML_API size_t quantize_iq2_xxs(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix);
+GGML_API size_t quantize_iq2_xs (const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix);
+GGML_API size_t quantize_iq2_s  (const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix);
+GGML_API size_t quantize_iq3_xxs(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix);
+GGML_API size_t quantize_iq3_s  (const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix);
+
+// IQ1_S (an imatrix is required) and IQ1_M (ggml-quants-iq1.c); neither has
+// a reference row quantizer, as upstream
+GGML_API void dequantize_row_iq1_s(const void * GGML_RESTRICT x, float * GGML_RESTRICT y, int64_t k);
+GGML_API void dequantize_row_iq1_m(const void * GGML_RESTRICT x, float * GGML_RESTRICT y, int64_t k);
+GGML_API size_t quantize_iq1_s(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix);
+GGML_API size_t quantize_iq1_m(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix);
+// the fp16 super-block scale of an iq1_m block (spread over its scales)
+GGML_API float ggml_iq1_m_scale(const block_iq1_m * b);
+
+// Q1_0, Q2_0, NVFP4 (ggml-quants-lowbit.c); imatrix is ignored, as upstream
+GGML_API void quantize_row_q1_0_ref (const float * GGML_RESTRICT x, void * GGML_RESTRICT y, int64_t k);
+GGML_API void quantize_row_q2_0_ref (const float * GGML_RESTRICT x, void * GGML_RESTRICT y, int64_t k);
+GGML_API void quantize_row_nvfp4_ref(const float * GGML_RESTRICT x, void * GGML_RESTRICT y, int64_t k);
+GGML_API void dequantize_row_q1_0 (const void * GGML_RESTRICT x, float * GGML_RESTRICT y, int64_t k);
+GGML_API void dequantize_row_q2_0 (const void * GGML_RESTRICT x, float * GGML_RESTRICT y, int64_t k);
+GGML_API void dequantize_row_nvfp4(const void * GGML_RESTRICT x, float * GGML_RESTRICT y, int64_t k);
+GGML_API size_t quantize_q1_0 (const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix);
+GGML_API size_t quantize_q2_0 (const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix);
+GGML_API size_t quantize_nvfp4(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix);
+// UE4M3 scales of nvfp4: half the value (the E2M1 table is doubled), and from fp32
+GGML_API float   ggml_ue4m3_to_fp32_half(uint8_t x);
+GGML_API uint8_t ggml_fp32_to_ue4m3(float x);
+
 // the 6-bit scale (0..63, stored + 32) of sub-block ib of an iq4_xs block
 static inline int ggml_iq4_xs_scale(const block_iq4_xs * b, int ib) {
     return ((b->scales_l[ib/2] >> (4*(ib%2))) & 0x0F) | (((b->scales_h >> (2*ib)) & 3) << 4);
@@ -98,6 +139,9 @@ static inline int ggml_iq4_xs_scale(const block_iq4_xs * b, int ib) {
 float ggml_quant_search_symmetric(int n, int nmax, const float * x, int8_t * L, const float * w);
 float ggml_quant_search_affine(int n, int nmax, const float * x, const float * w, uint8_t * L, float * the_min,
                                uint8_t * Laux, float rmin, float rdelta, int nstep, bool use_mad);
+// Non-negative: codes [0, nmax] for non-negative x under weights w, nine
+// scales around nmax/max, then single-code moves (upstream's make_qp_quants).
+float ggml_quant_search_positive(int n, int nmax, const float * x, uint8_t * L, const float * w);
 
 // the 6-bit scale and minimum of sub-block j (0..7) of a q4_K / q5_K block
 static inline void ggml_k_scale_min(int j, const uint8_t * scales, int * sc, int * m) {

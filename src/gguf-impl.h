@@ -167,3 +167,10 @@ static inline void gguf_swap_to_host(void * data, size_t n, size_t elem_size) {
         }
     }
 }
+
+// Converts tensor data (size bytes, whole blocks of type) between little-endian
+// and the other byte order, in place, whatever the host's order; false with a
+// log line naming the tensor when the type's layout is not known to convert
+// (gguf-byteswap.c). gguf_byteswap_supported says so without a log line.
+bool gguf_byteswap_tensor_data(const char * name, enum ggml_type type, void * data, size_t size);
+bool gguf_byteswap_supported(enum ggml_type type);

@@ -3,7 +3,8 @@
 // One writer serves three destinations: a FILE *, a caller's buffer (for
 // gguf_get_meta_data) and none at all, only counting bytes (for
 // gguf_get_meta_size), so that the size and the bytes cannot disagree.
-// Numbers are written little-endian whatever the host's byte order.
+// Numbers and tensor data are written little-endian whatever the host's byte
+// order (gguf-byteswap.c converts the data; types it cannot convert fail).
 
 #include "gguf-impl.h"
 #include "ggml-backend.h"
@@ -147,28 +148,38 @@ static void gguf_write_meta(struct gguf_writer * w, const struct gguf_context * 
     gguf_write_padding(w, ctx->alignment);
 }
 
-// Data in a backend buffer is fetched in bounded pieces, so that a large
-// tensor does not need a host copy at once.
-static void gguf_write_buffer_data(struct gguf_writer * w, const struct ggml_tensor * t, size_t nbytes) {
-    if (nbytes == 0) {
-        return;
-    }
-    const size_t step  = MIN(nbytes, (size_t) 1 << 22);
-    uint8_t *    chunk = (uint8_t *) malloc(step);
-    if (chunk == NULL) {
+// Tensor data goes out in bounded pieces: data in a backend buffer is fetched
+// piece by piece, so that a large tensor does not need a host copy at once,
+// and on a big-endian host every piece is converted to little-endian in a
+// copy. Pieces are whole blocks of the type, as the conversion needs.
+static void gguf_write_data_pieces(struct gguf_writer * w, const struct ggml_tensor * t, size_t nbytes, bool swap) {
+    const size_t block = ggml_type_size(t->type);
+    const size_t step  = MIN(nbytes, (((size_t) 1 << 22) / block + 1) * block);
+    uint8_t *    piece = (uint8_t *) malloc(step);
+    if (piece == NULL) {
         w->ok  = false;
         w->err = ENOMEM;
         return;
     }
     for (size_t done = 0; done < nbytes && w->ok; done += step) {
         const size_t n = MIN(step, nbytes - done);
-        ggml_backend_tensor_get(t, chunk, done, n);
-        gguf_write_bytes(w, chunk, n);
+        if (t->buffer != NULL) {
+            ggml_backend_tensor_get(t, piece, done, n);
+        } else {
+            memcpy(piece, (const uint8_t *) t->data + done, n);
+        }
+        if (swap && !gguf_byteswap_tensor_data(t->name, t->type, piece, n)) {
+            w->ok  = false;
+            w->err = ENOTSUP;
+            break;
+        }
+        gguf_write_bytes(w, piece, n);
     }
-    free(chunk);
+    free(piece);
 }
 
 static void gguf_write_tensor_data(struct gguf_writer * w, const struct gguf_context * ctx, size_t data_start) {
+    const bool swap = !gguf_host_is_little_endian();
     for (size_t i = 0; i < ctx->n_info && w->ok; i++) {
         const struct gguf_tensor_info * info = &ctx->info[i];
         GGML_ASSERT(w->pos - data_start == info->offset);
@@ -176,13 +187,13 @@ static void gguf_write_tensor_data(struct gguf_writer * w, const struct gguf_con
             GGML_ABORT("gguf: tensor '%s' is not contiguous and cannot be written", info->t.name);
         }
         const size_t nbytes = ggml_nbytes(&info->t);
-        if (info->t.buffer != NULL) {
-            gguf_write_buffer_data(w, &info->t, nbytes);
-        } else if (nbytes > 0) {
-            if (info->t.data == NULL) {
-                GGML_ABORT("gguf: tensor '%s' has no data: set it with gguf_set_tensor_data", info->t.name);
-            }
+        if (nbytes > 0 && info->t.buffer == NULL && info->t.data == NULL) {
+            GGML_ABORT("gguf: tensor '%s' has no data: set it with gguf_set_tensor_data", info->t.name);
+        }
+        if (info->t.buffer == NULL && !swap) {
             gguf_write_bytes(w, info->t.data, nbytes);
+        } else if (nbytes > 0) {
+            gguf_write_data_pieces(w, &info->t, nbytes, swap);
         }
         gguf_write_padding(w, ctx->alignment);
     }

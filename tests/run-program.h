@@ -23,6 +23,35 @@ struct program_result {
     char output[8192]; // stdout and stderr together, the first bytes of them
 };
 
+// In a cross build the programs run under an emulator (qemu-user), which
+// ctest names in GGML_TEST_EMULATOR ("qemu-s390x-static -L /usr/s390x-linux-gnu"):
+// the child execs the emulator (searched in PATH) with the program after its
+// own words. Returns only if the exec failed.
+static void run_program_exec(char * const * argv) {
+    const char * emulator = getenv("GGML_TEST_EMULATOR");
+    if (emulator == NULL || emulator[0] == '\0') {
+        execv(argv[0], argv);
+        return;
+    }
+    size_t n_args = 0;
+    while (argv[n_args] != NULL) {
+        n_args++;
+    }
+    char * words = strdup(emulator);
+    char ** full = (char **) calloc(strlen(emulator) + n_args + 1, sizeof(char *));
+    if (words == NULL || full == NULL) {
+        return;
+    }
+    size_t n = 0;
+    for (char * w = strtok(words, " "); w != NULL; w = strtok(NULL, " ")) {
+        full[n++] = w;
+    }
+    for (size_t i = 0; i <= n_args; i++) {
+        full[n + i] = argv[i];
+    }
+    execvp(full[0], full);
+}
+
 // Runs argv[0] with argv (NULL-terminated). file_size_limit > 0 limits the
 // size of the files the program may write (RLIMIT_FSIZE, with SIGXFSZ
 // ignored: writes beyond it fail with EFBIG). False if it could not start.
@@ -50,7 +79,7 @@ static bool run_program(char * const * argv, long file_size_limit, struct progra
             signal(SIGXFSZ, SIG_IGN);
             setrlimit(RLIMIT_FSIZE, &lim);
         }
-        execv(argv[0], argv);
+        run_program_exec(argv);
         _exit(127);
     }
     close(fds[1]);

@@ -1240,8 +1240,8 @@ static void test_unsupported(void) {
         { GGML_TYPE_F16, GGML_TYPE_I32 },  { GGML_TYPE_I32, GGML_TYPE_F16 },   { GGML_TYPE_BF16, GGML_TYPE_I32 },
         { GGML_TYPE_I16, GGML_TYPE_F32 },  { GGML_TYPE_F32, GGML_TYPE_I16 },   { GGML_TYPE_F64, GGML_TYPE_F32 },
         { GGML_TYPE_F32, GGML_TYPE_F64 },  { GGML_TYPE_I64, GGML_TYPE_I32 },   { GGML_TYPE_Q8_0, GGML_TYPE_F16 },
-        { GGML_TYPE_Q8_0, GGML_TYPE_Q4_0 }, { GGML_TYPE_F32, GGML_TYPE_IQ3_XXS },  { GGML_TYPE_I32, GGML_TYPE_Q8_0 },
-        { GGML_TYPE_IQ3_XXS, GGML_TYPE_F32 },
+        { GGML_TYPE_Q8_0, GGML_TYPE_Q4_0 }, { GGML_TYPE_F32, GGML_TYPE_Q8_K },  { GGML_TYPE_I32, GGML_TYPE_Q8_0 },
+        { GGML_TYPE_Q8_K, GGML_TYPE_F32 },
     };
     for (int i = 0; i < (int)(sizeof(no_cpy) / sizeof(no_cpy[0])); i++) {
         struct ggml_tensor * a = ggml_new_tensor_2d(ctx, no_cpy[i][0], 256, 2);
@@ -1256,11 +1256,11 @@ static void test_unsupported(void) {
     check_unsupported(ggml_cpy(ctx, qt, ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 64, 64)), "cpy transposed q8_0 -> f32");
 
     struct ggml_tensor * idx = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, 3);
-    const enum ggml_type no_get[] = { GGML_TYPE_F64, GGML_TYPE_I16, GGML_TYPE_I8, GGML_TYPE_I64, GGML_TYPE_IQ3_XXS };
+    const enum ggml_type no_get[] = { GGML_TYPE_F64, GGML_TYPE_I16, GGML_TYPE_I8, GGML_TYPE_I64, GGML_TYPE_Q8_K };
     for (int i = 0; i < 5; i++) {
         check_unsupported(ggml_get_rows(ctx, ggml_new_tensor_2d(ctx, no_get[i], 256, 4), idx), ggml_type_name(no_get[i]));
     }
-    const enum ggml_type no_set[] = { GGML_TYPE_F64, GGML_TYPE_I16, GGML_TYPE_I8, GGML_TYPE_I64, GGML_TYPE_IQ3_XXS };
+    const enum ggml_type no_set[] = { GGML_TYPE_F64, GGML_TYPE_I16, GGML_TYPE_I8, GGML_TYPE_I64, GGML_TYPE_Q8_K };
     for (int i = 0; i < 5; i++) {
         struct ggml_tensor * a = ggml_new_tensor_2d(ctx, no_set[i], 256, 4);
         check_unsupported(ggml_set_rows(ctx, a, ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 256, 3), idx), ggml_type_name(no_set[i]));

@@ -1215,7 +1215,7 @@ static void test_supports(void) {
     CHECK(cpu_supports(ggml_add_cast(ctx, q40, f32, GGML_TYPE_F16)));
     CHECK(cpu_supports(ggml_add_cast(ctx, q40, f32, GGML_TYPE_Q8_0)));
     const int64_t kne[4] = { 256, 1, 1, 1 };
-    CHECK(!cpu_supports(ggml_add(ctx, ggml_new_tensor(ctx, GGML_TYPE_IQ3_XXS, 4, kne), ggml_new_tensor(ctx, GGML_TYPE_F32, 4, kne))));
+    CHECK(!cpu_supports(ggml_add(ctx, ggml_new_tensor(ctx, GGML_TYPE_Q8_K, 4, kne), ggml_new_tensor(ctx, GGML_TYPE_F32, 4, kne))));
     ggml_free(ctx);
 }
 

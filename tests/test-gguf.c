@@ -262,7 +262,9 @@ static void test_fixture_arrays(void) {
     CHECK(q != NULL);
     if (q != NULL) {
         const uint8_t * raw = (const uint8_t *) q->data;
-        CHECK(raw[0] == 0x00 && raw[1] == 0x38);
+        uint16_t d; // the scale, in host order once loaded
+        memcpy(&d, raw, sizeof(d));
+        CHECK(d == 0x3800);
         for (int i = 0; i < 32; i++) {
             CHECK_EQ_INT((int8_t) raw[2 + i], i - 16);
         }
@@ -557,15 +559,26 @@ static void check_read(struct gguf_context * ctx, struct ggml_context * gctx, si
 }
 
 // the whole file in memory: the metadata, then the data as laid out by hand
+// tensor i's data as a file holds it: tensor_byte is the data in host order,
+// and files are little-endian (a big-endian host converts); malloc'ed
+static uint8_t * tensor_file_bytes(size_t i) {
+    uint8_t * b = (uint8_t *) malloc(TENSORS[i].nbytes + 1);
+    for (size_t k = 0; k < TENSORS[i].nbytes; k++) {
+        b[k] = tensor_byte(i, k);
+    }
+    CHECK(gguf_tensor_data_to_host(TENSORS[i].name, TENSORS[i].type, b, TENSORS[i].nbytes));
+    return b;
+}
+
 static uint8_t * file_in_memory(const struct gguf_context * ctx, size_t align, size_t * size) {
     const size_t meta = gguf_get_meta_size(ctx);
     const size_t data = expected_offset(N_TENSORS, align);
     uint8_t * buf = (uint8_t *) calloc(1, meta + data);
     gguf_get_meta_data(ctx, buf);
     for (size_t i = 0; i < N_TENSORS; i++) {
-        for (size_t k = 0; k < TENSORS[i].nbytes; k++) {
-            buf[meta + expected_offset(i, align) + k] = tensor_byte(i, k);
-        }
+        uint8_t * bytes = tensor_file_bytes(i);
+        memcpy(buf + meta + expected_offset(i, align), bytes, TENSORS[i].nbytes);
+        free(bytes);
     }
     *size = meta + data;
     return buf;
@@ -695,9 +708,11 @@ static void roundtrip(size_t align, bool align_first) {
     CHECK_EQ_INT(file_size(TMP_FILE), meta_size);
     f = fopen(TMP_FILE, "ab");
     for (size_t i = 0; i < N_TENSORS; i++) {
+        uint8_t * bytes = tensor_file_bytes(i);
         for (size_t k = 0; k < pad_to(TENSORS[i].nbytes, align); k++) {
-            fputc(k < TENSORS[i].nbytes ? tensor_byte(i, k) : 0, f);
+            fputc(k < TENSORS[i].nbytes ? bytes[k] : 0, f);
         }
+        free(bytes);
     }
     fclose(f);
     back = gguf_init_from_file(TMP_FILE, params_with(&gctx, false));

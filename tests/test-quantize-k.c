@@ -1,5 +1,6 @@
 // test-quantize-k: the K-quant formats (Q2_K .. Q6_K, Q8_K), the 4-bit
-// table formats (IQ4_NL, IQ4_XS, MXFP4) and the ternary ones (TQ1_0, TQ2_0).
+// table formats (IQ4_NL, IQ4_XS, MXFP4, NVFP4), the ternary ones (TQ1_0,
+// TQ2_0) and the small-block Q1_0 and Q2_0.
 //
 //   - block bytes of small inputs whose quantization is worked out by hand
 //     (the comments give the derivation), and dequantization of hand-built
@@ -27,6 +28,7 @@ static const enum ggml_type k_types[] = {
     GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K,
     GGML_TYPE_IQ4_NL, GGML_TYPE_IQ4_XS, GGML_TYPE_MXFP4,
     GGML_TYPE_TQ1_0, GGML_TYPE_TQ2_0,
+    GGML_TYPE_Q1_0, GGML_TYPE_Q2_0, GGML_TYPE_NVFP4,
 };
 #define N_K_TYPES (int)(sizeof(k_types)/sizeof(k_types[0]))
 
@@ -183,6 +185,60 @@ static void test_ternary_bytes(void) {
     CHECK(b1.qs[0] == (t * 256 + 242) / 243);
 }
 
+// Q1_0 of +-2 alternating: d = mean |x| = 2, a set bit for each value >= 0
+// (the even ones: bytes 0x55). Q2_0 of -1, 0, 1, 2 repeated: d = absmax = 2,
+// codes round(x/2) + 1 with halves away from zero: 0, 1, 2, 2 -> bits 0,
+// 1 << 2, 2 << 4, 2 << 6 = 0xa4. NVFP4 of a sub-block with absmax 6: scale
+// 6/6 = 1 = UE4M3 0x38 (exponent 7, mantissa 0), read as 0.5 against the
+// doubled table (0, 1, 2, 3, 4, 6, 8, 12, then negated): 3 -> 6 (code 5),
+// 6 -> 12 (code 7), -1 -> -2 (code 10), 0 -> code 0.
+static void test_lowbit_bytes(void) {
+    float x[128], y[128];
+    for (int j = 0; j < 128; j++) {
+        x[j] = j % 2 ? -2.0f : 2.0f;
+    }
+    block_q1_0 b1;
+    quantize_row_q1_0_ref(x, &b1, 128);
+    CHECK(b1.d == half_bits(2.0f));
+    for (int i = 0; i < 16; i++) {
+        CHECK(b1.qs[i] == 0x55);
+    }
+    dequantize_row_q1_0(&b1, y, 128);
+    CHECK(memcmp(x, y, sizeof(x)) == 0);
+
+    static const float levels[4] = { -1.0f, 0.0f, 1.0f, 2.0f };
+    for (int j = 0; j < 64; j++) {
+        x[j] = levels[j % 4];
+    }
+    block_q2_0 b2;
+    quantize_row_q2_0_ref(x, &b2, 64);
+    CHECK(b2.d == half_bits(2.0f));
+    for (int i = 0; i < 16; i++) {
+        CHECK(b2.qs[i] == 0xa4);
+    }
+    dequantize_row_q2_0(&b2, y, 64);
+    CHECK(y[0] == -2.0f && y[1] == 0.0f && y[2] == 2.0f && y[3] == 2.0f);
+
+    static const float nv[4] = { 3.0f, 6.0f, -1.0f, 0.0f };
+    static const int codes[4] = { 5, 7, 10, 0 };
+    for (int j = 0; j < 64; j++) {
+        x[j] = nv[(j/4) % 4];
+    }
+    block_nvfp4 bn;
+    quantize_row_nvfp4_ref(x, &bn, 64);
+    for (int s = 0; s < 4; s++) {
+        CHECK(bn.d[s] == 0x38);
+        for (int j = 0; j < 8; j++) {
+            const int lo = codes[((16*s + j)/4) % 4], hi = codes[((16*s + j + 8)/4) % 4];
+            CHECK(bn.qs[8*s + j] == (lo | (hi << 4)));
+        }
+    }
+    dequantize_row_nvfp4(&bn, y, 64);
+    CHECK(memcmp(x, y, 64*sizeof(float)) == 0);
+    CHECK(ggml_fp32_to_ue4m3(448.0f) == 0x7e && ggml_fp32_to_ue4m3(1e9f) == 0x7e && ggml_fp32_to_ue4m3(-1.0f) == 0);
+    CHECK(ggml_ue4m3_to_fp32_half(0x7f) == 0.0f && ggml_ue4m3_to_fp32_half(0x01) == 0.5f/512);
+}
+
 // hand-built blocks, decoded with the layout of ggml-common.h spelled out
 static void test_dequantize_layouts(void) {
     float y[QK_K];
@@ -260,6 +316,9 @@ static double rms_bound(enum ggml_type t) {
         case GGML_TYPE_MXFP4:  return 0.25;
         case GGML_TYPE_TQ1_0:
         case GGML_TYPE_TQ2_0:  return 0.9; // -1, 0, 1 times the absmax: little survives of gaussian data
+        case GGML_TYPE_Q1_0:   return 0.65; // sign times mean |x|: sqrt(1 - 2/pi) = 0.60 for gaussian data
+        case GGML_TYPE_Q2_0:   return 0.9;  // steps of the absmax
+        case GGML_TYPE_NVFP4:  return 0.25;
         default:             return 0.035;
     }
 }
@@ -296,7 +355,8 @@ static void test_round_trips(void) {
             CHECK_MSG(rel < rms_bound(t), "%s imatrix %d: relative rms error %.4f", ggml_type_name(t), with_im, rel);
         }
         // the importance matrix lowers the error where it is weighted (mxfp4 ignores it)
-        const bool ignores_imatrix = t == GGML_TYPE_MXFP4 || t == GGML_TYPE_TQ1_0 || t == GGML_TYPE_TQ2_0;
+        const bool ignores_imatrix = t == GGML_TYPE_MXFP4 || t == GGML_TYPE_TQ1_0 || t == GGML_TYPE_TQ2_0 ||
+                                     t == GGML_TYPE_Q1_0 || t == GGML_TYPE_Q2_0 || t == GGML_TYPE_NVFP4;
         CHECK_MSG(ignores_imatrix ? werr[1] == werr[0] : werr[1] < werr[0], "%s: weighted error %.4g with imatrix, %.4g without",
                   ggml_type_name(t), werr[1], werr[0]);
 
@@ -308,7 +368,7 @@ static void test_round_trips(void) {
             }
             ggml_quantize_chunk(t, x, q, 0, 1, NPR, NULL);
             ggml_get_type_traits(t)->to_float(q, y, NPR);
-            const float tol = t == GGML_TYPE_MXFP4 ? 0.1f : 0.02f; // fp4: levels 3 and 4 around 3.25 at step 0.25
+            const float tol = t == GGML_TYPE_MXFP4 || t == GGML_TYPE_NVFP4 ? 0.1f : 0.02f; // fp4: levels 3 and 4 around 3.25 at step 0.25
             for (int i = 0; i < NPR; i++) {
                 CHECK_MSG(fabsf(y[i] - c) <= tol * fabsf(c), "%s constant %g: value %d is %g", ggml_type_name(t), c, i, y[i]);
                 if (fabsf(y[i] - c) > tol * fabsf(c)) {
@@ -595,6 +655,7 @@ int main(void) {
     test_mxfp4_bytes();
     test_iq4_nl_bytes();
     test_ternary_bytes();
+    test_lowbit_bytes();
     test_dequantize_layouts();
     test_round_trips();
     test_validate();

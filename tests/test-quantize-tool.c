@@ -12,7 +12,11 @@
 //   floats within the two formats' rounding bounds, general.file_type saying
 //   what the weights are;
 // - a matrix large enough to be split over threads: the same bytes with 1
-//   and 3 threads, each weight within Q8_0's rounding of the original.
+//   and 3 threads, each weight within Q8_0's rounding of the original;
+// - --imatrix: an importance matrix in llama-imatrix's GGUF format (sums of
+//   squares and counts), its importances (sums / count, 1 for a zero count)
+//   given to the quantizer of each matrix it has; the types that need one
+//   refuse without it, or for a matrix it lacks; bad files are refused.
 
 #define _GNU_SOURCE
 
@@ -183,6 +187,172 @@ static void unload(struct loaded * l) {
 static int64_t file_type_of(const struct loaded * l) {
     const int64_t k = gguf_find_key(l->gguf, "general.file_type");
     return k < 0 ? -1 : (int64_t) gguf_get_val_u32(l->gguf, k);
+}
+
+//
+// importance matrices
+//
+
+enum { IM_NE0 = 512, IM_NE1 = 3 };
+
+// a model of two matrices a.weight and b.weight of IM_NE1 rows of IM_NE0
+static bool write_im_model(const char * path, float * a, float * b) {
+    const struct ggml_init_params ip = { .mem_size = 1 << 20, .mem_buffer = NULL, .no_alloc = false };
+    struct ggml_context * ctx = ggml_init(ip);
+    struct gguf_context * gguf = gguf_init_empty();
+    gguf_set_val_str(gguf, "general.architecture", "test");
+    uint32_t state = 777;
+    float * data[2] = { a, b };
+    const char * names[2] = { "a.weight", "b.weight" };
+    for (int i = 0; i < 2; i++) {
+        struct ggml_tensor * t = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, IM_NE0, IM_NE1);
+        ggml_set_name(t, names[i]);
+        for (int j = 0; j < IM_NE0*IM_NE1; j++) {
+            state = state * 1664525u + 1013904223u;
+            data[i][j] = (float) (state >> 8) / 16777216.0f - 0.5f;
+        }
+        memcpy(t->data, data[i], sizeof(float) * IM_NE0 * IM_NE1);
+        gguf_add_tensor(gguf, t);
+    }
+    const bool ok = gguf_write_to_file(gguf, path, false);
+    gguf_free(gguf);
+    ggml_free(ctx);
+    return ok;
+}
+
+// an imatrix file: for each of n names, sums of length ne0[i] and a count
+// (with_counts false: the sums only)
+static bool write_imatrix(const char * path, int n, const char * const * names, const int * ne0,
+                          const float * const * sums, const float * counts, bool with_counts) {
+    const struct ggml_init_params ip = { .mem_size = 1 << 20, .mem_buffer = NULL, .no_alloc = false };
+    struct ggml_context * ctx = ggml_init(ip);
+    struct gguf_context * gguf = gguf_init_empty();
+    gguf_set_val_u32(gguf, "imatrix.chunk_count", 1);
+    gguf_set_val_u32(gguf, "imatrix.chunk_size", 512);
+    const char * datasets[1] = { "test" };
+    gguf_set_arr_str(gguf, "imatrix.datasets", datasets, 1);
+    for (int i = 0; i < n; i++) {
+        char name[128];
+        struct ggml_tensor * s = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, ne0[i], 1);
+        snprintf(name, sizeof(name), "%s.in_sum2", names[i]);
+        ggml_set_name(s, name);
+        memcpy(s->data, sums[i], sizeof(float) * (size_t) ne0[i]);
+        gguf_add_tensor(gguf, s);
+        if (with_counts) {
+            struct ggml_tensor * c = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 1, 1);
+            snprintf(name, sizeof(name), "%s.counts", names[i]);
+            ggml_set_name(c, name);
+            ((float *) c->data)[0] = counts[i];
+            gguf_add_tensor(gguf, c);
+        }
+    }
+    const bool ok = gguf_write_to_file(gguf, path, false);
+    gguf_free(gguf);
+    ggml_free(ctx);
+    return ok;
+}
+
+// runs ggml-quantize -q [--imatrix im] in out type
+static void quantize_im(const char * in, const char * out, const char * type, const char * im, struct program_result * r) {
+    char * argv[8];
+    int n = 0;
+    argv[n++] = (char *) GGML_QUANTIZE_BIN;
+    argv[n++] = (char *) "-q";
+    if (im != NULL) {
+        argv[n++] = (char *) "--imatrix";
+        argv[n++] = (char *) im;
+    }
+    argv[n++] = (char *) in;
+    argv[n++] = (char *) out;
+    argv[n++] = (char *) type;
+    argv[n] = NULL;
+    if (!run_program(argv, 0, r)) {
+        r->exited = false;
+        r->status = -1;
+        snprintf(r->output, sizeof(r->output), "could not run %s", GGML_QUANTIZE_BIN);
+    }
+}
+
+// the bytes of tensor name in the file at path equal ggml_quantize_chunk's of x with imatrix
+static bool tensor_is(const char * path, const char * name, enum ggml_type type, const float * x, const float * imatrix) {
+    struct loaded l;
+    if (!load(path, &l)) {
+        return false;
+    }
+    const struct ggml_tensor * t = ggml_get_tensor(l.ctx, name);
+    const size_t size = ggml_row_size(type, IM_NE0) * IM_NE1;
+    void * want = malloc(size);
+    ggml_quantize_chunk(type, x, want, 0, IM_NE1, IM_NE0, imatrix);
+    const bool same = t != NULL && t->type == type && ggml_nbytes(t) == size && memcmp(t->data, want, size) == 0;
+    free(want);
+    unload(&l);
+    return same;
+}
+
+static void test_imatrix(void) {
+    char model[300], out[300], im[300];
+    temp_path(model, sizeof(model), "im-model.gguf");
+    temp_path(out, sizeof(out), "im-out.gguf");
+    temp_path(im, sizeof(im), "imatrix.gguf");
+    static float a[IM_NE0*IM_NE1], b[IM_NE0*IM_NE1], sums_a[IM_NE0], sums_b[IM_NE0], want_a[IM_NE0], ones[IM_NE0];
+    CHECK(write_im_model(model, a, b));
+    for (int i = 0; i < IM_NE0; i++) {
+        sums_a[i] = (float) (1 + (i*37) % 11) * 3.0f; // counts 3: importances 1 .. 11
+        sums_b[i] = (float) (i % 5);
+        want_a[i] = (float) (1 + (i*37) % 11);
+        ones[i]   = 1.0f;
+    }
+    const char * names[2] = { "a.weight", "b.weight" };
+    const int ne0[2] = { IM_NE0, IM_NE0 };
+    const float * sums[2] = { sums_a, sums_b };
+    const float counts[2] = { 3.0f, 0.0f }; // b saw no input: importance 1 everywhere
+    struct program_result r;
+
+    // the types that need one refuse without
+    quantize_im(model, out, "iq2_xxs", NULL, &r);
+    CHECK_EXIT(r, 1);
+    CHECK_MSG(strstr(r.output, "importance matrix") != NULL, "output:\n%s", r.output);
+
+    CHECK(write_imatrix(im, 2, names, ne0, sums, counts, true));
+    const char * types[3] = { "iq2_xxs", "q4_K", "iq3_s" };
+    const enum ggml_type ttypes[3] = { GGML_TYPE_IQ2_XXS, GGML_TYPE_Q4_K, GGML_TYPE_IQ3_S };
+    for (int i = 0; i < 3; i++) {
+        quantize_im(model, out, types[i], im, &r);
+        CHECK_EXIT(r, 0);
+        CHECK_MSG(tensor_is(out, "a.weight", ttypes[i], a, want_a), "%s: a.weight not quantized with sums / count", types[i]);
+        CHECK_MSG(tensor_is(out, "b.weight", ttypes[i], b, ones), "%s: b.weight not quantized with importance 1", types[i]);
+    }
+    // the importances matter: iq3_s of a differs from the plain one
+    CHECK(!tensor_is(out, "a.weight", GGML_TYPE_IQ3_S, a, NULL));
+
+    // an entry only for a: q4_K quantizes b without one; iq2_xs refuses b
+    CHECK(write_imatrix(im, 1, names, ne0, sums, counts, true));
+    quantize_im(model, out, "q4_K", im, &r);
+    CHECK_EXIT(r, 0);
+    CHECK(tensor_is(out, "a.weight", GGML_TYPE_Q4_K, a, want_a));
+    CHECK(tensor_is(out, "b.weight", GGML_TYPE_Q4_K, b, NULL));
+    quantize_im(model, out, "iq2_xs", im, &r);
+    CHECK_EXIT(r, 1);
+    CHECK_MSG(strstr(r.output, "b.weight") != NULL, "output:\n%s", r.output);
+
+    // bad files: sums without counts, the wrong length, not GGUF
+    CHECK(write_imatrix(im, 2, names, ne0, sums, counts, false));
+    quantize_im(model, out, "q4_K", im, &r);
+    CHECK_EXIT(r, 1);
+    CHECK_MSG(strstr(r.output, "no counts") != NULL, "output:\n%s", r.output);
+    const int short_ne0[2] = { IM_NE0/2, IM_NE0 };
+    CHECK(write_imatrix(im, 2, names, short_ne0, sums, counts, true));
+    quantize_im(model, out, "q4_K", im, &r);
+    CHECK_EXIT(r, 1);
+    CHECK_MSG(strstr(r.output, "a.weight") != NULL, "output:\n%s", r.output);
+    write_text(im, "not a gguf file");
+    quantize_im(model, out, "q4_K", im, &r);
+    CHECK_EXIT(r, 1);
+    CHECK_MSG(strstr(r.output, "importance matrix") != NULL, "output:\n%s", r.output);
+
+    remove(model);
+    remove(out);
+    remove(im);
 }
 
 //
@@ -552,6 +722,7 @@ int main(void) {
     test_requantize(good);
     test_file_type_follows_weights();
     test_threads();
+    test_imatrix();
 
     char garbage[300];
     temp_path(garbage, sizeof(garbage), "garbage.gguf");

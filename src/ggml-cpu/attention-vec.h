@@ -5,7 +5,7 @@
 // of V rows for one or two query rows, exp of shifted logits, softcap.
 //
 // Each has a scalar version (*_ref) for ggml_backend_cpu_set_use_ref that is
-// also the portable fallback, and AVX-512 and AVX2 (+FMA, F16C) versions.
+// also the portable fallback, and AVX-512, AVX2 (+FMA, F16C) and arm64 NEON versions.
 // K and V rows are F32 or F16 (the suffix); the F16 versions convert on load
 // and otherwise do exactly what the F32 ones do, so a row gives the same bits
 // either way.
@@ -495,6 +495,74 @@ static inline void attn_pv2_##SUF(int64_t nc, const float * p0, const float * p1
 
 ATTN_DEFINE_PV(f32, float)
 ATTN_DEFINE_PV(f16, ggml_fp16_t)
+
+#elif defined(GGML_VEC_NEON)
+
+// arm64: the dot products and the weighted sums of V rows in NEON; exp and
+// softcap stay scalar. F16 rows are converted on load and summed in the same
+// order as F32 rows.
+
+#define ATTN_QK_ROWS 1
+
+static inline float32x4_t attn_load_f32(const float * p)       { return vld1q_f32(p); }
+static inline float32x4_t attn_load_f16(const ggml_fp16_t * p) { return ggml_neon_load_f16(p); }
+static inline float attn_elem_f32(const float * p, int64_t i)       { return p[i]; }
+static inline float attn_elem_f16(const ggml_fp16_t * p, int64_t i) { return ggml_compute_fp16_to_fp32(p[i]); }
+
+#define ATTN_DEFINE_NEON(SUF, TYPE)                                                                    \
+static inline void attn_dot4_##SUF(int64_t n, const float * q, const TYPE * const k[4], float out[4]) { \
+    float32x4_t a0 = vdupq_n_f32(0.0f), a1 = a0, a2 = a0, a3 = a0;                                    \
+    int64_t i = 0;                                                                                     \
+    for (; i + 4 <= n; i += 4) {                                                                       \
+        const float32x4_t qv = vld1q_f32(q + i);                                                       \
+        a0 = vfmaq_f32(a0, qv, attn_load_##SUF(k[0] + i));                                             \
+        a1 = vfmaq_f32(a1, qv, attn_load_##SUF(k[1] + i));                                             \
+        a2 = vfmaq_f32(a2, qv, attn_load_##SUF(k[2] + i));                                             \
+        a3 = vfmaq_f32(a3, qv, attn_load_##SUF(k[3] + i));                                             \
+    }                                                                                                  \
+    out[0] = vaddvq_f32(a0); out[1] = vaddvq_f32(a1); out[2] = vaddvq_f32(a2); out[3] = vaddvq_f32(a3); \
+    for (; i < n; i++) {                                                                               \
+        for (int t = 0; t < 4; t++) {                                                                  \
+            out[t] += q[i] * attn_elem_##SUF(k[t], i);                                                 \
+        }                                                                                              \
+    }                                                                                                  \
+}                                                                                                      \
+static inline void attn_qk_##SUF(int64_t n, const float * const q[1], const TYPE * const k[4],         \
+                                 float out[1][4]) {                                                    \
+    attn_dot4_##SUF(n, q[0], k, out[0]);                                                               \
+}                                                                                                      \
+static inline void attn_pv_##SUF(int64_t nc, const float * p, const char * v, size_t stride, int64_t n, \
+                                 float * acc) {                                                        \
+    for (int64_t j = 0; j < nc; j++) {                                                                 \
+        if (p[j] == 0.0f) {                                                                            \
+            continue;                                                                                  \
+        }                                                                                              \
+        const TYPE * vr = (const TYPE *)(v + j*stride);                                                \
+        const float32x4_t pv = vdupq_n_f32(p[j]);                                                      \
+        int64_t i = 0;                                                                                 \
+        for (; i + 4 <= n; i += 4) {                                                                   \
+            vst1q_f32(acc + i, vfmaq_f32(vld1q_f32(acc + i), attn_load_##SUF(vr + i), pv));            \
+        }                                                                                              \
+        for (; i < n; i++) {                                                                           \
+            acc[i] += attn_elem_##SUF(vr, i) * p[j];                                                   \
+        }                                                                                              \
+    }                                                                                                  \
+}                                                                                                      \
+static inline void attn_pv2_##SUF(int64_t nc, const float * p0, const float * p1, const char * v,     \
+                                  size_t stride, int64_t n, float * acc0, float * acc1) {              \
+    attn_pv_##SUF(nc, p0, v, stride, n, acc0);                                                         \
+    attn_pv_##SUF(nc, p1, v, stride, n, acc1);                                                         \
+}
+
+ATTN_DEFINE_NEON(f32, float)
+ATTN_DEFINE_NEON(f16, ggml_fp16_t)
+
+static inline float attn_exp_shift_sum(int64_t n, float * x, float m) {
+    return attn_exp_shift_sum_ref(n, x, m);
+}
+static inline void attn_softcap(int64_t n, float * x, float scale, float cap) {
+    attn_softcap_ref(n, x, scale, cap);
+}
 
 #else // portable
 

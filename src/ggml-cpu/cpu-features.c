@@ -6,6 +6,7 @@
 // GGML_NATIVE=OFF uses the portable paths and reports no extensions.
 
 #include "cpu-features.h"
+#include "arm-features.h"
 
 #include <dirent.h>
 #include <pthread.h>
@@ -135,8 +136,11 @@ int ggml_cpu_has_fp16_va(void) {
 #endif
 }
 
+// arm64: what the CPU has (checked at run time: the kernels that use it do too)
 int ggml_cpu_has_dotprod(void) {
-#if defined(__ARM_FEATURE_DOTPROD)
+#if defined(__aarch64__)
+    return ggml_arm_has_dotprod();
+#elif defined(__ARM_FEATURE_DOTPROD)
     return 1;
 #else
     return 0;
@@ -144,11 +148,18 @@ int ggml_cpu_has_dotprod(void) {
 }
 
 int ggml_cpu_has_matmul_int8(void) {
-#if defined(__ARM_FEATURE_MATMUL_INT8)
+#if defined(__aarch64__)
+    return ggml_arm_has_i8mm();
+#elif defined(__ARM_FEATURE_MATMUL_INT8)
     return 1;
 #else
     return 0;
 #endif
+}
+
+// the feature list names what the kernels use: no kernel uses i8mm yet
+static int ggml_cpu_uses_matmul_int8(void) {
+    return 0;
 }
 
 int ggml_cpu_has_sve(void) {
@@ -212,6 +223,53 @@ int ggml_cpu_has_llamafile(void) {
 }
 
 //
+// instructions chosen at run time: kernels compiled for them in files of
+// their own, used where the CPU has them
+//
+
+#include "gemm-bf16.h"
+
+#if defined(GGML_CPU_BF16_KERNEL)
+#include <cpuid.h>
+
+static bool           g_bf16_dot;
+static pthread_once_t g_bf16_dot_once = PTHREAD_ONCE_INIT;
+
+// AVX512_BF16 with AVX-512 F, BW and VL, and an OS that saves the AVX-512 registers
+static void bf16_dot_detect(void) {
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c >> 27 & 1)) { // OSXSAVE
+        return;
+    }
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    (void) hi;
+    // XCR0: SSE, AVX, opmask, upper halves of ZMM0-15, ZMM16-31
+    if ((lo & 0xE6u) != 0xE6u) {
+        return;
+    }
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || a < 1) {
+        return;
+    }
+    const bool f = b >> 16 & 1, bw = b >> 30 & 1, vl = b >> 31 & 1;
+    if (!__get_cpuid_count(7, 1, &a, &b, &c, &d)) {
+        return;
+    }
+    const bool bf16 = a >> 5 & 1;
+    g_bf16_dot = f && bw && vl && bf16 && getenv("GGML_CPU_NO_BF16_DOT") == NULL;
+}
+#endif
+
+bool ggml_gemm_bf16_available(void) {
+#if defined(GGML_CPU_BF16_KERNEL)
+    pthread_once(&g_bf16_dot_once, bf16_dot_detect);
+    return g_bf16_dot;
+#else
+    return false;
+#endif
+}
+
+//
 // feature list and start-up check
 //
 
@@ -238,7 +296,7 @@ static const struct cpu_feature g_features[] = {
     { "ARM_FMA",     ggml_cpu_has_arm_fma,     NULL          },
     { "FP16_VA",     ggml_cpu_has_fp16_va,     NULL          },
     { "DOTPROD",     ggml_cpu_has_dotprod,     NULL          },
-    { "MATMUL_INT8", ggml_cpu_has_matmul_int8, NULL          },
+    { "MATMUL_INT8", ggml_cpu_uses_matmul_int8, NULL         },
     { "SVE",         ggml_cpu_has_sve,         NULL          },
     { "RISCV_V",     ggml_cpu_has_riscv_v,     NULL          },
     { "VSX",         ggml_cpu_has_vsx,         NULL          },

@@ -41,7 +41,8 @@ extern "C" {
 // every instruction that uses the value: RM loads of each column vector per
 // step instead of one, and the loads, not the arithmetic, set the pace
 // (measured: the float tile went from 82% to 98% of the FMA peak).
-#if defined(__GNUC__)
+// (x86 only: an arm64 instruction takes no memory operand, and "v" is no register class there)
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #define GGML_GEMM_KEEP_IN_REG(v) __asm__("" : "+v"(v))
 #else
 #define GGML_GEMM_KEEP_IN_REG(v) ((void) 0)
@@ -86,6 +87,18 @@ extern "C" {
 void ggml_gemm_f32(int64_t nrows, int64_t ncols, int64_t k,
                    const float * A, size_t lda, const void * const * B, float * const * C,
                    bool accumulate, bool use_ref);
+
+// The packed form, with AVX-512 (ggml_gemm_f32p_available): weight rows
+// packed k-major in groups of GGML_F32P_ROWS (panel[g][k][r], rows past the
+// end zero), a tile of 64 rows x 6 columns per step of k; each result is one
+// sequential sum over k. pack: nrows rows of kc values, lda floats apart, into
+// panel (GGML_PAD(nrows, GGML_F32P_ROWS) * kc floats).
+#define GGML_F32P_ROWS 64
+bool ggml_gemm_f32p_available(void);
+void ggml_gemm_f32p_pack(int64_t nrows, int64_t kc, const float * A, size_t lda, float * panel);
+// C[j][i] (+)= panel row i . B[j] over kc values, i < nrows, j < ncols
+void ggml_gemm_f32p(int64_t nrows, int64_t ncols, int64_t kc, const float * panel,
+                    const void * const * B, float * const * C, bool accumulate);
 
 // The outer-product form (OUT_PROD): C[r][v] = sum over i < n of
 // b(r, i) * A[i][v], for r < nrows and v < nv, where A rows are lda floats

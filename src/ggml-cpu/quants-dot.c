@@ -576,6 +576,12 @@ QD_DEFINE_FROWS(qd_rows_bf16, QD_BF16)
 #endif
 
 ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows(enum ggml_type type, bool use_ref) {
+#if defined(GGML_VEC_NEON)
+    ggml_cpu_dot_rows_t neon = use_ref ? NULL : ggml_cpu_get_dot_rows_neon(type);
+    if (neon != NULL) {
+        return neon;
+    }
+#endif
     switch (type) {
         case GGML_TYPE_F32:  return use_ref ? qd_rows_f32_ref  : qd_rows_f32;
         case GGML_TYPE_F16:  return use_ref ? qd_rows_f16_ref  : qd_rows_f16;
@@ -590,6 +596,16 @@ ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows(enum ggml_type type, bool use_ref) {
         case GGML_TYPE_MXFP4:
         case GGML_TYPE_TQ1_0:
         case GGML_TYPE_TQ2_0: return ggml_cpu_get_dot_rows_iq4(type, use_ref);
+        case GGML_TYPE_IQ2_XXS:
+        case GGML_TYPE_IQ2_XS:
+        case GGML_TYPE_IQ2_S:
+        case GGML_TYPE_IQ3_XXS:
+        case GGML_TYPE_IQ3_S:
+        case GGML_TYPE_IQ1_S:
+        case GGML_TYPE_IQ1_M:  return ggml_cpu_get_dot_rows_iq(type);
+        case GGML_TYPE_Q1_0:
+        case GGML_TYPE_Q2_0:
+        case GGML_TYPE_NVFP4:  return ggml_cpu_get_dot_rows_lowbit(type);
         default:             return ggml_cpu_get_dot_rows_k(type, use_ref);
     }
 }

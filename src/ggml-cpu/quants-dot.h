@@ -41,6 +41,13 @@ ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows(enum ggml_type type, bool use_ref);
 ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_k(enum ggml_type type, bool use_ref);
 // the kernels of IQ4_NL, MXFP4 (Q8_0 rows), IQ4_XS, TQ1_0, TQ2_0 (Q8_K rows) (quants-dot-iq4.c)
 ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_iq4(enum ggml_type type, bool use_ref);
+// the arm64 NEON kernels of Q4_0 and Q8_0 (quants-dot-neon.c); NULL for other types and elsewhere
+ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_neon(enum ggml_type type);
+// the kernels of the grid types IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S (Q8_K rows,
+// portable only) (quants-dot-iq.c)
+ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_iq(enum ggml_type type);
+// the kernels of Q1_0, Q2_0, NVFP4 (Q8_0 rows, portable only) (quants-dot-lowbit.c)
+ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_lowbit(enum ggml_type type);
 
 // ggml_vec_dot_t kernels of the type traits (nrc must be 1)
 void ggml_vec_dot_f32_row (int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
@@ -61,6 +68,16 @@ void ggml_vec_dot_iq4_xs_q8_K(int n, float * GGML_RESTRICT s, size_t bs, const v
 void ggml_vec_dot_mxfp4_q8_0 (int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
 void ggml_vec_dot_tq1_0_q8_K(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
 void ggml_vec_dot_tq2_0_q8_K(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
+void ggml_vec_dot_iq2_xxs_q8_K(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
+void ggml_vec_dot_iq2_xs_q8_K (int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
+void ggml_vec_dot_iq2_s_q8_K  (int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
+void ggml_vec_dot_iq3_xxs_q8_K(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
+void ggml_vec_dot_iq3_s_q8_K  (int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
+void ggml_vec_dot_iq1_s_q8_K  (int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
+void ggml_vec_dot_iq1_m_q8_K  (int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
+void ggml_vec_dot_q1_0_q8_0 (int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
+void ggml_vec_dot_q2_0_q8_0 (int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
+void ggml_vec_dot_nvfp4_q8_0(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
 void ggml_vec_dot_q8_1_q8_1(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
 
 #ifdef __cplusplus

@@ -2,7 +2,7 @@
 
 //
 // simd-f32.h: one vocabulary for float vectors of the instruction set the
-// build targets (AVX-512: 16 lanes, AVX2 + FMA: 8 lanes), so that vector
+// build targets (AVX-512: 16 lanes, AVX2 + FMA: 8 lanes, arm64 NEON: 4 lanes), so that vector
 // algorithms (vec-math.h, the elementwise kernels) are written once.
 //
 // GGML_VF_WIDTH is defined exactly when a vector path exists; code using
@@ -118,6 +118,65 @@ static inline ggml_vf ggml_vf_load_part(const float * p, int n) {
 static inline void ggml_vf_store_part(float * p, ggml_vf v, int n) {
     float tmp[GGML_VF_WIDTH];
     _mm256_storeu_ps(tmp, v);
+    memcpy(p, tmp, sizeof(float) * (size_t) n);
+}
+
+#elif defined(GGML_VEC_NEON)
+
+#define GGML_VF_WIDTH 4
+
+typedef float32x4_t ggml_vf;
+typedef uint32x4_t  ggml_vmask; // all ones or all zeros per lane
+
+static inline ggml_vf ggml_vf_set1 (float c)                        { return vdupq_n_f32(c); }
+static inline ggml_vf ggml_vf_load (const float * p)                { return vld1q_f32(p); }
+static inline void    ggml_vf_store(float * p, ggml_vf v)           { vst1q_f32(p, v); }
+static inline ggml_vf ggml_vf_add  (ggml_vf a, ggml_vf b)           { return vaddq_f32(a, b); }
+static inline ggml_vf ggml_vf_sub  (ggml_vf a, ggml_vf b)           { return vsubq_f32(a, b); }
+static inline ggml_vf ggml_vf_mul  (ggml_vf a, ggml_vf b)           { return vmulq_f32(a, b); }
+static inline ggml_vf ggml_vf_div  (ggml_vf a, ggml_vf b)           { return vdivq_f32(a, b); }
+static inline ggml_vf ggml_vf_sqrt (ggml_vf a)                      { return vsqrtq_f32(a); }
+static inline ggml_vf ggml_vf_fma  (ggml_vf a, ggml_vf b, ggml_vf c) { return vfmaq_f32(c, a, b); }
+static inline ggml_vf ggml_vf_fnma (ggml_vf a, ggml_vf b, ggml_vf c) { return vfmsq_f32(c, a, b); }
+// NEON's fmin/fmax return NaN when either is NaN; the x86 rule (see the top) is a select
+static inline ggml_vf ggml_vf_min  (ggml_vf a, ggml_vf b)           { return vbslq_f32(vcltq_f32(a, b), a, b); }
+static inline ggml_vf ggml_vf_max  (ggml_vf a, ggml_vf b)           { return vbslq_f32(vcgtq_f32(a, b), a, b); }
+static inline ggml_vf ggml_vf_round(ggml_vf a)                      { return vrndnq_f32(a); } // ties to even, as x86
+static inline ggml_vf ggml_vf_floor(ggml_vf a)                      { return vrndmq_f32(a); }
+static inline ggml_vf ggml_vf_ceil (ggml_vf a)                      { return vrndpq_f32(a); }
+static inline ggml_vf ggml_vf_trunc(ggml_vf a)                      { return vrndq_f32(a); }
+
+static inline ggml_vf ggml_vf_and(ggml_vf a, ggml_vf b) {
+    return vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(a), vreinterpretq_u32_f32(b)));
+}
+static inline ggml_vf ggml_vf_andnot(ggml_vf a, ggml_vf b) { // ~a & b
+    return vreinterpretq_f32_u32(vbicq_u32(vreinterpretq_u32_f32(b), vreinterpretq_u32_f32(a)));
+}
+static inline ggml_vf ggml_vf_or(ggml_vf a, ggml_vf b) {
+    return vreinterpretq_f32_u32(vorrq_u32(vreinterpretq_u32_f32(a), vreinterpretq_u32_f32(b)));
+}
+static inline ggml_vf ggml_vf_xor(ggml_vf a, ggml_vf b) {
+    return vreinterpretq_f32_u32(veorq_u32(vreinterpretq_u32_f32(a), vreinterpretq_u32_f32(b)));
+}
+
+static inline ggml_vmask ggml_vf_lt(ggml_vf a, ggml_vf b) { return vcltq_f32(a, b); }
+static inline ggml_vmask ggml_vf_gt(ggml_vf a, ggml_vf b) { return vcgtq_f32(a, b); }
+
+static inline ggml_vf ggml_vf_select(ggml_vmask m, ggml_vf t, ggml_vf f) { return vbslq_f32(m, t, f); }
+
+static inline ggml_vf ggml_vf_pow2i(ggml_vf k) {
+    const int32x4_t e = vaddq_s32(vcvtnq_s32_f32(k), vdupq_n_s32(127));
+    return vreinterpretq_f32_s32(vshlq_n_s32(e, 23));
+}
+
+static inline ggml_vf ggml_vf_load_part(const float * p, int n) {
+    float tmp[GGML_VF_WIDTH] = { 0 };
+    memcpy(tmp, p, sizeof(float) * (size_t) n);
+    return vld1q_f32(tmp);
+}
+static inline void ggml_vf_store_part(float * p, ggml_vf v, int n) {
+    float tmp[GGML_VF_WIDTH];
+    vst1q_f32(tmp, v);
     memcpy(p, tmp, sizeof(float) * (size_t) n);
 }
 

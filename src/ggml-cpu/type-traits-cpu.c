@@ -142,6 +142,62 @@ static const struct ggml_type_traits_cpu g_type_traits_cpu[GGML_TYPE_COUNT] = {
         .vec_dot_type = GGML_TYPE_Q8_K,
         .nrows        = 1,
     },
+    [GGML_TYPE_IQ2_XXS] = {
+        .vec_dot      = ggml_vec_dot_iq2_xxs_q8_K,
+        .vec_dot_type = GGML_TYPE_Q8_K,
+        .nrows        = 1,
+    },
+    [GGML_TYPE_IQ2_XS] = {
+        .vec_dot      = ggml_vec_dot_iq2_xs_q8_K,
+        .vec_dot_type = GGML_TYPE_Q8_K,
+        .nrows        = 1,
+    },
+    [GGML_TYPE_IQ2_S] = {
+        .from_float   = quantize_row_iq2_s_ref,
+        .vec_dot      = ggml_vec_dot_iq2_s_q8_K,
+        .vec_dot_type = GGML_TYPE_Q8_K,
+        .nrows        = 1,
+    },
+    [GGML_TYPE_IQ3_XXS] = {
+        .from_float   = quantize_row_iq3_xxs_ref,
+        .vec_dot      = ggml_vec_dot_iq3_xxs_q8_K,
+        .vec_dot_type = GGML_TYPE_Q8_K,
+        .nrows        = 1,
+    },
+    [GGML_TYPE_IQ3_S] = {
+        .from_float   = quantize_row_iq3_s_ref,
+        .vec_dot      = ggml_vec_dot_iq3_s_q8_K,
+        .vec_dot_type = GGML_TYPE_Q8_K,
+        .nrows        = 1,
+    },
+    [GGML_TYPE_IQ1_S] = {
+        .vec_dot      = ggml_vec_dot_iq1_s_q8_K,
+        .vec_dot_type = GGML_TYPE_Q8_K,
+        .nrows        = 1,
+    },
+    [GGML_TYPE_IQ1_M] = {
+        .vec_dot      = ggml_vec_dot_iq1_m_q8_K,
+        .vec_dot_type = GGML_TYPE_Q8_K,
+        .nrows        = 1,
+    },
+    [GGML_TYPE_Q1_0] = {
+        .from_float   = quantize_row_q1_0_ref,
+        .vec_dot      = ggml_vec_dot_q1_0_q8_0,
+        .vec_dot_type = GGML_TYPE_Q8_0,
+        .nrows        = 1,
+    },
+    [GGML_TYPE_Q2_0] = {
+        .from_float   = quantize_row_q2_0_ref,
+        .vec_dot      = ggml_vec_dot_q2_0_q8_0,
+        .vec_dot_type = GGML_TYPE_Q8_0,
+        .nrows        = 1,
+    },
+    [GGML_TYPE_NVFP4] = {
+        .from_float   = quantize_row_nvfp4_ref,
+        .vec_dot      = ggml_vec_dot_nvfp4_q8_0,
+        .vec_dot_type = GGML_TYPE_Q8_0,
+        .nrows        = 1,
+    },
     [GGML_TYPE_Q8_K] = {
         // an activation format only, as upstream: no dot product of its own
         .from_float   = quantize_row_q8_K_ref,

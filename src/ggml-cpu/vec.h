@@ -3,8 +3,8 @@
 //
 // vec.h: SIMD building blocks on contiguous rows, shared by the kernels.
 //
-// Each function has a vector path (AVX-512, or AVX2 + FMA + F16C) chosen at
-// compile time and a portable scalar path; the *_ref functions are the
+// Each function has a vector path (AVX-512, AVX2 + FMA + F16C, or arm64 NEON)
+// chosen at compile time and a portable scalar path; the *_ref functions are the
 // scalar path alone, for ggml_backend_cpu_set_use_ref and for tests.
 // Results of the vector and scalar paths differ only by float rounding
 // (summation order).
@@ -20,6 +20,10 @@
 #define GGML_VEC_AVX512 1
 #elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #define GGML_VEC_AVX2 1
+#elif defined(__aarch64__) && defined(__ARM_NEON)
+// every arm64 CPU has NEON with FMA and fp16 conversions: no run-time check
+#include <arm_neon.h>
+#define GGML_VEC_NEON 1
 #endif
 
 #ifdef __cplusplus
@@ -481,6 +485,186 @@ static inline double ggml_vec_sumsq_f32(int64_t n, const float * x) {
         a1 = _mm256_fmadd_pd(v1, v1, a1);
     }
     double sum = ggml_v256_hsum_pd(_mm256_add_pd(a0, a1));
+    for (; i < n; i++) {
+        sum += (double) x[i] * (double) x[i];
+    }
+    return sum;
+}
+
+#elif defined(GGML_VEC_NEON)
+
+static inline float32x4_t ggml_neon_load_f16(const ggml_fp16_t * p) {
+    return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16((const uint16_t *) p)));
+}
+
+static inline float ggml_vec_dot_f32(int64_t n, const float * GGML_RESTRICT x, const float * GGML_RESTRICT y) {
+    float32x4_t a0 = vdupq_n_f32(0.0f), a1 = a0, a2 = a0, a3 = a0;
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        a0 = vfmaq_f32(a0, vld1q_f32(x + i),      vld1q_f32(y + i));
+        a1 = vfmaq_f32(a1, vld1q_f32(x + i + 4),  vld1q_f32(y + i + 4));
+        a2 = vfmaq_f32(a2, vld1q_f32(x + i + 8),  vld1q_f32(y + i + 8));
+        a3 = vfmaq_f32(a3, vld1q_f32(x + i + 12), vld1q_f32(y + i + 12));
+    }
+    for (; i + 4 <= n; i += 4) {
+        a0 = vfmaq_f32(a0, vld1q_f32(x + i), vld1q_f32(y + i));
+    }
+    float sum = vaddvq_f32(vaddq_f32(vaddq_f32(a0, a1), vaddq_f32(a2, a3)));
+    for (; i < n; i++) {
+        sum += x[i] * y[i];
+    }
+    return sum;
+}
+
+static inline float ggml_vec_dot_f16(int64_t n, const ggml_fp16_t * GGML_RESTRICT x, const ggml_fp16_t * GGML_RESTRICT y) {
+    float32x4_t a0 = vdupq_n_f32(0.0f), a1 = a0, a2 = a0, a3 = a0;
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        a0 = vfmaq_f32(a0, ggml_neon_load_f16(x + i),      ggml_neon_load_f16(y + i));
+        a1 = vfmaq_f32(a1, ggml_neon_load_f16(x + i + 4),  ggml_neon_load_f16(y + i + 4));
+        a2 = vfmaq_f32(a2, ggml_neon_load_f16(x + i + 8),  ggml_neon_load_f16(y + i + 8));
+        a3 = vfmaq_f32(a3, ggml_neon_load_f16(x + i + 12), ggml_neon_load_f16(y + i + 12));
+    }
+    for (; i + 4 <= n; i += 4) {
+        a0 = vfmaq_f32(a0, ggml_neon_load_f16(x + i), ggml_neon_load_f16(y + i));
+    }
+    float sum = vaddvq_f32(vaddq_f32(vaddq_f32(a0, a1), vaddq_f32(a2, a3)));
+    for (; i < n; i++) {
+        sum += ggml_compute_fp16_to_fp32(x[i]) * ggml_compute_fp16_to_fp32(y[i]);
+    }
+    return sum;
+}
+
+static inline void ggml_vec_mad_f32(int64_t n, float * GGML_RESTRICT y, const float * GGML_RESTRICT x, float v) {
+    const float32x4_t vv = vdupq_n_f32(v);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        vst1q_f32(y + i,     vfmaq_f32(vld1q_f32(y + i),     vld1q_f32(x + i),     vv));
+        vst1q_f32(y + i + 4, vfmaq_f32(vld1q_f32(y + i + 4), vld1q_f32(x + i + 4), vv));
+    }
+    for (; i < n; i++) {
+        y[i] += x[i] * v;
+    }
+}
+
+static inline void ggml_vec_mad_f16(int64_t n, float * GGML_RESTRICT y, const ggml_fp16_t * GGML_RESTRICT x, float v) {
+    const float32x4_t vv = vdupq_n_f32(v);
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        vst1q_f32(y + i, vfmaq_f32(vld1q_f32(y + i), ggml_neon_load_f16(x + i), vv));
+    }
+    for (; i < n; i++) {
+        y[i] += ggml_compute_fp16_to_fp32(x[i]) * v;
+    }
+}
+
+static inline void ggml_vec_scale_f32(int64_t n, float * y, float v) {
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        vst1q_f32(y + i, vmulq_n_f32(vld1q_f32(y + i), v));
+    }
+    for (; i < n; i++) {
+        y[i] *= v;
+    }
+}
+
+// NaNs are skipped, as in the scalar path: a lane takes x only when x > m
+static inline float ggml_vec_max_f32(int64_t n, const float * x) {
+    float32x4_t m4 = vdupq_n_f32(-INFINITY);
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const float32x4_t v = vld1q_f32(x + i);
+        m4 = vbslq_f32(vcgtq_f32(v, m4), v, m4);
+    }
+    float m = vmaxvq_f32(m4);
+    for (; i < n; i++) {
+        m = x[i] > m ? x[i] : m;
+    }
+    return m;
+}
+
+static inline void ggml_vec_fp16_to_fp32(int64_t n, const ggml_fp16_t * GGML_RESTRICT x, float * GGML_RESTRICT y) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const float16x8_t h = vreinterpretq_f16_u16(vld1q_u16((const uint16_t *) x + i));
+        vst1q_f32(y + i,     vcvt_f32_f16(vget_low_f16(h)));
+        vst1q_f32(y + i + 4, vcvt_high_f32_f16(h));
+    }
+    for (; i < n; i++) {
+        y[i] = ggml_compute_fp16_to_fp32(x[i]);
+    }
+}
+
+// rounds to nearest even, as the scalar path; NaNs stay NaNs with their sign
+static inline void ggml_vec_fp32_to_fp16(int64_t n, const float * GGML_RESTRICT x, ggml_fp16_t * GGML_RESTRICT y) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const float16x8_t h = vcvt_high_f16_f32(vcvt_f16_f32(vld1q_f32(x + i)), vld1q_f32(x + i + 4));
+        vst1q_u16((uint16_t *) y + i, vreinterpretq_u16_f16(h));
+    }
+    for (; i < n; i++) {
+        y[i] = ggml_compute_fp32_to_fp16(x[i]);
+    }
+}
+
+static inline void ggml_vec_bf16_to_fp32(int64_t n, const ggml_bf16_t * GGML_RESTRICT x, float * GGML_RESTRICT y) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const uint16x8_t h = vld1q_u16((const uint16_t *) x + i);
+        vst1q_f32(y + i,     vreinterpretq_f32_u32(vshll_n_u16(vget_low_u16(h), 16)));
+        vst1q_f32(y + i + 4, vreinterpretq_f32_u32(vshll_high_n_u16(h, 16)));
+    }
+    for (; i < n; i++) {
+        y[i] = ggml_compute_bf16_to_fp32(x[i]);
+    }
+}
+
+// the scalar path's rounding, lane by lane: nearest even, NaNs quiet with sign and payload
+static inline uint16x4_t ggml_neon_fp32_to_bf16(float32x4_t f) {
+    const uint32x4_t u   = vreinterpretq_u32_f32(f);
+    const uint32x4_t lsb = vandq_u32(vshrq_n_u32(u, 16), vdupq_n_u32(1));
+    const uint32x4_t rnd = vshrq_n_u32(vaddq_u32(u, vaddq_u32(lsb, vdupq_n_u32(0x7fff))), 16);
+    const uint32x4_t nan = vorrq_u32(vshrq_n_u32(u, 16), vdupq_n_u32(64));
+    return vmovn_u32(vbslq_u32(vceqq_f32(f, f), rnd, nan));
+}
+
+static inline void ggml_vec_fp32_to_bf16(int64_t n, const float * GGML_RESTRICT x, ggml_bf16_t * GGML_RESTRICT y) {
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        vst1_u16((uint16_t *) y + i, ggml_neon_fp32_to_bf16(vld1q_f32(x + i)));
+    }
+    for (; i < n; i++) {
+        y[i] = ggml_compute_fp32_to_bf16(x[i]);
+    }
+}
+
+// sums accumulated in double: rows can be long (reductions over 10^5 values)
+static inline double ggml_vec_sum_f32(int64_t n, const float * x) {
+    float64x2_t a0 = vdupq_n_f64(0.0), a1 = a0;
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const float32x4_t v = vld1q_f32(x + i);
+        a0 = vaddq_f64(a0, vcvt_f64_f32(vget_low_f32(v)));
+        a1 = vaddq_f64(a1, vcvt_high_f64_f32(v));
+    }
+    double sum = vaddvq_f64(vaddq_f64(a0, a1));
+    for (; i < n; i++) {
+        sum += (double) x[i];
+    }
+    return sum;
+}
+
+static inline double ggml_vec_sumsq_f32(int64_t n, const float * x) {
+    float64x2_t a0 = vdupq_n_f64(0.0), a1 = a0;
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const float32x4_t v  = vld1q_f32(x + i);
+        const float64x2_t lo = vcvt_f64_f32(vget_low_f32(v));
+        const float64x2_t hi = vcvt_high_f64_f32(v);
+        a0 = vfmaq_f64(a0, lo, lo);
+        a1 = vfmaq_f64(a1, hi, hi);
+    }
+    double sum = vaddvq_f64(vaddq_f64(a0, a1));
     for (; i < n; i++) {
         sum += (double) x[i] * (double) x[i];
     }

@@ -14,6 +14,8 @@ static void print_usage(const char * argv0) {
            "\n"
            "Converts the 2-D F32/F16/BF16 weights of a GGUF model to TYPE (q8_0, q4_0, q4_1,\n"
            "q5_0, q5_1, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs, mxfp4, tq1_0, tq2_0,\n"
+           "iq1_m, iq2_s, iq3_xxs, iq3_s, nvfp4, q1_0; with an importance matrix also iq1_s,\n"
+           "iq2_xxs, iq2_xs;\n"
            "f16, bf16, f32);\n"
            "1-D tensors (norms), empty tensors and rows that are not a whole number of\n"
            "blocks keep their type; all metadata is copied, and general.file_type set to\n"
@@ -28,6 +30,8 @@ static void print_usage(const char * argv0) {
            "  -q, --quiet           no line per tensor\n"
            "  --allow-requantize    convert weights that are already quantized (refused\n"
            "                        otherwise): dequantized, then converted to TYPE\n"
+           "  --imatrix FILE        importance matrix (GGUF, as llama-imatrix writes it):\n"
+           "                        every matrix it has an entry for is quantized with it\n"
            "  -h, --help\n", argv0);
 }
 
@@ -55,7 +59,7 @@ static bool parse_type(const char * s, struct gq_params * p) {
 int main(int argc, char ** argv) {
     const long n_cpu = sysconf(_SC_NPROCESSORS_ONLN);
     struct gq_params params = { .type = GGML_TYPE_Q8_0, .n_threads = n_cpu > 0 ? (int) n_cpu : 1, .verbose = true,
-                               .allow_requantize = false };
+                               .allow_requantize = false, .imatrix_path = NULL };
     const char * pos[3] = { NULL, NULL, NULL };
     int n_pos = 0;
     for (int i = 1; i < argc; i++) {
@@ -68,6 +72,12 @@ int main(int argc, char ** argv) {
             params.verbose = false;
         } else if (strcmp(arg, "--allow-requantize") == 0) {
             params.allow_requantize = true;
+        } else if (strcmp(arg, "--imatrix") == 0) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "ggml-quantize: error: --imatrix expects a file\n");
+                return 1;
+            }
+            params.imatrix_path = argv[++i];
         } else if (strcmp(arg, "-t") == 0 || strcmp(arg, "--threads") == 0) {
             char * end = NULL;
             const long v = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : 0;
@@ -93,7 +103,7 @@ int main(int argc, char ** argv) {
     }
     if (!parse_type(pos[2], &params)) {
         fprintf(stderr, "ggml-quantize: error: unknown type '%s' (q8_0, q4_0, q4_1, q5_0, q5_1, q2_K, q3_K, q4_K, q5_K, q6_K, "
-                        "iq4_nl, iq4_xs, mxfp4, tq1_0, tq2_0, f16, bf16, f32; mixes Q2_K, Q3_K_S, Q3_K_M, Q3_K_L, Q4_K_S, Q4_K_M, "
+                        "iq4_nl, iq4_xs, mxfp4, tq1_0, tq2_0, iq1_s, iq1_m, iq2_xxs, iq2_xs, iq2_s, iq3_xxs, iq3_s, nvfp4, q1_0, f16, bf16, f32; mixes Q2_K, Q3_K_S, Q3_K_M, Q3_K_L, Q4_K_S, Q4_K_M, "
                         "Q5_K_S, Q5_K_M, Q6_K, IQ4_NL, IQ4_XS)\n", pos[2]);
         return 1;
     }

@@ -4,6 +4,7 @@
 
 #include "output-file.h"
 #include "quantize.h"
+#include "imatrix.h"
 
 #include "gguf.h"
 
@@ -47,6 +48,15 @@ bool gq_type_supported(enum ggml_type type) {
         case GGML_TYPE_MXFP4:
         case GGML_TYPE_TQ1_0:
         case GGML_TYPE_TQ2_0:
+        case GGML_TYPE_IQ2_S:
+        case GGML_TYPE_IQ3_XXS:
+        case GGML_TYPE_IQ3_S:
+        case GGML_TYPE_IQ2_XXS: // these three with an importance matrix only
+        case GGML_TYPE_IQ2_XS:
+        case GGML_TYPE_IQ1_S:
+        case GGML_TYPE_IQ1_M:
+        case GGML_TYPE_NVFP4:
+        case GGML_TYPE_Q1_0:
             return true;
         default:
             return false;
@@ -73,6 +83,15 @@ bool gq_file_type(enum ggml_type type, uint32_t * file_type) {
         case GGML_TYPE_MXFP4:  *file_type = 38; return true;
         case GGML_TYPE_TQ1_0:  *file_type = 36; return true;
         case GGML_TYPE_TQ2_0:  *file_type = 37; return true;
+        case GGML_TYPE_IQ3_XXS: *file_type = 23; return true;
+        case GGML_TYPE_IQ3_S:   *file_type = 26; return true;
+        case GGML_TYPE_IQ2_S:   *file_type = 28; return true;
+        case GGML_TYPE_IQ2_XXS: *file_type = 19; return true;
+        case GGML_TYPE_IQ2_XS:  *file_type = 20; return true;
+        case GGML_TYPE_IQ1_S:   *file_type = 24; return true;
+        case GGML_TYPE_IQ1_M:   *file_type = 31; return true;
+        case GGML_TYPE_NVFP4:   *file_type = 39; return true;
+        case GGML_TYPE_Q1_0:    *file_type = 40; return true;
         case GGML_TYPE_BF16: *file_type = 32; return true;
         default:             return false;
     }
@@ -117,6 +136,7 @@ static bool gq_choose(const struct ggml_tensor * t, enum ggml_type target, const
 
 struct gq_rows_job {
     enum ggml_type type;
+    const float  * imatrix;
     const float  * src;
     void         * dst;
     int64_t        row0;
@@ -126,7 +146,7 @@ struct gq_rows_job {
 
 static void * gq_rows_worker(void * arg) {
     const struct gq_rows_job * job = (const struct gq_rows_job *) arg;
-    ggml_quantize_chunk(job->type, job->src, job->dst, job->row0 * job->n_per_row, job->nrows, job->n_per_row, NULL);
+    ggml_quantize_chunk(job->type, job->src, job->dst, job->row0 * job->n_per_row, job->nrows, job->n_per_row, job->imatrix);
     return NULL;
 }
 
@@ -136,7 +156,8 @@ static void * gq_rows_worker(void * arg) {
 #define GQ_MIN_ELEMENTS_PER_THREAD ((int64_t) 1 << 16)
 
 // rows split evenly over the threads; the caller takes the first share
-static bool gq_quantize_rows(enum ggml_type type, const float * src, void * dst, int64_t nrows, int64_t n_per_row, int n_threads) {
+static bool gq_quantize_rows(enum ggml_type type, const float * imatrix, const float * src, void * dst, int64_t nrows,
+                             int64_t n_per_row, int n_threads) {
     const int64_t n_useful = (nrows * n_per_row + GQ_MIN_ELEMENTS_PER_THREAD - 1) / GQ_MIN_ELEMENTS_PER_THREAD;
     const int64_t n_cap  = n_useful < n_threads ? n_useful : n_threads;
     const int64_t n_want = nrows < n_cap ? nrows : n_cap;
@@ -155,7 +176,7 @@ static bool gq_quantize_rows(enum ggml_type type, const float * src, void * dst,
     for (int i = 0; i < n_jobs; i++) {
         const int64_t r0 = per * i < nrows ? per * i : nrows;
         const int64_t r1 = r0 + per < nrows ? r0 + per : nrows;
-        jobs[i] = (struct gq_rows_job) { .type = type, .src = src, .dst = dst, .row0 = r0, .nrows = r1 - r0, .n_per_row = n_per_row };
+        jobs[i] = (struct gq_rows_job) { .type = type, .imatrix = imatrix, .src = src, .dst = dst, .row0 = r0, .nrows = r1 - r0, .n_per_row = n_per_row };
         if (i > 0) {
             started[i] = pthread_create(&threads[i], NULL, gq_rows_worker, &jobs[i]) == 0;
         }
@@ -190,6 +211,7 @@ struct gq_io {
     void * src_buf;     // source rows of a chunk
     float * f32_buf;    // the same rows as F32
     void * dst_buf;     // converted rows
+    const struct gq_imatrix * imatrix; // or NULL
 };
 
 static bool gq_read_at(struct gq_io * io, uint64_t offset, void * dst, size_t size) {
@@ -231,7 +253,7 @@ static void gq_to_f32(enum ggml_type type, const void * src, float * dst, int64_
 }
 
 static bool gq_convert_tensor(struct gq_io * io, const struct ggml_tensor * t, uint64_t src_offset,
-                              enum ggml_type target, int n_threads) {
+                              enum ggml_type target, const float * imatrix, int n_threads) {
     const int64_t ne0 = t->ne[0], nrows = ggml_nrows(t);
     const size_t src_row = ggml_row_size(t->type, ne0), dst_row = ggml_row_size(target, ne0);
     if (ne0 == 0 || nrows == 0) {
@@ -248,10 +270,13 @@ static bool gq_convert_tensor(struct gq_io * io, const struct ggml_tensor * t, u
     }
     for (int64_t r = 0; ok && r < nrows; r += chunk) {
         const int64_t n = nrows - r < chunk ? nrows - r : chunk;
-        ok = gq_read_at(io, src_offset + (uint64_t) r * src_row, io->src_buf, (size_t) n * src_row);
+        // the file is little-endian: a big-endian host converts what it reads and what it writes
+        ok = gq_read_at(io, src_offset + (uint64_t) r * src_row, io->src_buf, (size_t) n * src_row) &&
+             gguf_tensor_data_to_host(t->name, t->type, io->src_buf, (size_t) n * src_row);
         if (ok) {
             gq_to_f32(t->type, io->src_buf, io->f32_buf, n * ne0);
-            ok = gq_quantize_rows(target, io->f32_buf, io->dst_buf, n, ne0, n_threads) &&
+            ok = gq_quantize_rows(target, imatrix, io->f32_buf, io->dst_buf, n, ne0, n_threads) &&
+                 gguf_tensor_data_to_host(t->name, target, io->dst_buf, (size_t) n * dst_row) &&
                  gq_write(io, io->dst_buf, (size_t) n * dst_row);
         }
     }
@@ -390,6 +415,26 @@ static bool gq_check_input(const struct gguf_context * in, uint64_t in_size, siz
     return true;
 }
 
+// the importances for matrix t converted to target (NULL where the file has
+// none); false after reporting an entry of the wrong length, or a type that
+// needs one and finds none
+static bool gq_tensor_imatrix(const struct gq_imatrix * im, const struct ggml_tensor * t, enum ggml_type target,
+                              const float ** values) {
+    int64_t n_per_row = 0, n_mat = 0;
+    *values = gq_imatrix_find(im, t->name, &n_per_row, &n_mat);
+    if (*values != NULL && (n_per_row != t->ne[0] || n_mat != 1)) {
+        gq_error("the importance matrix entry of %s has %lld x %lld values; the tensor has rows of %lld",
+                 t->name, (long long) n_per_row, (long long) n_mat, (long long) t->ne[0]);
+        return false;
+    }
+    if (*values == NULL && ggml_quantize_requires_imatrix(target)) {
+        gq_error("tensor %s: type %s needs an importance matrix, and %s has no entry for it", t->name,
+                 ggml_type_name(target), im != NULL ? "the importance matrix" : "there is no importance matrix that");
+        return false;
+    }
+    return true;
+}
+
 static bool gq_write_tensors(struct gq_io * io, const struct gguf_context * in, const struct gq_plan * plan,
                              const struct gguf_context * out, const struct gq_params * params, struct gq_stats * stats) {
     const size_t alignment = gguf_get_alignment(out);
@@ -397,7 +442,11 @@ static bool gq_write_tensors(struct gq_io * io, const struct gguf_context * in, 
         const struct ggml_tensor * t = plan->tensors[i];
         const uint64_t src_offset = io->in_data + gguf_get_tensor_offset(in, i);
         const bool convert = plan->types[i] != t->type;
-        const bool ok = convert ? gq_convert_tensor(io, t, src_offset, plan->types[i], params->n_threads)
+        const float * imatrix = NULL;
+        if (convert && !gq_tensor_imatrix(io->imatrix, t, plan->types[i], &imatrix)) {
+            return false;
+        }
+        const bool ok = convert ? gq_convert_tensor(io, t, src_offset, plan->types[i], imatrix, params->n_threads)
                                 : gq_copy_tensor(io, src_offset, ggml_nbytes(t));
         if (!ok || !gq_pad(io, gguf_get_tensor_size(out, i), alignment)) {
             return false;
@@ -452,8 +501,9 @@ static bool gq_write_output(struct gq_io * io, const struct gguf_context * in, c
 }
 
 static bool gq_run(const char * in_path, const char * out_path, const struct gq_params * params, struct gq_stats * stats,
-                   struct gguf_context * in, struct ggml_context * meta) {
-    struct gq_io io = { .in = NULL, .out = NULL, .in_path = in_path, .out_path = out_path, .in_data = gguf_get_data_offset(in) };
+                   struct gguf_context * in, struct ggml_context * meta, const struct gq_imatrix * imatrix) {
+    struct gq_io io = { .in = NULL, .out = NULL, .in_path = in_path, .out_path = out_path, .in_data = gguf_get_data_offset(in),
+                        .imatrix = imatrix };
     struct stat st;
     if (stat(in_path, &st) != 0 || !gq_check_input(in, (uint64_t) st.st_size, io.in_data, in_path)) {
         return false;
@@ -488,8 +538,13 @@ bool gq_quantize_file(const char * in_path, const char * out_path, const struct 
     struct gq_stats local = { 0, 0, 0, 0 };
     stats = stats != NULL ? stats : &local;
     *stats = local;
+    if (params->mix == GQ_MIX_NONE && ggml_quantize_requires_imatrix(params->type) && params->imatrix_path == NULL) {
+        // as upstream's quantize tool: these types are unusable without one
+        gq_error("type %s needs an importance matrix (--imatrix FILE)", ggml_type_name(params->type));
+        return false;
+    }
     if (params->mix == GQ_MIX_NONE && !gq_type_supported(params->type)) {
-        gq_error("cannot convert to type %s (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_K..q6_K, iq4_nl, iq4_xs, mxfp4, tq1_0, tq2_0)",
+        gq_error("cannot convert to type %s (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_K..q6_K, iq4_nl, iq4_xs, mxfp4, tq1_0, tq2_0, iq1_s, iq1_m, iq2_xxs, iq2_xs, iq2_s, iq3_xxs, iq3_s, nvfp4, q1_0)",
                  ggml_type_name(params->type));
         return false;
     }
@@ -515,7 +570,17 @@ bool gq_quantize_file(const char * in_path, const char * out_path, const struct 
         gq_error("cannot load %s: not a valid GGUF file", in_path); // the reader said why
         return false;
     }
-    const bool ok = gq_run(in_path, out_path, params, stats, in, meta);
+    struct gq_imatrix * imatrix = NULL;
+    if (params->imatrix_path != NULL) {
+        imatrix = gq_imatrix_load(params->imatrix_path);
+        if (imatrix == NULL) {
+            ggml_free(meta);
+            gguf_free(in);
+            return false;
+        }
+    }
+    const bool ok = gq_run(in_path, out_path, params, stats, in, meta, imatrix);
+    gq_imatrix_free(imatrix);
     ggml_free(meta);
     gguf_free(in);
     return ok;

@@ -29,6 +29,7 @@ struct gq_params {
     int            n_threads;  // threads quantizing rows
     bool           verbose;    // one line per tensor on stdout
     bool           allow_requantize; // convert quantized weights too (dequantized first)
+    const char   * imatrix_path;     // importance matrix (GGUF, imatrix.h) for every converted matrix it has, or NULL
 };
 
 struct gq_stats {
@@ -45,8 +46,11 @@ bool gq_type_supported(enum ggml_type type);
 // weights are mostly of this type; false for types without one
 bool gq_file_type(enum ggml_type type, uint32_t * file_type);
 
-// Converts in_path into out_path. False after reporting why (unreadable or
-// corrupt input, unsupported type, quantized weights without
+// Converts in_path into out_path. Where an importance matrix is given, the
+// matrices it has an entry for are quantized with it (the types that need
+// one refuse matrices it lacks, as upstream's tool does). False after
+// reporting why (unreadable or corrupt input or importance matrix, an entry
+// of the wrong length, unsupported type, quantized weights without
 // allow_requantize, an output path that is a directory or not a regular
 // file, write failure); out_path is then left as it was. stats may be NULL.
 bool gq_quantize_file(const char * in_path, const char * out_path, const struct gq_params * params,

@@ -75,6 +75,8 @@ static void print_usage(const char * argv0) {
            "        --size NAME         synthetic model: tiny, small, default, large (default: default)\n"
            "        --type TYPE         synthetic weights: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1\n"
            "                            q2_K q3_K q4_K q5_K q6_K iq4_nl iq4_xs mxfp4\n"
+           "                            iq1_s iq1_m iq2_xxs iq2_xs iq2_s iq3_xxs iq3_s\n"
+           "                            nvfp4 q1_0 q2_0\n"
            "                            tq1_0 tq2_0 (default q8_0)\n"
            "        --arch NAME         synthetic architecture: llama qwen2 qwen3 qwen3moe gemma3 phi3 (default llama)\n"
            "        --n-embd N, --n-layer N, --n-head N, --n-head-kv N, --n-ff N, --n-vocab N\n"

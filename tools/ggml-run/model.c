@@ -154,10 +154,33 @@ struct ggml_tensor * run_source_tensor(const struct run_weight_source * src, con
 }
 
 // the file is opened first, so that a missing one is reported in one line
+// GGUF tensor data is little-endian: a big-endian host reads the file into
+// memory (never maps it) and converts every tensor there, or refuses the file
+// when a tensor's type does not convert (the reader's log line names it)
+static bool source_data_to_host(struct run_weight_source * src) {
+    for (int64_t i = 0; i < gguf_get_n_tensors(src->gguf); i++) {
+        uint8_t * data = (uint8_t *) src->base + src->data_offset + gguf_get_tensor_offset(src->gguf, i);
+        if (!gguf_tensor_data_to_host(gguf_get_tensor_name(src->gguf, i), gguf_get_tensor_type(src->gguf, i), data,
+                                      gguf_get_tensor_size(src->gguf, i))) {
+            run_error("cannot load %s on this big-endian host", src->name);
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool host_is_little_endian(void) {
+    const uint16_t one = 1;
+    uint8_t first;
+    memcpy(&first, &one, 1);
+    return first == 1;
+}
+
 static bool source_open_file(const char * path, bool use_mmap, struct run_weight_source * src) {
     memset(src, 0, sizeof(*src));
     src->name = path;
-    if (!source_map_file(path, use_mmap, src)) {
+    const bool convert = !host_is_little_endian();
+    if (!source_map_file(path, use_mmap && !convert, src)) {
         run_weight_source_free(src);
         return false;
     }
@@ -170,7 +193,7 @@ static bool source_open_file(const char * path, bool use_mmap, struct run_weight
         return false;
     }
     src->data_offset = gguf_get_data_offset(src->gguf);
-    if (!run_source_index_tensors(src) || !source_check_bounds(src)) {
+    if (!run_source_index_tensors(src) || !source_check_bounds(src) || (convert && !source_data_to_host(src))) {
         run_weight_source_free(src);
         return false;
     }

@@ -254,7 +254,11 @@ static bool synth_check(const struct run_synth_params * p, const struct run_arch
         p->wtype != GGML_TYPE_Q2_K && p->wtype != GGML_TYPE_Q3_K && p->wtype != GGML_TYPE_Q4_K &&
         p->wtype != GGML_TYPE_Q5_K && p->wtype != GGML_TYPE_Q6_K &&
         p->wtype != GGML_TYPE_IQ4_NL && p->wtype != GGML_TYPE_IQ4_XS && p->wtype != GGML_TYPE_MXFP4 &&
-        p->wtype != GGML_TYPE_TQ1_0 && p->wtype != GGML_TYPE_TQ2_0) {
+        p->wtype != GGML_TYPE_TQ1_0 && p->wtype != GGML_TYPE_TQ2_0 &&
+        p->wtype != GGML_TYPE_IQ2_S && p->wtype != GGML_TYPE_IQ3_XXS && p->wtype != GGML_TYPE_IQ3_S &&
+        p->wtype != GGML_TYPE_IQ1_M && p->wtype != GGML_TYPE_NVFP4 && p->wtype != GGML_TYPE_Q1_0 &&
+        p->wtype != GGML_TYPE_Q2_0 && p->wtype != GGML_TYPE_IQ1_S && p->wtype != GGML_TYPE_IQ2_XXS &&
+        p->wtype != GGML_TYPE_IQ2_XS) {
         run_error("synthetic weights of type %s are not supported", ggml_type_name(p->wtype));
         return false;
     }
@@ -337,6 +341,7 @@ static void synth_fill_row(float * row, int64_t n, uint64_t state, const char * 
 static void * synth_fill_worker(void * arg) {
     struct synth_fill_job * job = (struct synth_fill_job *) arg;
     float * row = NULL;
+    float * ones = NULL; // a flat importance matrix, for the types that need one (random weights have no better)
     int64_t row_cap = 0;
     for (int64_t id = 0; id < gguf_get_n_tensors(job->gguf); id++) {
         const char * name = gguf_get_tensor_name(job->gguf, id);
@@ -344,11 +349,18 @@ static void * synth_fill_worker(void * arg) {
         const int64_t ne0 = t->ne[0], nrows = ggml_nrows(t);
         if (ne0 > row_cap) {
             free(row);
-            row = (float *) malloc((size_t) ne0 * sizeof(float));
+            free(ones);
+            row  = (float *) malloc((size_t) ne0 * sizeof(float));
+            ones = (float *) malloc((size_t) ne0 * sizeof(float));
             row_cap = ne0;
-            if (row == NULL) {
+            if (row == NULL || ones == NULL) {
+                free(row);
+                free(ones);
                 job->ok = false;
                 return NULL;
+            }
+            for (int64_t i = 0; i < ne0; i++) {
+                ones[i] = 1.0f;
             }
         }
         uint8_t * dst = job->data + gguf_get_tensor_offset(job->gguf, id);
@@ -356,10 +368,12 @@ static void * synth_fill_worker(void * arg) {
         for (int64_t r = job->ith; r < nrows; r += job->nth) {
             const uint64_t state = mix64(job->p->seed ^ mix64(((uint64_t) id << 32) + (uint64_t) r));
             synth_fill_row(row, ne0, state, name);
-            ggml_quantize_chunk(t->type, row, dst + (size_t) r * row_size, 0, 1, ne0, NULL);
+            ggml_quantize_chunk(t->type, row, dst + (size_t) r * row_size, 0, 1, ne0,
+                                ggml_quantize_requires_imatrix(t->type) ? ones : NULL);
         }
     }
     free(row);
+    free(ones);
     return NULL;
 }
 

@@ -1,0 +1,32 @@
+#pragma once
+
+// imatrix.h: an importance matrix read from a GGUF file in the format of
+// upstream's llama-imatrix: for a weight tensor NAME, an F32 tensor
+// NAME.in_sum2 of [n_per_row, n_mat] sums of squared activations and an F32
+// tensor NAME.counts of [1, n_mat] token counts. The importance of column i
+// of matrix j is in_sum2[j][i] / counts[j], or 1 where counts[j] is 0 (a
+// matrix that saw no input), as upstream's quantize tool computes it.
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct gq_imatrix;
+
+// the file's entries, or NULL after reporting why (unreadable, not GGUF,
+// a sums tensor without counts, wrong types or shapes)
+struct gq_imatrix * gq_imatrix_load(const char * path);
+void gq_imatrix_free(struct gq_imatrix * im);
+
+// the importances of tensor `name` (n_per_row values per matrix, *n_mat
+// matrices), or NULL where the file has no entry for it
+const float * gq_imatrix_find(const struct gq_imatrix * im, const char * name, int64_t * n_per_row, int64_t * n_mat);
+
+// the number of entries
+int64_t gq_imatrix_count(const struct gq_imatrix * im);
+
+#ifdef __cplusplus
+}
+#endif
