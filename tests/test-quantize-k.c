@@ -544,6 +544,73 @@ static void check_mul_mat(enum ggml_type t, int64_t k, int64_t nr, int64_t nc, b
     ggml_free(ctx);
 }
 
+// MUL_MAT_ID: n_tok tokens, each using 2 of 3 experts (ids chosen so that
+// the experts get many, a few and one column: both kernel families run);
+// against double sums over the dequantized experts and the activations as
+// the product meets them
+static void check_mul_mat_id(enum ggml_type t, int64_t k, int64_t nr, int64_t n_tok) {
+    const int64_t n_as = 3, n_used = 2;
+    struct ggml_init_params ip = { 64*1024*1024, NULL, false };
+    struct ggml_context * ctx = ggml_init(ip);
+    struct ggml_tensor * w   = ggml_new_tensor_3d(ctx, t, k, nr, n_as);
+    struct ggml_tensor * x   = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, k, 1, n_tok);
+    struct ggml_tensor * ids = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, n_used, n_tok);
+    float * wf = malloc(sizeof(float) * (size_t)(k * nr * n_as));
+    for (int64_t i = 0; i < k*nr*n_as; i++) {
+        wf[i] = rnd_gauss();
+    }
+    ggml_quantize_chunk(t, wf, w->data, 0, nr*n_as, k, NULL);
+    ggml_get_type_traits(t)->to_float(w->data, wf, k*nr*n_as);
+    for (int64_t i = 0; i < ggml_nelements(x); i++) {
+        ((float *) x->data)[i] = rnd_gauss();
+    }
+    for (int64_t tk = 0; tk < n_tok; tk++) {
+        // expert 0 every token, expert 2 once, expert 1 otherwise
+        ((int32_t *) ids->data)[2*tk]     = tk == 3 ? 2 : 1;
+        ((int32_t *) ids->data)[2*tk + 1] = 0;
+    }
+    struct ggml_tensor * out = ggml_mul_mat_id(ctx, w, x, ids);
+    struct ggml_cgraph * gf = ggml_new_graph(ctx);
+    ggml_build_forward_expand(gf, out);
+
+    const bool act_k = ggml_get_type_traits_cpu(t)->vec_dot_type == GGML_TYPE_Q8_K;
+    void (*act_quantize)(const float *, void *, int64_t)   = act_k ? quantize_row_q8_K_ref : quantize_row_q8_0_ref;
+    void (*act_dequantize)(const void *, float *, int64_t) = act_k ? dequantize_row_q8_K : dequantize_row_q8_0;
+    float * xq = malloc(sizeof(float) * (size_t) k);
+    void  * yq = malloc(sizeof(block_q8_K) * (size_t)(k / QK_K + 1));
+    for (int run = 0; run < 2; run++) {
+        struct ggml_cplan plan = ggml_graph_plan(gf, 2, NULL);
+        plan.use_ref = run == 1;
+        void * work = malloc(plan.work_size + 1);
+        plan.work_data = work;
+        CHECK(ggml_graph_compute(gf, &plan) == GGML_STATUS_SUCCESS);
+        free(work);
+        double worst = 0;
+        for (int64_t tk = 0; tk < n_tok; tk++) {
+            act_quantize((const float *) x->data + tk*k, yq, k);
+            act_dequantize(yq, xq, k);
+            for (int64_t u = 0; u < n_used; u++) {
+                const int64_t e = ((const int32_t *) ids->data)[2*tk + u];
+                for (int64_t r = 0; r < nr; r++) {
+                    const float * wr = wf + (e*nr + r)*k;
+                    double ref = 0, mag = 0;
+                    for (int64_t i = 0; i < k; i++) {
+                        ref += (double) wr[i] * xq[i];
+                        mag += fabs((double) wr[i] * xq[i]);
+                    }
+                    const float got = *(const float *)((const char *) out->data + r*out->nb[0] + u*out->nb[1] + tk*out->nb[2]);
+                    const double err = fabs(got - ref) / (mag * 4e-6 + 1e-30);
+                    worst = err > worst ? err : worst;
+                }
+            }
+        }
+        CHECK_MSG(worst <= 1.0, "mul_mat_id %s k=%lld nr=%lld tokens=%lld %s: error %.3g of the tolerance", ggml_type_name(t),
+                  (long long) k, (long long) nr, (long long) n_tok, run == 1 ? "portable" : "vector", worst);
+    }
+    free(yq); free(xq); free(wf);
+    ggml_free(ctx);
+}
+
 static void test_mul_mat(void) {
     for (int ti = 0; ti < N_K_TYPES; ti++) {
         const enum ggml_type t = k_types[ti];
@@ -551,6 +618,14 @@ static void test_mul_mat(void) {
         check_mul_mat(t, 3*QK_K, 7,  1, false);
         check_mul_mat(t, 2*QK_K, 13, 3, true);
         check_mul_mat(t, 4*QK_K, 33, 9, false);
+        // many columns: the tile kernels for the types with a q8 panel form
+        // (edge tiles in rows and columns, a partial last superblock of lanes)
+        check_mul_mat(t, 5*QK_K, 19, 7, true);
+        check_mul_mat(t, QK_K,   6,  16, false);
+        if (t == GGML_TYPE_IQ4_NL || t == GGML_TYPE_MXFP4) {
+            check_mul_mat(t, 11*32, 9, 8, true);
+        }
+        check_mul_mat_id(t, 2*QK_K, 11, 20);
         // GET_ROWS goes through to_float: one row picked twice
         struct ggml_init_params ip = { 4*1024*1024, NULL, false };
         struct ggml_context * ctx = ggml_init(ip);

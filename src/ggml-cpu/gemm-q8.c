@@ -7,9 +7,18 @@
 // accumulate whole block dot products in the lanes, and one conversion, one
 // scale multiply and two fused multiply-adds per superblock and result apply
 // the block scales to all lanes at once.
+//
+// The K-quants whose scales cover 32 values (Q4_K, Q5_K) and the table
+// formats (IQ4_NL, IQ4_XS, MXFP4) fit the same panels: each 32-value
+// sub-block becomes a panel block with d = the superblock scale times the
+// sub-block scale and c = -dmin times the sub-block minimum; Q8_K activation
+// rows become panels with the superblock scale in every lane and the sums of
+// the codes from the bsums. (Q2_K, Q3_K, Q6_K scale groups of 16 values and
+// keep the row path.)
 
 #include "gemm.h"
 #include "quants-simd.h"
+#include "ggml-quants.h"
 
 #define Q8P_LANES GGML_Q8P_LANES
 #define Q8P_SB    GGML_Q8P_SB_BYTES
@@ -42,10 +51,74 @@ static void q8p_store_scales(uint8_t * sb, const float * d, const float * c) {
     memcpy(sb + Q8P_CODES + Q8P_LANES*sizeof(float), c, Q8P_LANES * sizeof(float));
 }
 
+// 32-value block b of a row: signed codes v (or the unsigned codes of the
+// affine types), its scale d and its constant term c
+static void q8p_sub_codes_ref(enum ggml_type type, const char * row, int64_t b, int8_t * v, float * d, float * c) {
+    switch (type) {
+        case GGML_TYPE_Q4_K:
+        case GGML_TYPE_Q5_K: {
+            const int j = (int)(b % (QK_K/32));
+            const uint8_t * scales, * qs, * qh = NULL;
+            ggml_half hd, hdmin;
+            if (type == GGML_TYPE_Q4_K) {
+                const block_q4_K * x = (const block_q4_K *) row + b / (QK_K/32);
+                scales = x->scales; qs = x->qs; hd = x->d; hdmin = x->dmin;
+            } else {
+                const block_q5_K * x = (const block_q5_K *) row + b / (QK_K/32);
+                scales = x->scales; qs = x->qs; qh = x->qh; hd = x->d; hdmin = x->dmin;
+            }
+            int sc, m;
+            ggml_k_scale_min(j, scales, &sc, &m);
+            for (int l = 0; l < 32; l++) {
+                int u = (qs[32*(j/2) + l] >> (4*(j % 2))) & 0x0F;
+                if (qh != NULL) {
+                    u |= ((qh[l] >> j) & 1) << 4;
+                }
+                v[l] = (int8_t) u;
+            }
+            *d = GGML_FP16_TO_FP32(hd) * (float) sc;
+            *c = -GGML_FP16_TO_FP32(hdmin) * (float) m;
+        } break;
+        case GGML_TYPE_IQ4_NL:
+        case GGML_TYPE_IQ4_XS:
+        case GGML_TYPE_MXFP4: {
+            const uint8_t * qs;
+            const int8_t  * values = type == GGML_TYPE_MXFP4 ? ggml_kvalues_mxfp4() : ggml_kvalues_iq4nl();
+            if (type == GGML_TYPE_IQ4_NL) {
+                const block_iq4_nl * x = (const block_iq4_nl *) row + b;
+                qs = x->qs;
+                *d = GGML_FP16_TO_FP32(x->d);
+            } else if (type == GGML_TYPE_MXFP4) {
+                const block_mxfp4 * x = (const block_mxfp4 *) row + b;
+                qs = x->qs;
+                *d = ggml_e8m0_to_fp32_half(x->e);
+            } else {
+                const block_iq4_xs * x = (const block_iq4_xs *) row + b / (QK_K/32);
+                const int ib = (int)(b % (QK_K/32));
+                qs = x->qs + 16*ib;
+                *d = GGML_FP16_TO_FP32(x->d) * (float)(ggml_iq4_xs_scale(x, ib) - 32);
+            }
+            for (int l = 0; l < 16; l++) {
+                v[l]      = values[qs[l] & 0x0F];
+                v[l + 16] = values[qs[l] >> 4];
+            }
+            *c = 0.0f;
+        } break;
+        default: {
+            int vi[32];
+            const size_t bsz = qd_block_size(type);
+            GGML_ASSERT(bsz != 0);
+            qd_block_codes_ref(type, row + b*bsz, vi, d, c);
+            for (int l = 0; l < 32; l++) {
+                v[l] = (int8_t) vi[l];
+            }
+        } break;
+    }
+}
+
 // signed codes v, c = the affine minimum (0 for the symmetric types)
 static void q8p_pack_weights_ref(enum ggml_type type, const char * row, int64_t k, uint8_t * panel) {
     const int64_t nb  = k / 32;
-    const size_t  bsz = qd_block_size(type);
     for (int64_t s = 0; s*Q8P_LANES < nb; s++) {
         uint8_t * sb = panel + s*Q8P_SB;
         float d[Q8P_LANES], c[Q8P_LANES];
@@ -55,11 +128,7 @@ static void q8p_pack_weights_ref(enum ggml_type type, const char * row, int64_t 
             d[l] = 0.0f;
             c[l] = 0.0f;
             if (b < nb) {
-                int v[32];
-                qd_block_codes_ref(type, row + b*bsz, v, &d[l], &c[l]);
-                for (int j = 0; j < 32; j++) {
-                    v8[j] = (int8_t) v[j];
-                }
+                q8p_sub_codes_ref(type, row, b, v8, &d[l], &c[l]);
             }
             q8p_store_codes_ref(sb, l, v8);
         }
@@ -68,7 +137,7 @@ static void q8p_pack_weights_ref(enum ggml_type type, const char * row, int64_t 
 }
 
 void ggml_q8p_pack_act(enum ggml_type type, const void * row, int64_t k, void * panel) {
-    GGML_ASSERT(type == GGML_TYPE_Q8_0 || type == GGML_TYPE_Q8_1);
+    GGML_ASSERT(type == GGML_TYPE_Q8_0 || type == GGML_TYPE_Q8_1 || type == GGML_TYPE_Q8_K);
     const int64_t nb = k / 32;
     for (int64_t s = 0; s*Q8P_LANES < nb; s++) {
         uint8_t * sb = (uint8_t *) panel + s*Q8P_SB;
@@ -88,6 +157,12 @@ void ggml_q8p_pack_act(enum ggml_type type, const void * row, int64_t k, void * 
                 qs   = blk->qs;
                 d[l] = GGML_FP16_TO_FP32(blk->d);
                 c[l] = d[l] * (float) sum; // exact: 11 x 12 significant bits
+            } else if (b < nb && type == GGML_TYPE_Q8_K) {
+                const block_q8_K * blk = (const block_q8_K *) row + b / (QK_K/32);
+                const int j = (int)(b % (QK_K/32));
+                qs   = blk->qs + 32*j;
+                d[l] = blk->d;
+                c[l] = blk->d * (float)(blk->bsums[2*j] + blk->bsums[2*j + 1]);
             } else if (b < nb) {
                 const block_q8_1 * blk = (const block_q8_1 *) row + b;
                 qs   = blk->qs;
@@ -106,9 +181,64 @@ void ggml_q8p_pack_act(enum ggml_type type, const void * row, int64_t k, void * 
 
 #if defined(QD_SIMD)
 
-// the codes of a weight block in the vector kernels' form, with d and c
-static GGML_GEMM_INLINE __m256i q8p_decode(enum ggml_type type, const char * blk, float * d, float * c) {
+// the table values of 32 codes in the vector kernels' form (signed, or
+// offset by 128 for the unsigned kernels), with d and c
+static GGML_GEMM_INLINE __m256i q8p_table_codes(const uint8_t * qs, const int8_t * values, float dx, float * d, float * c) {
+    const __m128i t = _mm_loadu_si128((const __m128i *) values);
+    const __m256i v = _mm256_shuffle_epi8(_mm256_setr_m128i(t, t), qd_unpack_nibbles(qs));
+    *d = dx;
+#if defined(Q8P_UNSIGNED)
+    *c = -128.0f * dx;
+    return _mm256_xor_si256(v, _mm256_set1_epi8((char) 0x80)); // v + 128
+#else
+    *c = 0.0f;
+    return v;
+#endif
+}
+
+// the codes of 32-value block b of a row in the vector kernels' form, with d and c
+static GGML_GEMM_INLINE __m256i q8p_decode(enum ggml_type type, const char * row, int64_t bi, float * d, float * c) {
+    const char * blk = row + bi*qd_block_size(type);
     switch (type) {
+        case GGML_TYPE_Q4_K:
+        case GGML_TYPE_Q5_K: {
+            // the unsigned codes of the affine types suit both kernel families
+            const int j = (int)(bi % (QK_K/32));
+            const uint8_t * scales, * qs, * qh = NULL;
+            ggml_half hd, hdmin;
+            if (type == GGML_TYPE_Q4_K) {
+                const block_q4_K * x = (const block_q4_K *) row + bi / (QK_K/32);
+                scales = x->scales; qs = x->qs; hd = x->d; hdmin = x->dmin;
+            } else {
+                const block_q5_K * x = (const block_q5_K *) row + bi / (QK_K/32);
+                scales = x->scales; qs = x->qs; qh = x->qh; hd = x->d; hdmin = x->dmin;
+            }
+            int sc, m;
+            ggml_k_scale_min(j, scales, &sc, &m);
+            *d = qd_h2f(hd) * (float) sc;
+            *c = -qd_h2f(hdmin) * (float) m;
+            const __m256i q = _mm256_loadu_si256((const __m256i *)(qs + 32*(j/2)));
+            __m256i u = _mm256_and_si256(_mm256_srl_epi16(q, _mm_cvtsi32_si128(4*(j % 2))), _mm256_set1_epi8(0x0F));
+            if (qh != NULL) {
+                const __m256i h = _mm256_loadu_si256((const __m256i *) qh);
+                const __m256i bit = _mm256_and_si256(_mm256_srl_epi16(h, _mm_cvtsi32_si128(j)), _mm256_set1_epi8(1));
+                u = _mm256_or_si256(u, _mm256_slli_epi16(bit, 4));
+            }
+            return u;
+        }
+        case GGML_TYPE_IQ4_NL: {
+            const block_iq4_nl * x = (const block_iq4_nl *) row + bi;
+            return q8p_table_codes(x->qs, ggml_kvalues_iq4nl(), qd_h2f(x->d), d, c);
+        }
+        case GGML_TYPE_MXFP4: {
+            const block_mxfp4 * x = (const block_mxfp4 *) row + bi;
+            return q8p_table_codes(x->qs, ggml_kvalues_mxfp4(), ggml_e8m0_to_fp32_half(x->e), d, c);
+        }
+        case GGML_TYPE_IQ4_XS: {
+            const block_iq4_xs * x = (const block_iq4_xs *) row + bi / (QK_K/32);
+            const int ib = (int)(bi % (QK_K/32));
+            return q8p_table_codes(x->qs + 16*ib, ggml_kvalues_iq4nl(), qd_h2f(x->d) * (float)(ggml_iq4_xs_scale(x, ib) - 32), d, c);
+        }
         case GGML_TYPE_Q4_0: {
             const block_q4_0 * b = (const block_q4_0 *) blk;
             const __m256i u = qd_unpack_nibbles(b->qs);
@@ -209,14 +339,13 @@ static GGML_GEMM_INLINE void q8p_store_codes(uint8_t * sb, const __m256i * blk) 
 
 static GGML_GEMM_INLINE void q8p_pack_weights_simd(enum ggml_type type, const char * row, int64_t k, uint8_t * panel) {
     const int64_t nb  = k / 32;
-    const size_t  bsz = qd_block_size(type);
     for (int64_t s = 0; s*Q8P_LANES < nb; s++) {
         uint8_t * sb = panel + s*Q8P_SB;
         __m256i blk[Q8P_LANES];
         float d[Q8P_LANES], c[Q8P_LANES];
         const int64_t n = MIN(Q8P_LANES, nb - s*Q8P_LANES);
         for (int64_t l = 0; l < n; l++) {
-            blk[l] = q8p_decode(type, row + (s*Q8P_LANES + l)*bsz, &d[l], &c[l]);
+            blk[l] = q8p_decode(type, row, s*Q8P_LANES + l, &d[l], &c[l]);
         }
         for (int64_t l = n; l < Q8P_LANES; l++) {
             blk[l] = _mm256_setzero_si256();
@@ -238,6 +367,11 @@ Q8P_DEFINE_PACK(q8p_pack_q4_1, GGML_TYPE_Q4_1)
 Q8P_DEFINE_PACK(q8p_pack_q5_0, GGML_TYPE_Q5_0)
 Q8P_DEFINE_PACK(q8p_pack_q5_1, GGML_TYPE_Q5_1)
 Q8P_DEFINE_PACK(q8p_pack_q8_0, GGML_TYPE_Q8_0)
+Q8P_DEFINE_PACK(q8p_pack_q4_K, GGML_TYPE_Q4_K)
+Q8P_DEFINE_PACK(q8p_pack_q5_K, GGML_TYPE_Q5_K)
+Q8P_DEFINE_PACK(q8p_pack_iq4_nl, GGML_TYPE_IQ4_NL)
+Q8P_DEFINE_PACK(q8p_pack_iq4_xs, GGML_TYPE_IQ4_XS)
+Q8P_DEFINE_PACK(q8p_pack_mxfp4, GGML_TYPE_MXFP4)
 
 #endif // QD_SIMD
 
@@ -252,11 +386,15 @@ void ggml_q8p_pack_weights(enum ggml_type type, const void * row, int64_t k, voi
             case GGML_TYPE_Q5_0: q8p_pack_q5_0((const char *) row, k, (uint8_t *) panel); return;
             case GGML_TYPE_Q5_1: q8p_pack_q5_1((const char *) row, k, (uint8_t *) panel); return;
             case GGML_TYPE_Q8_0: q8p_pack_q8_0((const char *) row, k, (uint8_t *) panel); return;
+            case GGML_TYPE_Q4_K: q8p_pack_q4_K((const char *) row, k, (uint8_t *) panel); return;
+            case GGML_TYPE_Q5_K: q8p_pack_q5_K((const char *) row, k, (uint8_t *) panel); return;
+            case GGML_TYPE_IQ4_NL: q8p_pack_iq4_nl((const char *) row, k, (uint8_t *) panel); return;
+            case GGML_TYPE_IQ4_XS: q8p_pack_iq4_xs((const char *) row, k, (uint8_t *) panel); return;
+            case GGML_TYPE_MXFP4:  q8p_pack_mxfp4((const char *) row, k, (uint8_t *) panel); return;
             default: GGML_ABORT("no q8 panel for type %s", ggml_type_name(type));
         }
     }
 #endif
-    GGML_ASSERT(qd_block_size(type) != 0);
     q8p_pack_weights_ref(type, (const char *) row, k, (uint8_t *) panel);
 }
 

@@ -138,10 +138,11 @@ void ggml_gemm_f32_outer(int64_t nrows, int64_t nv, int64_t n, const float * A, 
 // bytes of the panel of one row of k values
 size_t ggml_q8p_row_size(int64_t k);
 
-// weight row of `type` (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0) -> panel
+// weight row of `type` (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, IQ4_NL,
+// IQ4_XS, MXFP4) -> panel
 void ggml_q8p_pack_weights(enum ggml_type type, const void * row, int64_t k, void * panel, bool use_ref);
 
-// activation row of Q8_0 or Q8_1 blocks -> panel (the same panel for both kernel families)
+// activation row of Q8_0, Q8_1 or Q8_K blocks -> panel (the same panel for both kernel families)
 void ggml_q8p_pack_act(enum ggml_type type, const void * row, int64_t k, void * panel);
 
 // C[j][i] (+)= A row i . B[j] over nsb superblocks; A rows are lda bytes apart

@@ -3,7 +3,7 @@
 // A matrix product meets weight rows (src0, rows contiguous) with activation
 // columns (src1, any strides). The activations are first brought into the
 // form the kernels read ("act"): F32 rows for float weights (rounded to F16 /
-// BF16 when that is the weights' vec_dot_type, as upstream does), Q8_0 / Q8_1
+// BF16 when that is the weights' vec_dot_type, as upstream does), Q8_0 / Q8_1 / Q8_K
 // rows for quantized weights, or q8 panels (gemm.h) for the int8 tile kernel.
 // Then the result is cut into chunks that the threads take dynamically:
 //  - few columns (generation, small batches): chunks of weight rows; each
@@ -60,8 +60,13 @@ static bool mm_is_quant(enum ggml_type t) {
            t == GGML_TYPE_Q5_1 || t == GGML_TYPE_Q8_0;
 }
 
-// the K-quants and the table formats meet Q8_K / Q8_0 rows through dot_rows
-// only (they have no q8 panel form): every column count takes the row path
+// the K-quants and the table formats meet Q8_K / Q8_0 rows through dot_rows;
+// those with a q8 panel form (gemm.h) take the tile kernels for many columns
+static bool mm_has_panel(enum ggml_type t) {
+    return mm_is_quant(t) || t == GGML_TYPE_Q4_K || t == GGML_TYPE_Q5_K ||
+           t == GGML_TYPE_IQ4_NL || t == GGML_TYPE_IQ4_XS || t == GGML_TYPE_MXFP4;
+}
+
 static bool mm_is_kquant(enum ggml_type t) {
     return t == GGML_TYPE_Q2_K || t == GGML_TYPE_Q3_K || t == GGML_TYPE_Q4_K ||
            t == GGML_TYPE_Q5_K || t == GGML_TYPE_Q6_K ||
@@ -143,10 +148,10 @@ static void mm_op_init(struct mm_op * op, struct ggml_tensor * dst) {
     op->max_cols = is_id ? op->n_map : x->ne[1];
 
     // with ids, an expert may get few or many columns: keep room for both paths
-    op->min_gemm_cols = mm_is_kquant(w->type) ? INT64_MAX :
+    op->min_gemm_cols = op->quant && !mm_has_panel(w->type) ? INT64_MAX :
                         op->quant ? MM_GEMM_MIN_COLS_Q : w->type == GGML_TYPE_F32 ? MM_GEMM_MIN_COLS_F32 : MM_GEMM_MIN_COLS_F16;
     const bool may_rows = is_id || x->ne[1] <  op->min_gemm_cols;
-    const bool may_gemm = (is_id && !mm_is_kquant(w->type)) || x->ne[1] >= op->min_gemm_cols;
+    const bool may_gemm = (is_id && (!op->quant || mm_has_panel(w->type))) || x->ne[1] >= op->min_gemm_cols;
 
     // the tile kernel reads its columns from the act area (at a friendly stride)
     op->need_f32     = !op->quant;

@@ -11,8 +11,8 @@
 // same way.
 //
 // Portable path for every type; AVX2 paths (256-bit, also used by the AVX-512
-// build) for Q4_K, Q5_K and Q6_K, the types of generation-speed interest. The
-// two paths differ only in the order of the float sums of a row. The Q4_K and
+// build) for Q2_K .. Q6_K. The two paths differ only in the order of the float
+// sums of a row. The Q4_K and
 // Q6_K vector paths decode a weight block once for up to 4 activation columns
 // (prompts: the matrix product sends every column through this row path).
 
@@ -346,10 +346,82 @@ static void qk_rows_q6_K(int64_t n, const void * GGML_RESTRICT x, size_t bx, int
         }                                                                                              \
     }
 
+// the scales of groups g0 (int16 lanes 0..7) and g0 + 1 (lanes 8..15): the
+// lanes of a maddubs over 32 values, 16 of each group
+static QD_INLINE __m256i qk_pair_scales(int s0, int s1) {
+    return _mm256_setr_m128i(_mm_set1_epi16((short) s0), _mm_set1_epi16((short) s1));
+}
+
+// Q2_K: codes 0..3; the minimums meet the bsums in one int16 multiply-add
+static float qk_dot_row_q2_K(int64_t nb, const block_q2_K * x, const block_q8_K * y) {
+    const __m256i mask2 = _mm256_set1_epi8(0x03);
+    __m256 acc  = _mm256_setzero_ps();
+    __m256 macc = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; b++) {
+        const __m128i sm = _mm_loadu_si128((const __m128i *) x[b].scales);
+        const __m256i mn = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sm, 4), _mm_set1_epi8(0x0F)));
+        const __m256i msum = _mm256_madd_epi16(mn, _mm256_loadu_si256((const __m256i *) y[b].bsums));
+        __m256i isum = _mm256_setzero_si256();
+        for (int h = 0; h < QK_K/128; h++) {
+            const __m256i q = _mm256_loadu_si256((const __m256i *)(x[b].qs + 32*h));
+            for (int sh = 0; sh < 4; sh++) {
+                const int g = 8*h + 2*sh;
+                const __m256i u  = _mm256_and_si256(_mm256_srl_epi16(q, _mm_cvtsi32_si128(2*sh)), mask2);
+                const __m256i yv = _mm256_loadu_si256((const __m256i *)(y[b].qs + 128*h + 32*sh));
+                const __m256i sc = qk_pair_scales(x[b].scales[g] & 0x0F, x[b].scales[g + 1] & 0x0F);
+                isum = _mm256_add_epi32(isum, qk_scaled_dot(u, yv, sc));
+            }
+        }
+        const float dy = y[b].d;
+        acc  = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(qd_h2f(x[b].d) * dy), acc);
+        macc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_set1_ps(qd_h2f(x[b].dmin) * dy), macc);
+    }
+    return qd_hsum256(acc) - qd_hsum256(macc);
+}
+
+// Q3_K: unsigned codes u = low | hbit << 2 in 0..7, the value u - 4; the
+// offset goes into the scaled bsums
+static float qk_dot_row_q3_K(int64_t nb, const block_q3_K * x, const block_q8_K * y) {
+    const __m256i mask2 = _mm256_set1_epi8(0x03);
+    const __m256i one   = _mm256_set1_epi8(1);
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; b++) {
+        int sc[QK_K/16];
+        ggml_q3_K_scales(x[b].scales, sc);
+        int16_t sc16[QK_K/16];
+        for (int g = 0; g < QK_K/16; g++) {
+            sc16[g] = (int16_t) sc[g];
+        }
+        const __m256i off = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *) sc16),
+                                              _mm256_loadu_si256((const __m256i *) y[b].bsums));
+        const __m256i hm = _mm256_loadu_si256((const __m256i *) x[b].hmask);
+        // sum sc*(u - 4)*y = sum sc*u*y - 4 * sum sc*bsums
+        __m256i isum = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(off, 2));
+        for (int h = 0; h < QK_K/128; h++) {
+            const __m256i q = _mm256_loadu_si256((const __m256i *)(x[b].qs + 32*h));
+            for (int sh = 0; sh < 4; sh++) {
+                const int g = 8*h + 2*sh;
+                const __m256i lo = _mm256_and_si256(_mm256_srl_epi16(q, _mm_cvtsi32_si128(2*sh)), mask2);
+                // bit 4h + sh of hmask[l] after the 16-bit shift is bit 0 of each byte
+                const __m256i hb = _mm256_and_si256(_mm256_srl_epi16(hm, _mm_cvtsi32_si128(4*h + sh)), one);
+                const __m256i u  = _mm256_or_si256(lo, _mm256_slli_epi16(hb, 2));
+                const __m256i yv = _mm256_loadu_si256((const __m256i *)(y[b].qs + 128*h + 32*sh));
+                isum = _mm256_add_epi32(isum, qk_scaled_dot(u, yv, qk_pair_scales(sc[g], sc[g + 1])));
+            }
+        }
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(qd_h2f(x[b].d) * y[b].d), acc);
+    }
+    return qd_hsum256(acc);
+}
+
+QK_DEFINE_ROWS_SIMD(qk_rows_q2_K, block_q2_K, qk_dot_row_q2_K)
+QK_DEFINE_ROWS_SIMD(qk_rows_q3_K, block_q3_K, qk_dot_row_q3_K)
 QK_DEFINE_ROWS_SIMD(qk_rows_q5_K, block_q5_K, qk_dot_row_q5_K)
 
 #else
 
+#define qk_rows_q2_K qk_rows_q2_K_ref
+#define qk_rows_q3_K qk_rows_q3_K_ref
 #define qk_rows_q4_K qk_rows_q4_K_ref
 #define qk_rows_q5_K qk_rows_q5_K_ref
 #define qk_rows_q6_K qk_rows_q6_K_ref
@@ -358,8 +430,8 @@ QK_DEFINE_ROWS_SIMD(qk_rows_q5_K, block_q5_K, qk_dot_row_q5_K)
 
 ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_k(enum ggml_type type, bool use_ref) {
     switch (type) {
-        case GGML_TYPE_Q2_K: return qk_rows_q2_K_ref;
-        case GGML_TYPE_Q3_K: return qk_rows_q3_K_ref;
+        case GGML_TYPE_Q2_K: return use_ref ? qk_rows_q2_K_ref : qk_rows_q2_K;
+        case GGML_TYPE_Q3_K: return use_ref ? qk_rows_q3_K_ref : qk_rows_q3_K;
         case GGML_TYPE_Q4_K: return use_ref ? qk_rows_q4_K_ref : qk_rows_q4_K;
         case GGML_TYPE_Q5_K: return use_ref ? qk_rows_q5_K_ref : qk_rows_q5_K;
         case GGML_TYPE_Q6_K: return use_ref ? qk_rows_q6_K_ref : qk_rows_q6_K;
