@@ -43,7 +43,7 @@ struct ggml_tensor * ggml_get_rows_back(struct ggml_context * ctx, struct ggml_t
                                        struct ggml_tensor * c) {
     GGML_ASSERT(ggml_is_matrix(a) && ggml_is_vector(b) && b->type == GGML_TYPE_I32);
     GGML_ASSERT(ggml_is_matrix(c) && a->ne[0] == c->ne[0]);
-    GGML_ASSERT(a->ne[1] == b->ne[0]);
+    GGML_ASSERT(a->ne[1] >= b->ne[0]); // a row of gradient per index (upstream reads a view of fewer indices)
     struct ggml_tensor * result = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, c->ne[0], c->ne[1]);
     result->op     = GGML_OP_GET_ROWS_BACK;
     result->src[0] = a;

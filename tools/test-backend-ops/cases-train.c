@@ -46,7 +46,7 @@ static struct ggml_tensor * train_build(const struct tbo_case * c, struct tbo_bu
             if (p->v) {
                 rows = named(ggml_view_2d(ctx, rows, p->r / 2, 1, rows->nb[1], 0), "view_of_rows");
             }
-            struct ggml_tensor * grad = named(tbo_new_tensor_3d(b, p->type, p->n, rows->ne[0], 1), "grad");
+            struct ggml_tensor * grad = named(tbo_new_tensor_3d(b, p->type, p->n, p->r, 1), "grad"); // r rows even when a view takes fewer, as upstream
             out = ggml_get_rows_back(ctx, grad, rows, in_forward);
         } break;
         case TRAIN_REPEAT_BACK: {
