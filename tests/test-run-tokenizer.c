@@ -335,6 +335,10 @@ static void test_bpe(void) {
     struct run_detok d = { NULL, 0, 0, 0 };
     const char * text = NULL;
     size_t n = 99;
+    // a control token (empty piece) first: no bytes, but a valid pointer (it was NULL)
+    CHECK(run_token_to_piece(&v, T_BOS, NULL, 0) == 0);
+    CHECK(run_detok_push(&d, &v, T_BOS, &text, &n));
+    CHECK(text != NULL && n == 0);
     CHECK(run_detok_push(&d, &v, T_HELLO, &text, &n));
     CHECK(n == 5 && memcmp(text, "hello", 5) == 0);
     CHECK(run_detok_push(&d, &v, 0xC3, &text, &n));

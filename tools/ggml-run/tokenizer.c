@@ -775,9 +775,11 @@ bool run_detok_push(struct run_detok * d, const struct run_vocab * vocab, int32_
         d->buf = buf;
         d->cap = cap;
     }
-    d->n += run_token_to_piece(vocab, token, d->buf + d->n, len);
-    d->n_out = run_utf8_complete_prefix(d->buf, d->n);
-    *text = d->buf;
+    if (len > 0) { // an empty piece (a control token) before any text leaves buf NULL
+        d->n += run_token_to_piece(vocab, token, d->buf + d->n, len);
+    }
+    d->n_out = d->buf != NULL ? run_utf8_complete_prefix(d->buf, d->n) : 0;
+    *text = d->buf != NULL ? d->buf : "";
     *n    = d->n_out;
     return true;
 }
