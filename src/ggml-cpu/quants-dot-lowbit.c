@@ -48,8 +48,9 @@ static float lowbit_dot_row(enum ggml_type type, int64_t n, const char * x, cons
     const size_t bs = ggml_type_size(type);
     float sum = 0.0f;
     for (int64_t b = 0; b < n / blck; b++) {
-        int8_t v[QK1_0];
-        float scale[QK1_0/16];
+        // zeroed: some compilers (gcc 12 for s390x) cannot see that the decode writes every value
+        int8_t v[QK1_0] = { 0 };
+        float scale[QK1_0/16] = { 0 };
         lowbit_decode(type, x + b*bs, v, scale);
         for (int s = 0; s < blck/16; s++) {
             const block_q8_0 * yb = y + (b*blck + 16*s) / QK8_0;
