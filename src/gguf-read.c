@@ -577,7 +577,8 @@ static struct ggml_context * gguf_load_tensors(struct gguf_reader * r, const str
             memset(blob + used, 0, ctx->size - (size_t) used); // the last tensor's padding may be absent
         }
         // the data is little-endian: a big-endian host converts it or refuses the file
-        for (size_t i = 0; i < ctx->n_info; i++) {
+        // (an empty data section has no blob: nothing to convert)
+        for (size_t i = 0; blob != NULL && i < ctx->n_info; i++) {
             const struct gguf_tensor_info * info = &ctx->info[i];
             if (!gguf_tensor_data_to_host(info->t.name, info->t.type, blob + info->offset, ggml_nbytes(&info->t))) {
                 ggml_free(gctx);
