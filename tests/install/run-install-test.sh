@@ -22,9 +22,12 @@ test -f "$libdir/cmake/ggml/ggml-config.cmake"
 
 echo "== pkg-config"
 export PKG_CONFIG_PATH="$libdir/pkgconfig"
+# static libraries: their own dependencies (Libs.private: BLAS, MPI) come with --static
+pc_static=""
+if [ -f "$libdir/libggml.a" ]; then pc_static="--static"; fi
 for prog in app upstream-style; do
     cc -std=c11 -Wall -Wextra -Werror -o "$work/$prog-pc" "$src/tests/install/$prog.c" \
-        $(pkg-config --cflags --libs ggml) -Wl,-rpath,"$libdir" -lm
+        $(pkg-config $pc_static --cflags --libs ggml) -Wl,-rpath,"$libdir" -lm
     "$work/$prog-pc"
 done
 
@@ -55,7 +58,7 @@ int main(void) {
 }
 END
     cc -std=c11 -Wall -Wextra -Werror $direct -o "$work/blas-app" "$work/blas-app.c" \
-        $(pkg-config --cflags --libs ggml) -Wl,-rpath,"$libdir" -lm
+        $(pkg-config $pc_static --cflags --libs ggml) -Wl,-rpath,"$libdir" -lm
     "$work/blas-app"
 fi
 
