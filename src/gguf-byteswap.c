@@ -1,15 +1,18 @@
 // gguf-byteswap.c: converting tensor data between the byte order of GGUF
 // files (little-endian) and the host's, for big-endian hosts (s390x).
 //
-// A type converts when every multi-byte value the code reads from its data is
-// known: plain numbers (F32, F16, BF16, I16..I64, F64) swap element by
-// element; a quantized block swaps its fp16 scales and the few integer fields
-// that the quantizers store and the kernels load as whole integers (the 32
-// high bits of Q5_0/Q5_1, read through memcpy into a uint32_t; the high scale
-// bits of IQ4_XS; the float scale and the int16 sums of Q8_K). Byte arrays
-// (codes, packed scales) are read byte by byte everywhere and stay as they
-// are. Every other type is refused with a line naming the tensor and type, so
-// that a big-endian host never computes with data it has read wrong.
+// Every multi-byte value the code reads from a type's data is listed here:
+// plain numbers (F32, F16, BF16, I16..I64, F64) swap element by element; a
+// quantized block swaps its fp16 scales and the integer fields that the
+// quantizers store and the kernels load as whole integers, at the width they
+// are loaded with (the 32 high bits of Q5_0/Q5_1, read through memcpy into a
+// uint32_t; the high scale bits of IQ4_XS; the float scale and the int16 sums
+// of Q8_K; the uint16 words of IQ2_XS and IQ1_S; the uint32 words of IQ2_XXS
+// and the sign words of IQ3_XXS; the four uint16 scale words of IQ1_M). Byte
+// arrays (codes, packed scales, e8m0/ue4m3 scales) are read byte by byte
+// everywhere and stay as they are. A type not listed is refused with a line
+// naming the tensor and type, so that a big-endian host never computes with
+// data it has read wrong.
 
 #include "gguf-impl.h"
 #include "ggml-common.h"
@@ -102,6 +105,45 @@ static bool gguf_swap_layout_of(enum ggml_type type, struct gguf_swap_layout * l
             *l = (struct gguf_swap_layout){ sizeof(block_iq4_xs), 2,
                                             { GGUF_FIELD(block_iq4_xs, d, h, 1),
                                               GGUF_FIELD(block_iq4_xs, scales_h, sizeof(uint16_t), 1) } };
+            return true;
+        case GGML_TYPE_NVFP4: // UE4M3 scale bytes and 4-bit codes
+            *l = (struct gguf_swap_layout){ 1, 0, { { 0, 0, 0 } } };
+            return true;
+        case GGML_TYPE_Q1_0:
+            *l = (struct gguf_swap_layout){ sizeof(block_q1_0), 1, { GGUF_FIELD(block_q1_0, d, h, 1) } };
+            return true;
+        case GGML_TYPE_Q2_0:
+            *l = (struct gguf_swap_layout){ sizeof(block_q2_0), 1, { GGUF_FIELD(block_q2_0, d, h, 1) } };
+            return true;
+        case GGML_TYPE_IQ2_XXS: // qs: per 32 values two uint32 (grid indices; signs and scale)
+            *l = (struct gguf_swap_layout){ sizeof(block_iq2_xxs), 2,
+                                            { GGUF_FIELD(block_iq2_xxs, d, h, 1),
+                                              GGUF_FIELD(block_iq2_xxs, qs, sizeof(uint32_t), QK_K/16) } };
+            return true;
+        case GGML_TYPE_IQ2_XS: // qs: a uint16 of grid index and signs per 8 values
+            *l = (struct gguf_swap_layout){ sizeof(block_iq2_xs), 2,
+                                            { GGUF_FIELD(block_iq2_xs, d, h, 1),
+                                              GGUF_FIELD(block_iq2_xs, qs, sizeof(uint16_t), QK_K/8) } };
+            return true;
+        case GGML_TYPE_IQ2_S:
+            *l = (struct gguf_swap_layout){ sizeof(block_iq2_s), 1, { GGUF_FIELD(block_iq2_s, d, h, 1) } };
+            return true;
+        case GGML_TYPE_IQ3_XXS: // after 64 index bytes, per 32 values a uint32 of signs and scale
+            *l = (struct gguf_swap_layout){ sizeof(block_iq3_xxs), 2,
+                                            { GGUF_FIELD(block_iq3_xxs, d, h, 1),
+                                              { offsetof(block_iq3_xxs, qs) + QK_K/4, sizeof(uint32_t), QK_K/32 } } };
+            return true;
+        case GGML_TYPE_IQ3_S:
+            *l = (struct gguf_swap_layout){ sizeof(block_iq3_s), 1, { GGUF_FIELD(block_iq3_s, d, h, 1) } };
+            return true;
+        case GGML_TYPE_IQ1_S: // qh: a uint16 of high index bits, scale and shift sign per 32 values
+            *l = (struct gguf_swap_layout){ sizeof(block_iq1_s), 2,
+                                            { GGUF_FIELD(block_iq1_s, d, h, 1),
+                                              GGUF_FIELD(block_iq1_s, qh, sizeof(uint16_t), QK_K/32) } };
+            return true;
+        case GGML_TYPE_IQ1_M: // scales: four uint16 (3-bit scales, the fp16 scale in their top bits)
+            *l = (struct gguf_swap_layout){ sizeof(block_iq1_m), 1,
+                                            { GGUF_FIELD(block_iq1_m, scales, sizeof(uint16_t), QK_K/64) } };
             return true;
         case GGML_TYPE_TQ1_0:
             *l = (struct gguf_swap_layout){ sizeof(block_tq1_0), 1, { GGUF_FIELD(block_tq1_0, d, h, 1) } };

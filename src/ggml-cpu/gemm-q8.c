@@ -556,6 +556,12 @@ void ggml_gemm_q8p(int64_t nrows, int64_t ncols, int64_t nsb,
                    const void * A, size_t lda, const void * const * B, float * const * C,
                    bool accumulate, bool use_ref) {
     GGML_UNUSED(use_ref);
+#if defined(GGML_VEC_NEON)
+    if (!use_ref) {
+        ggml_gemm_q8p_neon(nrows, ncols, nsb, A, lda, B, C, accumulate);
+        return;
+    }
+#endif
 #if defined(Q8P_RM)
     if (!use_ref) {
         q8p_walk(nrows, ncols, nsb, (const uint8_t *) A, lda, B, C, accumulate);

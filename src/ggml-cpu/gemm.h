@@ -150,6 +150,13 @@ void ggml_gemm_q8p(int64_t nrows, int64_t ncols, int64_t nsb,
                    const void * A, size_t lda, const void * const * B, float * const * C,
                    bool accumulate, bool use_ref);
 
+#if defined(GGML_VEC_NEON)
+// the arm64 tiles of ggml_gemm_q8p (gemm-q8-neon.c): SMMLA, SDOT or widening
+// multiplies, as the CPU has them
+void ggml_gemm_q8p_neon(int64_t nrows, int64_t ncols, int64_t nsb, const void * A, size_t lda,
+                        const void * const * B, float * const * C, bool accumulate);
+#endif
+
 #ifdef __cplusplus
 }
 #endif

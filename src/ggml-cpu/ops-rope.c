@@ -399,6 +399,32 @@ static void rotate_split(int64_t n_pairs, int64_t gap, const float * x, float * 
     rotate_split_ref(n_pairs - i, gap, x + i, y + i, cs + i, sn + i);
 }
 
+#elif defined(GGML_VEC_NEON)
+
+static void rotate_adjacent(int64_t n_pairs, const float * x, float * y, const float * cs, const float * sn) {
+    const int64_t n = 2 * n_pairs;
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const float32x4_t v = vld1q_f32(x + i);
+        const float32x4_t swapped = vrev64q_f32(v); // (x1, x0) in each pair
+        vst1q_f32(y + i, vfmaq_f32(vmulq_f32(swapped, vld1q_f32(sn + i)), v, vld1q_f32(cs + i)));
+    }
+    rotate_adjacent_ref((n - i) / 2, x + i, y + i, cs + i, sn + i);
+}
+
+static void rotate_split(int64_t n_pairs, int64_t gap, const float * x, float * y, const float * cs, const float * sn) {
+    int64_t i = 0;
+    for (; i + 4 <= n_pairs; i += 4) {
+        const float32x4_t x0 = vld1q_f32(x + i);
+        const float32x4_t x1 = vld1q_f32(x + i + gap);
+        const float32x4_t c  = vld1q_f32(cs + i);
+        const float32x4_t s  = vld1q_f32(sn + i);
+        vst1q_f32(y + i,       vfmaq_f32(vnegq_f32(vmulq_f32(x1, s)), x0, c));
+        vst1q_f32(y + i + gap, vfmaq_f32(vmulq_f32(x1, c), x0, s));
+    }
+    rotate_split_ref(n_pairs - i, gap, x + i, y + i, cs + i, sn + i);
+}
+
 #else
 
 static void rotate_adjacent(int64_t n_pairs, const float * x, float * y, const float * cs, const float * sn) {

@@ -41,8 +41,10 @@ ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows(enum ggml_type type, bool use_ref);
 ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_k(enum ggml_type type, bool use_ref);
 // the kernels of IQ4_NL, MXFP4 (Q8_0 rows), IQ4_XS, TQ1_0, TQ2_0 (Q8_K rows) (quants-dot-iq4.c)
 ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_iq4(enum ggml_type type, bool use_ref);
-// the arm64 NEON kernels of Q4_0 and Q8_0 (quants-dot-neon.c); NULL for other types and elsewhere
+// the arm64 NEON kernels of Q4_0, Q8_0, IQ4_NL, MXFP4, IQ4_XS (quants-dot-neon.c) and of the
+// K-quants (quants-dot-k-neon.c, ggml_cpu_get_dot_rows_k_neon); NULL for other types and elsewhere
 ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_neon(enum ggml_type type);
+ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_k_neon(enum ggml_type type);
 // the kernels of the grid types IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S (Q8_K rows,
 // portable only) (quants-dot-iq.c)
 ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_iq(enum ggml_type type);
