@@ -9,7 +9,8 @@
 //   gradients   ggml_build_backward_expand on a small network (matrix
 //               products, broadcast bias, SiLU, RMS norm, softmax, a view, a
 //               permutation, cross entropy) against central differences of
-//               the forward graph computed in double from its own values
+//               the forward graph computed in double from its own values;
+//               SOFT_MAX with mask and sinks against its closed form in double
 //   ggml-opt    dataset batches after shuffling hold every datapoint once;
 //               linear regression with MSE reaches the generating weights;
 //               results (loss, accuracy and uncertainties) in closed form
@@ -371,6 +372,99 @@ static void test_gradients(int n_threads) {
     ggml_free(n.ctx);
 }
 
+// the softmax of scale*x + mask with a sink per head (double): row of n values
+// of head h into p; returns the sink's share p_sink
+static double softmax_sink_row(const double * x, const double * m, double sink, double scale, int64_t n, double * p) {
+    double mx = sink;
+    for (int64_t i = 0; i < n; i++) {
+        mx = fmax(mx, scale * x[i] + m[i]);
+    }
+    double z = exp(sink - mx);
+    for (int64_t i = 0; i < n; i++) {
+        z += exp(scale * x[i] + m[i] - mx);
+    }
+    for (int64_t i = 0; i < n; i++) {
+        p[i] = exp(scale * x[i] + m[i] - mx) / z;
+    }
+    return exp(sink - mx) / z;
+}
+
+// SOFT_MAX with sinks (the case test-backend-ops grad cannot resolve: the
+// gradient of sum(y) is scale * y_i * y_sink, about 1e-4, within the float
+// rounding of y for its finite differences). Here the backward pass's
+// gradient of loss = sum(y * w) (w random, so that no gradient cancels)
+// against the closed form d/dx_i = scale * y_i * (w_i - sum_j y_j w_j), and
+// that against central differences of the same function in double.
+static void test_soft_max_sinks_gradient(int n_threads) {
+    struct ggml_context * ctx = tt_ctx_new(16);
+    const int64_t n0 = 15, n1 = 7, n2 = 3; // odd rows, 3 heads with a sink each
+    const float scale = 0.1f;
+    struct ggml_tensor * x    = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, n0, n1, n2);
+    struct ggml_tensor * mask = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, n0, n1);
+    struct ggml_tensor * sk   = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, n2);
+    struct ggml_tensor * w    = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, n0, n1, n2);
+    tt_fill_uniform(x, -1, 1, 40);
+    tt_fill_uniform(mask, -1, 1, 41);
+    tt_fill_uniform(sk, -1, 1, 42);
+    tt_fill_uniform(w, -1, 1, 43);
+    ggml_set_param(x);
+    struct ggml_tensor * y = ggml_soft_max_ext(ctx, x, mask, scale, 0.0f);
+    ggml_soft_max_add_sinks(y, sk);
+    struct ggml_tensor * loss = ggml_sum(ctx, ggml_mul(ctx, y, w));
+    ggml_set_loss(loss);
+    struct ggml_cgraph * gb = ggml_new_graph_custom(ctx, 256, true);
+    ggml_build_forward_expand(gb, loss);
+    ggml_build_backward_expand(ctx, gb, NULL);
+    ggml_graph_reset(gb);
+    CHECK(ggml_graph_compute_with_ctx(ctx, gb, n_threads) == GGML_STATUS_SUCCESS);
+    struct ggml_tensor * grad = ggml_graph_get_grad(gb, x);
+    CHECK(grad != NULL);
+    if (grad == NULL) {
+        ggml_free(ctx);
+        return;
+    }
+    double worst_ana = 0.0, worst_fd = 0.0;
+    double xr[15], mr[15], wr[15], p[15];
+    for (int64_t i2 = 0; i2 < n2; i2++) {
+        for (int64_t i1 = 0; i1 < n1; i1++) {
+            for (int64_t i = 0; i < n0; i++) {
+                xr[i] = tt_get(x, i, i1, i2, 0);
+                mr[i] = tt_get(mask, i, i1, 0, 0);
+                wr[i] = tt_get(w, i, i1, i2, 0);
+            }
+            const double sink = tt_get(sk, i2, 0, 0, 0);
+            softmax_sink_row(xr, mr, sink, scale, n0, p);
+            double pw = 0.0;
+            for (int64_t i = 0; i < n0; i++) {
+                pw += p[i] * wr[i];
+            }
+            for (int64_t i = 0; i < n0; i++) {
+                const double ana = scale * p[i] * (wr[i] - pw);
+                // central difference of the double function, step 1e-4: error ~1e-9 relative
+                const double h = 1e-4, x0 = xr[i];
+                double f[2];
+                for (int s = 0; s < 2; s++) {
+                    xr[i] = x0 + (s == 0 ? h : -h);
+                    softmax_sink_row(xr, mr, sink, scale, n0, p);
+                    f[s] = 0.0;
+                    for (int64_t k = 0; k < n0; k++) {
+                        f[s] += p[k] * wr[k];
+                    }
+                }
+                xr[i] = x0;
+                softmax_sink_row(xr, mr, sink, scale, n0, p);
+                const double fd = (f[0] - f[1]) / (2 * h);
+                const double got = tt_get(grad, i, i1, i2, 0);
+                worst_ana = fmax(worst_ana, fabs(got - ana) / (1e-6 + fabs(ana)));
+                worst_fd  = fmax(worst_fd, fabs(fd - ana) / (1e-6 + fabs(ana)));
+            }
+        }
+    }
+    CHECK_MSG(worst_fd < 1e-6, "closed form against double differences: %g", worst_fd);
+    CHECK_MSG(worst_ana < 1e-4, "soft_max with sinks: relative gradient error %g", worst_ana);
+    ggml_free(ctx);
+}
+
 // with accumulators the backward graph adds to them: two evaluations give twice the gradient
 static void test_grad_accumulation(void) {
     struct ggml_context * ctx = tt_ctx_new(16);
@@ -605,6 +699,7 @@ int main(void) {
         test_opt_steps(nt);
         test_rope_back(nt);
         test_gradients(nt);
+        test_soft_max_sinks_gradient(nt);
     }
     test_grad_accumulation();
     test_backward_misuse();

@@ -34,4 +34,14 @@ list(APPEND GGML_VK_SHADER_VARIANTS
     quantize_rows_Q8_0 quantize.comp "D_Q8_0 SET_ROWS"
     quantize_rows_Q4_0 quantize.comp "D_Q4_0 SET_ROWS"
     flash_attn_F16  flash_attn.comp  -
-    flash_attn_F32  flash_attn.comp  KV_F32)
+    flash_attn_F32  flash_attn.comp  KV_F32
+    train_rows      train_rows.comp  -
+    cross_entropy   cross_entropy.comp -
+    repeat_back     repeat_back.comp -
+    get_rows_back   get_rows_back.comp -
+    out_prod        out_prod.comp    -
+    opt_step_adamw  opt_step.comp    -
+    opt_step_sgd    opt_step.comp    SGD
+    argmax          argmax.comp      -
+    count_equal     count_equal.comp -
+    repeat          repeat.comp      -)

@@ -10,6 +10,7 @@
 //                  submitted in batches, asynchronous copies, events
 //   vk-ops.c       which ops the device runs (supports_op) and
 //   vk-ops-record.c how each is recorded (push constants and workgroups)
+//   vk-ops-train.c  both for the training ops (backward ops, loss, optimizer steps)
 //
 // Lifetimes. The instance, the physical devices and their ggml device
 // objects live until the process ends (like every registry entry). A
@@ -242,3 +243,8 @@ void ggml_vk_event_synchronize(ggml_backend_dev_t dev, ggml_backend_event_t even
 bool ggml_vk_supports_op(const struct ggml_vk_device * d, const struct ggml_tensor * op);
 // record one node; false (logged) when it cannot be
 bool ggml_vk_record_node(struct ggml_vk_stream * s, struct ggml_tensor * node);
+
+// the training ops (vk-ops-train.c): supports_op's answer before the layout
+// checks, and the recording
+bool ggml_vk_supports_train_op(const struct ggml_tensor * op);
+bool ggml_vk_record_train_op(struct ggml_vk_stream * s, struct ggml_tensor * node);

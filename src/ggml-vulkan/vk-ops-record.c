@@ -159,7 +159,8 @@ static bool record_get_rows(struct ggml_vk_stream * s, struct ggml_tensor * dst)
 enum ggml_vk_eltwise_op {
     ELT_COPY = 0, ELT_ADD = 1, ELT_SUB = 2, ELT_MUL = 3, ELT_DIV = 4, ELT_SCALE = 5, ELT_CLAMP = 6,
     ELT_SILU = 7, ELT_GELU = 8, ELT_GELU_QUICK = 9, ELT_GELU_ERF = 10, ELT_RELU = 11, ELT_TANH = 12,
-    ELT_SIGMOID = 13, ELT_NEG = 14, ELT_EXP = 15,
+    ELT_SIGMOID = 13, ELT_NEG = 14, ELT_EXP = 15, ELT_STEP = 16,
+    ELT_SQR = 17, ELT_SQRT = 18,
 };
 
 struct pc_eltwise {
@@ -189,6 +190,8 @@ static enum ggml_vk_eltwise_op eltwise_op(const struct ggml_tensor * dst) {
         case GGML_OP_DIV:   return ELT_DIV;
         case GGML_OP_SCALE: return ELT_SCALE;
         case GGML_OP_CLAMP: return ELT_CLAMP;
+        case GGML_OP_SQR:   return ELT_SQR;
+        case GGML_OP_SQRT:  return ELT_SQRT;
         case GGML_OP_UNARY:
             switch (ggml_get_unary_op(dst)) {
                 case GGML_UNARY_OP_SILU:       return ELT_SILU;
@@ -200,6 +203,7 @@ static enum ggml_vk_eltwise_op eltwise_op(const struct ggml_tensor * dst) {
                 case GGML_UNARY_OP_SIGMOID:    return ELT_SIGMOID;
                 case GGML_UNARY_OP_NEG:        return ELT_NEG;
                 case GGML_UNARY_OP_EXP:        return ELT_EXP;
+                case GGML_UNARY_OP_STEP:       return ELT_STEP;
                 default: break;
             }
             break;
@@ -329,15 +333,20 @@ static bool record_norm(struct ggml_vk_stream * s, struct ggml_tensor * dst) {
         case GGML_OP_NORM:     op = 0; eps = ggml_get_op_params_f32(dst, 0); break;
         case GGML_OP_RMS_NORM: op = 1; eps = ggml_get_op_params_f32(dst, 0); break;
         case GGML_OP_L2_NORM:  op = 2; eps = ggml_get_op_params_f32(dst, 0); break;
+        case GGML_OP_MEAN:     op = 4; break;
         default: break;
     }
-    const struct pc_norm pc = {
+    struct pc_norm pc = {
         .ne00 = u32(a->ne[0]), .ne01 = u32(a->ne[1]), .ne02 = u32(a->ne[2]), .ne03 = u32(a->ne[3]),
         .nb01 = stride(a, 1, 4), .nb02 = stride(a, 2, 4), .nb03 = stride(a, 3, 4),
         .nb1 = stride(dst, 1, 4), .nb2 = stride(dst, 2, 4), .nb3 = stride(dst, 3, 4),
         .a_off = ggml_vk_misalign(s, a, 4), .d_off = ggml_vk_misalign(s, dst, 4), .op = op, .eps = eps,
     };
-    return ggml_vk_dispatch(s, GGML_VK_PIPE_norm, SRCS(a), dst, &pc, sizeof(pc), (uint32_t) ggml_nrows(a));
+    if (dst->op == GGML_OP_SUM) { // a contiguous source summed as one row
+        pc.ne00 = u32(ggml_nelements(a));
+        pc.ne01 = pc.ne02 = pc.ne03 = 1;
+    }
+    return ggml_vk_dispatch(s, GGML_VK_PIPE_norm, SRCS(a), dst, &pc, sizeof(pc), pc.ne01 * pc.ne02 * pc.ne03);
 }
 
 struct pc_soft_max {
@@ -587,10 +596,12 @@ bool ggml_vk_record_node(struct ggml_vk_stream * s, struct ggml_tensor * node) {
             return record_get_rows(s, node);
         case GGML_OP_ADD: case GGML_OP_SUB: case GGML_OP_MUL: case GGML_OP_DIV: case GGML_OP_ADD1:
         case GGML_OP_SCALE: case GGML_OP_CLAMP: case GGML_OP_CPY: case GGML_OP_DUP: case GGML_OP_CONT: case GGML_OP_UNARY:
+        case GGML_OP_SQR: case GGML_OP_SQRT:
             return record_eltwise(s, node);
         case GGML_OP_GLU:
             return record_glu(s, node);
-        case GGML_OP_NORM: case GGML_OP_RMS_NORM: case GGML_OP_L2_NORM: case GGML_OP_SUM_ROWS:
+        case GGML_OP_NORM: case GGML_OP_RMS_NORM: case GGML_OP_L2_NORM: case GGML_OP_SUM_ROWS: case GGML_OP_MEAN:
+        case GGML_OP_SUM:
             return record_norm(s, node);
         case GGML_OP_SOFT_MAX:
             return record_soft_max(s, node);
@@ -604,6 +615,11 @@ bool ggml_vk_record_node(struct ggml_vk_stream * s, struct ggml_tensor * node) {
             return record_concat(s, node);
         case GGML_OP_ARGSORT:
             return record_argsort(s, node);
+        case GGML_OP_SILU_BACK: case GGML_OP_RMS_NORM_BACK: case GGML_OP_SOFT_MAX_BACK: case GGML_OP_CROSS_ENTROPY_LOSS:
+        case GGML_OP_CROSS_ENTROPY_LOSS_BACK: case GGML_OP_REPEAT_BACK: case GGML_OP_GET_ROWS_BACK: case GGML_OP_OUT_PROD:
+        case GGML_OP_OPT_STEP_ADAMW: case GGML_OP_OPT_STEP_SGD: case GGML_OP_ARGMAX: case GGML_OP_COUNT_EQUAL:
+        case GGML_OP_REPEAT:
+            return ggml_vk_record_train_op(s, node);
         default:
             GGML_LOG_ERROR("ggml_vulkan: no kernel for %s\n", ggml_op_desc(node));
             return false;

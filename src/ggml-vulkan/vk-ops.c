@@ -110,7 +110,7 @@ static bool supports_unary(const struct ggml_tensor * op) {
     switch (ggml_get_unary_op(op)) {
         case GGML_UNARY_OP_SILU: case GGML_UNARY_OP_GELU: case GGML_UNARY_OP_GELU_QUICK: case GGML_UNARY_OP_GELU_ERF:
         case GGML_UNARY_OP_RELU: case GGML_UNARY_OP_TANH: case GGML_UNARY_OP_SIGMOID: case GGML_UNARY_OP_NEG:
-        case GGML_UNARY_OP_EXP:
+        case GGML_UNARY_OP_EXP: case GGML_UNARY_OP_STEP:
             return supports_eltwise(op);
         default:
             return false;
@@ -239,13 +239,16 @@ static bool supports_node(const struct ggml_tensor * op) {
             return supports_get_rows(op);
         case GGML_OP_ADD: case GGML_OP_SUB: case GGML_OP_MUL: case GGML_OP_DIV: case GGML_OP_ADD1:
         case GGML_OP_SCALE: case GGML_OP_CLAMP: case GGML_OP_CPY: case GGML_OP_DUP: case GGML_OP_CONT:
+        case GGML_OP_SQR: case GGML_OP_SQRT:
             return supports_eltwise(op);
         case GGML_OP_UNARY:
             return supports_unary(op);
         case GGML_OP_GLU:
             return supports_glu(op);
-        case GGML_OP_NORM: case GGML_OP_RMS_NORM: case GGML_OP_L2_NORM: case GGML_OP_SUM_ROWS:
+        case GGML_OP_NORM: case GGML_OP_RMS_NORM: case GGML_OP_L2_NORM: case GGML_OP_SUM_ROWS: case GGML_OP_MEAN:
             return supports_rows_f32(op);
+        case GGML_OP_SUM:
+            return op->src[0]->type == GGML_TYPE_F32 && op->type == GGML_TYPE_F32 && ggml_is_contiguous(op->src[0]);
         case GGML_OP_SOFT_MAX:
             return supports_soft_max(op);
         case GGML_OP_ROPE:
@@ -259,7 +262,7 @@ static bool supports_node(const struct ggml_tensor * op) {
         case GGML_OP_ARGSORT:
             return supports_argsort(op);
         default:
-            return false;
+            return ggml_vk_supports_train_op(op);
     }
 }
 

@@ -85,6 +85,9 @@ float apply(float a, float b) {
         case 13: return 1.0 / (1.0 + exp(-a));              // SIGMOID
         case 14: return -a;                                 // NEG
         case 15: return exp(a);                             // EXP
+        case 16: return a > 0.0 ? 1.0 : 0.0;                // STEP (the gradient of RELU)
+        case 17: return a * a;                              // SQR
+        case 18: return sqrt(a);                            // SQRT
     }
     return a;
 }

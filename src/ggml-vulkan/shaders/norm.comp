@@ -1,7 +1,7 @@
 #version 450
 // norm.comp: one workgroup per row of F32 values (contiguous within the row):
-// NORM (mean and variance), RMS_NORM, L2_NORM, and SUM_ROWS (the sum alone).
-// op: 0 NORM, 1 RMS_NORM, 2 L2_NORM, 3 SUM_ROWS.
+// NORM (mean and variance), RMS_NORM, L2_NORM, SUM_ROWS and MEAN (the sum alone).
+// op: 0 NORM, 1 RMS_NORM, 2 L2_NORM, 3 SUM_ROWS, 4 MEAN.
 #include "common.glsl"
 
 #define WG 128
@@ -51,10 +51,10 @@ void main() {
     for (uint i = tid; i < p.ne00; i += WG) {
         s += a[src + i];
     }
-    if (p.op == 3) {
+    if (p.op >= 3) {
         s = block_sum(s);
         if (tid == 0) {
-            d[dst] = s;
+            d[dst] = p.op == 4 ? s / float(p.ne00) : s;
         }
         return;
     }
