@@ -55,6 +55,12 @@ bool ggml_q8p_has_halves(enum ggml_type type) {
     return type == GGML_TYPE_Q2_K || type == GGML_TYPE_Q3_K || type == GGML_TYPE_Q6_K;
 }
 
+// the offset o of the unsigned codes u = v + o of a halves type without
+// minima (0: Q2_K, whose codes are unsigned and whose minima are float terms)
+static int32_t q8p2_offset(enum ggml_type type) {
+    return type == GGML_TYPE_Q6_K ? 32 : type == GGML_TYPE_Q3_K ? 4 : 0;
+}
+
 //
 // packing: portable
 //
@@ -231,8 +237,9 @@ static void q8p2_pack_weights_ref(enum ggml_type type, const char * row, int64_t
     }
 }
 
-void ggml_q8p2_pack_act(const void * row, int64_t k, void * panel) {
+void ggml_q8p2_pack_act(enum ggml_type type, const void * row, int64_t k, void * panel) {
     GGML_ASSERT(k % QK_K == 0);
+    const int32_t o = q8p2_offset(type);
     const int64_t nb = k / 32;
     for (int64_t s = 0; s*Q8P_LANES < nb; s++) {
         uint8_t * sb = (uint8_t *) panel + s*Q8P2_SB;
@@ -251,7 +258,12 @@ void ggml_q8p2_pack_act(const void * row, int64_t k, void * panel) {
                 qs = blk->qs + 32*j;
                 for (int h = 0; h < 2; h++) {
                     d[h][l] = blk->d;
-                    c[h][l] = blk->d * (float) blk->bsums[2*j + h];
+                    if (o != 0) {
+                        const int32_t ic = -o * blk->bsums[2*j + h];
+                        memcpy(&c[h][l], &ic, sizeof(ic));
+                    } else {
+                        c[h][l] = blk->d * (float) blk->bsums[2*j + h];
+                    }
                 }
             }
             q8p_store_codes_ref(sb, l, qs);
@@ -481,6 +493,13 @@ static GGML_GEMM_INLINE void q8p_pack_weights_simd(enum ggml_type type, const ch
     }
 }
 
+// scale i of a Q3_K block, minus 32 (ggml_q3_K_scales, one at a time)
+static GGML_GEMM_INLINE int q8p_q3_K_scale(const uint8_t * scales, int i) {
+    const int low  = i < 8 ? scales[i] & 0x0F : scales[i - 8] >> 4;
+    const int high = (scales[8 + i%4] >> (2*(i/4))) & 3;
+    return (low | (high << 4)) - 32;
+}
+
 // the codes of 32-value block bi of a Q2_K, Q3_K or Q6_K row in the vector
 // kernels' form (signed, or offset to unsigned for the unsigned kernels),
 // with the scale and constant term of each half
@@ -503,8 +522,6 @@ static GGML_GEMM_INLINE __m256i q8p2_decode(enum ggml_type type, const char * ro
         }
         case GGML_TYPE_Q3_K: {
             const block_q3_K * x = (const block_q3_K *) row + bi / (QK_K/32);
-            int sc[16];
-            ggml_q3_K_scales(x->scales, sc);
             const float xd = qd_h2f(x->d);
             const __m256i q  = _mm256_loadu_si256((const __m256i *)(x->qs + 32*n));
             const __m256i hm = _mm256_loadu_si256((const __m256i *) x->hmask);
@@ -512,12 +529,8 @@ static GGML_GEMM_INLINE __m256i q8p2_decode(enum ggml_type type, const char * ro
             const __m256i hi = _mm256_and_si256(_mm256_srl_epi16(hm, _mm_cvtsi32_si128(j)), _mm256_set1_epi8(1));
             const __m256i u  = _mm256_or_si256(lo, _mm256_slli_epi16(hi, 2)); // v + 4
             for (int h = 0; h < 2; h++) {
-                d[h] = xd * (float) sc[2*j + h];
-#if defined(Q8P_UNSIGNED)
-                c[h] = -4.0f * d[h];
-#else
-                c[h] = 0.0f;
-#endif
+                d[h] = xd * (float) q8p_q3_K_scale(x->scales, 2*j + h);
+                c[h] = 0.0f;  // the offset is in the activation panel
             }
 #if defined(Q8P_UNSIGNED)
             return u;
@@ -530,11 +543,7 @@ static GGML_GEMM_INLINE __m256i q8p2_decode(enum ggml_type type, const char * ro
             const float xd = qd_h2f(x->d);
             for (int h = 0; h < 2; h++) {
                 d[h] = xd * (float) x->scales[2*j + h];
-#if defined(Q8P_UNSIGNED)
-                c[h] = -32.0f * d[h];
-#else
-                c[h] = 0.0f;
-#endif
+                c[h] = 0.0f;  // the offset is in the activation panel
             }
             const __m256i ql = _mm256_loadu_si256((const __m256i *)(x->ql + 64*n + 32*(m % 2)));
             const __m256i qh = _mm256_loadu_si256((const __m256i *)(x->qh + 32*n));
@@ -642,10 +651,19 @@ void ggml_q8p_pack_weights(enum ggml_type type, const void * row, int64_t k, voi
 #define Q8P_REF_RM 2
 #define Q8P_REF_RN 2
 
-// nh = 1: the plain form; nh = 2: the halves form (scales and constant
-// terms of half h after those of half h - 1)
-static GGML_GEMM_INLINE void q8p_tile_ref_nh(int nh, int64_t nsb, const uint8_t * const * a, const uint8_t * const * b,
-                                             float out[Q8P_REF_RM][Q8P_REF_RN]) {
+// the panel forms the kernels meet
+enum q8p_form {
+    Q8P_PLAIN,       // one scale and constant term per block
+    Q8P_HALVES,      // halves form, float constant terms (Q2_K: the minima)
+    Q8P_HALVES_OFS,  // halves form, the weights' offset o (Q3_K, Q6_K):
+                     // activation panels hold the integers -o * (sum of the
+                     // half's codes) in c, where the unsigned kernels start
+                     // their integer sums; weight panels hold no c
+};
+
+static GGML_GEMM_INLINE void q8p_tile_ref_form(enum q8p_form form, int64_t nsb, const uint8_t * const * a, const uint8_t * const * b,
+                                               float out[Q8P_REF_RM][Q8P_REF_RN]) {
+    const int    nh       = form == Q8P_PLAIN ? 1 : 2;
     const size_t sb_bytes = (size_t) Q8P_LANES * (32 + 2*nh*sizeof(float));
     const int    gh       = 8 / nh;  // groups of a half
     float acc[Q8P_REF_RM][Q8P_REF_RN][Q8P_LANES] = { { { 0.0f } } };
@@ -672,7 +690,7 @@ static GGML_GEMM_INLINE void q8p_tile_ref_nh(int nh, int64_t nsb, const uint8_t 
                         acc[r][c][l] += (float) isum[l] * (ad[h*Q8P_LANES + l] * bd[h*Q8P_LANES + l]);
                     }
                 }
-                for (int h = 0; h < nh; h++) {
+                for (int h = 0; h < nh && form != Q8P_HALVES_OFS; h++) {  // signed codes: no offset
                     for (int l = 0; l < Q8P_LANES; l++) {
                         acc[r][c][l] += aa[h*Q8P_LANES + l] * ba[h*Q8P_LANES + l];
                     }
@@ -692,11 +710,15 @@ static GGML_GEMM_INLINE void q8p_tile_ref_nh(int nh, int64_t nsb, const uint8_t 
 }
 
 static void q8p_tile_ref(int64_t nsb, const uint8_t * const * a, const uint8_t * const * b, float out[Q8P_REF_RM][Q8P_REF_RN]) {
-    q8p_tile_ref_nh(1, nsb, a, b, out);
+    q8p_tile_ref_form(Q8P_PLAIN, nsb, a, b, out);
 }
 
 static void q8p2_tile_ref(int64_t nsb, const uint8_t * const * a, const uint8_t * const * b, float out[Q8P_REF_RM][Q8P_REF_RN]) {
-    q8p_tile_ref_nh(2, nsb, a, b, out);
+    q8p_tile_ref_form(Q8P_HALVES, nsb, a, b, out);
+}
+
+static void q8p2o_tile_ref(int64_t nsb, const uint8_t * const * a, const uint8_t * const * b, float out[Q8P_REF_RM][Q8P_REF_RN]) {
+    q8p_tile_ref_form(Q8P_HALVES_OFS, nsb, a, b, out);
 }
 
 #if defined(QD_SIMD) && defined(GGML_VEC_AVX512)
@@ -752,9 +774,9 @@ static GGML_GEMM_INLINE q8p_ivec q8p_idot(q8p_ivec acc, q8p_ivec a, q8p_ivec b) 
 
 #if defined(Q8P_RM)
 
-// nh as in q8p_tile_ref_nh
-static GGML_GEMM_INLINE void q8p_tile_nh(int nh, int64_t nsb, const uint8_t * const * a, const uint8_t * const * b,
-                                         float out[Q8P_RM][Q8P_RN]) {
+static GGML_GEMM_INLINE void q8p_tile_form(enum q8p_form form, int64_t nsb, const uint8_t * const * a, const uint8_t * const * b,
+                                           float out[Q8P_RM][Q8P_RN]) {
+    const int    nh       = form == Q8P_PLAIN ? 1 : 2;
     const size_t sb_bytes = (size_t) Q8P_LANES * (32 + 2*nh*sizeof(float));
     const int    gh       = 8 / nh;
     const size_t cofs     = Q8P_CODES + (size_t) nh*Q8P_LANES*sizeof(float);  // constant terms
@@ -768,9 +790,15 @@ static GGML_GEMM_INLINE void q8p_tile_nh(int nh, int64_t nsb, const uint8_t * co
         const size_t off = (size_t) s * sb_bytes;
         for (int h = 0; h < nh; h++) {
             q8p_ivec iacc[Q8P_RM][Q8P_RN];
-            for (int r = 0; r < Q8P_RM; r++) {
-                for (int c = 0; c < Q8P_RN; c++) {
-                    iacc[r][c] = q8p_izero();
+            for (int c = 0; c < Q8P_RN; c++) {
+                q8p_ivec i0 = q8p_izero();
+#if defined(Q8P_UNSIGNED)
+                if (form == Q8P_HALVES_OFS) {
+                    i0 = q8p_iload(b[c] + off + cofs + (size_t) h*Q8P_LANES*sizeof(float));
+                }
+#endif
+                for (int r = 0; r < Q8P_RM; r++) {
+                    iacc[r][c] = i0;
                 }
             }
             for (int g = h*gh; g < (h + 1)*gh; g++) {
@@ -798,7 +826,7 @@ static GGML_GEMM_INLINE void q8p_tile_nh(int nh, int64_t nsb, const uint8_t * co
                 }
             }
         }
-        for (int h = 0; h < nh; h++) {
+        for (int h = 0; h < nh && form != Q8P_HALVES_OFS; h++) {
             const size_t hofs = off + cofs + (size_t) h*Q8P_LANES*sizeof(float);
             q8p_fvec ac[Q8P_RM];
             for (int r = 0; r < Q8P_RM; r++) {
@@ -820,20 +848,26 @@ static GGML_GEMM_INLINE void q8p_tile_nh(int nh, int64_t nsb, const uint8_t * co
 }
 
 static void q8p_tile(int64_t nsb, const uint8_t * const * a, const uint8_t * const * b, float out[Q8P_RM][Q8P_RN]) {
-    q8p_tile_nh(1, nsb, a, b, out);
+    q8p_tile_form(Q8P_PLAIN, nsb, a, b, out);
 }
 
 static void q8p2_tile(int64_t nsb, const uint8_t * const * a, const uint8_t * const * b, float out[Q8P_RM][Q8P_RN]) {
-    q8p_tile_nh(2, nsb, a, b, out);
+    q8p_tile_form(Q8P_HALVES, nsb, a, b, out);
+}
+
+static void q8p2o_tile(int64_t nsb, const uint8_t * const * a, const uint8_t * const * b, float out[Q8P_RM][Q8P_RN]) {
+    q8p_tile_form(Q8P_HALVES_OFS, nsb, a, b, out);
 }
 
 #endif
 
 GGML_GEMM_DEFINE_WALK(q8p_walk_ref, Q8P_REF_RM, Q8P_REF_RN, q8p_tile_ref, uint8_t)
 GGML_GEMM_DEFINE_WALK(q8p2_walk_ref, Q8P_REF_RM, Q8P_REF_RN, q8p2_tile_ref, uint8_t)
+GGML_GEMM_DEFINE_WALK(q8p2o_walk_ref, Q8P_REF_RM, Q8P_REF_RN, q8p2o_tile_ref, uint8_t)
 #if defined(Q8P_RM)
 GGML_GEMM_DEFINE_WALK(q8p_walk, Q8P_RM, Q8P_RN, q8p_tile, uint8_t)
 GGML_GEMM_DEFINE_WALK(q8p2_walk, Q8P_RM, Q8P_RN, q8p2_tile, uint8_t)
+GGML_GEMM_DEFINE_WALK(q8p2o_walk, Q8P_RM, Q8P_RN, q8p2o_tile, uint8_t)
 #endif
 
 void ggml_gemm_q8p(int64_t nrows, int64_t ncols, int64_t nsb,
@@ -849,15 +883,16 @@ void ggml_gemm_q8p(int64_t nrows, int64_t ncols, int64_t nsb,
     q8p_walk_ref(nrows, ncols, nsb, (const uint8_t *) A, lda, B, C, accumulate);
 }
 
-void ggml_gemm_q8p2(int64_t nrows, int64_t ncols, int64_t nsb,
+void ggml_gemm_q8p2(enum ggml_type type, int64_t nrows, int64_t ncols, int64_t nsb,
                     const void * A, size_t lda, const void * const * B, float * const * C,
                     bool accumulate, bool use_ref) {
     GGML_UNUSED(use_ref);
+    const bool ofs = q8p2_offset(type) != 0;
 #if defined(Q8P_RM)
     if (!use_ref) {
-        q8p2_walk(nrows, ncols, nsb, (const uint8_t *) A, lda, B, C, accumulate);
+        (ofs ? q8p2o_walk : q8p2_walk)(nrows, ncols, nsb, (const uint8_t *) A, lda, B, C, accumulate);
         return;
     }
 #endif
-    q8p2_walk_ref(nrows, ncols, nsb, (const uint8_t *) A, lda, B, C, accumulate);
+    (ofs ? q8p2o_walk_ref : q8p2_walk_ref)(nrows, ncols, nsb, (const uint8_t *) A, lda, B, C, accumulate);
 }

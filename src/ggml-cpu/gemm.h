@@ -158,7 +158,11 @@ void ggml_gemm_q8p(int64_t nrows, int64_t ncols, int64_t nsb,
 //     float c[2][LANES]     activation panels: d * (sum of the half's codes)
 // A result is
 //     sum over blocks and halves of  dA*dB * (codes A . codes B)  +  cA * cB
-// (the plain form is the one-half case of the same layout).
+// (the plain form is the one-half case of the same layout). For Q3_K and
+// Q6_K, which have no minima, the unsigned kernels' offset o is applied in
+// the integers instead: their activation panels hold the int32 values
+// -o * (sum of the half's codes) in c, and the c of their weight panels is
+// unused. Activation panels are thus made for one weight type.
 #define GGML_Q8P2_SB_BYTES (GGML_Q8P_LANES * (32 + 4 * (int) sizeof(float)))
 
 // whether the panels of weight type `type` are in the halves form
@@ -167,11 +171,11 @@ bool ggml_q8p_has_halves(enum ggml_type type);
 // bytes of the halves panel of one row of k values
 size_t ggml_q8p2_row_size(int64_t k);
 
-// activation row of Q8_K blocks -> halves panel (both kernel families)
-void ggml_q8p2_pack_act(const void * row, int64_t k, void * panel);
+// activation row of Q8_K blocks -> halves panel for weights of `type` (both kernel families)
+void ggml_q8p2_pack_act(enum ggml_type type, const void * row, int64_t k, void * panel);
 
-// ggml_gemm_q8p on halves panels
-void ggml_gemm_q8p2(int64_t nrows, int64_t ncols, int64_t nsb,
+// ggml_gemm_q8p on halves panels for weights of `type`
+void ggml_gemm_q8p2(enum ggml_type type, int64_t nrows, int64_t ncols, int64_t nsb,
                     const void * A, size_t lda, const void * const * B, float * const * C,
                     bool accumulate, bool use_ref);
 

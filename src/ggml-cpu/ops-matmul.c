@@ -335,7 +335,7 @@ static void mm_convert_col(const struct mm_op * op, const struct mm_act * act, i
     }
     if (want_q8p) {
         if (ggml_q8p_has_halves(op->w->type)) {
-            ggml_q8p2_pack_act(q8, k, act->q8p + c*op->q8p_stride);
+            ggml_q8p2_pack_act(op->w->type, q8, k, act->q8p + c*op->q8p_stride);
         } else {
             ggml_q8p_pack_act(op->vdt, q8, k, act->q8p + c*op->q8p_stride);
         }
@@ -489,7 +489,11 @@ static void mm_chunk_gemm(const struct mm_op * op, const struct mm_act * act, co
             for (int64_t j = 0; j < ncols; j++) {
                 bk[j] = (const char *) bcol[j] + s0*sbb;
             }
-            (halves ? ggml_gemm_q8p2 : ggml_gemm_q8p)(nrows, ncols, MIN(ksb, nsb - s0), panel + s0*sbb, lda, bk, ccol, s0 > 0, use_ref);
+            if (halves) {
+                ggml_gemm_q8p2(op->w->type, nrows, ncols, MIN(ksb, nsb - s0), panel + s0*sbb, lda, bk, ccol, s0 > 0, use_ref);
+            } else {
+                ggml_gemm_q8p(nrows, ncols, MIN(ksb, nsb - s0), panel + s0*sbb, lda, bk, ccol, s0 > 0, use_ref);
+            }
         }
         return;
     }
