@@ -19,7 +19,8 @@
 //   refuse without it, or for a matrix it lacks; bad files are refused;
 // - the MXFP4_MOE mix on a MoE-shaped model: the expert stacks (3-D) MXFP4,
 //   the other matrices Q8_0, the router and the norm kept, bytes those of the
-//   quantizer of the original floats, general.file_type 38.
+//   quantizer of the original floats, general.file_type 38; an expert stack
+//   quantized with an importance matrix of one row per expert.
 
 #define _GNU_SOURCE
 
@@ -739,6 +740,70 @@ static void test_mxfp4_moe(void) {
     remove(out);
 }
 
+// an expert stack [IM_NE0, 3, 2] with an importance matrix entry of one
+// row per expert: each expert's rows quantized with its own importances
+static void test_imatrix_experts(void) {
+    enum { ROWS = 3, N_EXP = 2 };
+    char model[300], out[300], im[300];
+    temp_path(model, sizeof(model), "im-exps.gguf");
+    temp_path(out, sizeof(out), "im-exps-q4_k.gguf");
+    temp_path(im, sizeof(im), "im-exps-imatrix.gguf");
+    const struct ggml_init_params ip = { .mem_size = 1 << 20, .mem_buffer = NULL, .no_alloc = false };
+    struct ggml_context * ctx = ggml_init(ip);
+    struct gguf_context * gguf = gguf_init_empty();
+    struct ggml_tensor * e = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, IM_NE0, ROWS, N_EXP);
+    ggml_set_name(e, "blk.0.ffn_up_exps.weight");
+    float * x = (float *) e->data;
+    uint32_t state = 99;
+    for (int64_t j = 0; j < ggml_nelements(e); j++) {
+        state = state * 1664525u + 1013904223u;
+        x[j] = (float) (state >> 8) / 16777216.0f - 0.5f;
+    }
+    gguf_add_tensor(gguf, e);
+    CHECK(gguf_write_to_file(gguf, model, false));
+    gguf_free(gguf);
+
+    // sums [IM_NE0, N_EXP], counts [1, N_EXP] = 1: the importances are the sums
+    struct gguf_context * gi = gguf_init_empty();
+    struct ggml_tensor * sums = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, IM_NE0, N_EXP);
+    struct ggml_tensor * cnt  = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 1, N_EXP);
+    ggml_set_name(sums, "blk.0.ffn_up_exps.weight.in_sum2");
+    ggml_set_name(cnt, "blk.0.ffn_up_exps.weight.counts");
+    for (int i = 0; i < IM_NE0 * N_EXP; i++) {
+        ((float *) sums->data)[i] = i < IM_NE0 ? (float) (1 + i % 7) : (float) (1 + (i*13) % 29);
+    }
+    for (int j = 0; j < N_EXP; j++) {
+        ((float *) cnt->data)[j] = 1.0f;
+    }
+    gguf_add_tensor(gi, sums);
+    gguf_add_tensor(gi, cnt);
+    CHECK(gguf_write_to_file(gi, im, false));
+    gguf_free(gi);
+
+    struct program_result r;
+    quantize_im(model, out, "q4_K", im, &r);
+    CHECK_EXIT(r, 0);
+    struct loaded l;
+    CHECK(load(out, &l));
+    if (l.gguf != NULL) {
+        const struct ggml_tensor * t = ggml_get_tensor(l.ctx, "blk.0.ffn_up_exps.weight");
+        const size_t per_exp = ggml_row_size(GGML_TYPE_Q4_K, IM_NE0) * ROWS;
+        CHECK(t != NULL && t->type == GGML_TYPE_Q4_K && ggml_nbytes(t) == per_exp * N_EXP);
+        void * want = malloc(per_exp);
+        for (int j = 0; t != NULL && t->type == GGML_TYPE_Q4_K && j < N_EXP; j++) {
+            ggml_quantize_chunk(GGML_TYPE_Q4_K, x + (size_t) j*ROWS*IM_NE0, want, 0, ROWS, IM_NE0,
+                                (const float *) sums->data + (size_t) j*IM_NE0);
+            CHECK_MSG(memcmp((const char *) t->data + j*per_exp, want, per_exp) == 0, "expert %d: not quantized with its importances", j);
+        }
+        free(want);
+        unload(&l);
+    }
+    ggml_free(ctx);
+    remove(model);
+    remove(out);
+    remove(im);
+}
+
 //
 // rows split over threads
 //
@@ -830,6 +895,7 @@ int main(void) {
     test_threads();
     test_imatrix();
     test_mxfp4_moe();
+    test_imatrix_experts();
 
     char garbage[300];
     temp_path(garbage, sizeof(garbage), "garbage.gguf");
