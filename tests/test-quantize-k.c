@@ -625,6 +625,8 @@ static void test_mul_mat(void) {
         if (t == GGML_TYPE_IQ4_NL || t == GGML_TYPE_MXFP4) {
             check_mul_mat(t, 11*32, 9, 8, true);
         }
+        // one superblock, rows not a multiple of any tile, an odd column count
+        check_mul_mat(t, QK_K, 21, 9, true);
         check_mul_mat_id(t, 2*QK_K, 11, 20);
         // GET_ROWS goes through to_float: one row picked twice
         struct ggml_init_params ip = { 4*1024*1024, NULL, false };

@@ -147,5 +147,38 @@ int main(void) {
         gguf_free(m.gguf);
         ggml_free(m.meta);
     }
+    {
+        // MXFP4_MOE: expert stacks MXFP4, every other matrix Q8_0 (the output
+        // too), the router kept, rows of 48 F16
+        struct ggml_init_params ip = { 16 * ggml_tensor_overhead(), NULL, true };
+        struct model m = { ggml_init(ip), gguf_init_empty() };
+        gguf_set_val_str(m.gguf, "general.architecture", "llama");
+        add(&m, "token_embd.weight", 512, 1000);
+        add(&m, "blk.0.attn_v.weight", 512, 512);
+        add(&m, "blk.0.ffn_gate_inp.weight", 512, 8);
+        const char * exps[] = { "blk.0.ffn_down_exps.weight", "blk.0.ffn_up_exps.weight", "blk.0.odd_exps.weight" };
+        for (int i = 0; i < 3; i++) {
+            struct ggml_tensor * t = ggml_new_tensor_3d(m.meta, GGML_TYPE_BF16, i == 2 ? 48 : 512, 256, 8);
+            ggml_set_name(t, exps[i]);
+            gguf_add_tensor(m.gguf, t);
+        }
+        add(&m, "output.weight", 512, 1000);
+        CHECK(gq_mix_parse("MXFP4_MOE", &mix) && mix == GQ_MIX_MXFP4 && (int) mix == 38);
+        CHECK(gq_mix_base_type(mix) == GGML_TYPE_MXFP4);
+        plan(&m, mix, types);
+        CHECK(type_of(&m, types, "token_embd.weight") == GGML_TYPE_Q8_0);
+        CHECK(type_of(&m, types, "blk.0.attn_v.weight") == GGML_TYPE_Q8_0);
+        CHECK(type_of(&m, types, "blk.0.ffn_gate_inp.weight") == GGML_TYPE_F16);
+        CHECK(type_of(&m, types, "blk.0.ffn_down_exps.weight") == GGML_TYPE_MXFP4);
+        CHECK(type_of(&m, types, "blk.0.ffn_up_exps.weight") == GGML_TYPE_MXFP4);
+        CHECK(type_of(&m, types, "blk.0.odd_exps.weight") == GGML_TYPE_F16);
+        CHECK(type_of(&m, types, "output.weight") == GGML_TYPE_Q8_0);
+        // Q4_K_M on the same model: the experts take the base type, the router stays
+        plan(&m, GQ_MIX_Q4_K_M, types);
+        CHECK(type_of(&m, types, "blk.0.ffn_up_exps.weight") == GGML_TYPE_Q4_K);
+        CHECK(type_of(&m, types, "blk.0.ffn_gate_inp.weight") == GGML_TYPE_F16);
+        gguf_free(m.gguf);
+        ggml_free(m.meta);
+    }
     return TEST_RESULT();
 }

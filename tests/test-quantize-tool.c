@@ -16,7 +16,11 @@
 // - --imatrix: an importance matrix in llama-imatrix's GGUF format (sums of
 //   squares and counts), its importances (sums / count, 1 for a zero count)
 //   given to the quantizer of each matrix it has; the types that need one
-//   refuse without it, or for a matrix it lacks; bad files are refused.
+//   refuse without it, or for a matrix it lacks; bad files are refused;
+// - the MXFP4_MOE mix on a MoE-shaped model: the expert stacks (3-D) MXFP4,
+//   the other matrices Q8_0, the router and the norm kept, bytes those of the
+//   quantizer of the original floats, general.file_type 38; an expert stack
+//   quantized with an importance matrix of one row per expert.
 
 #define _GNU_SOURCE
 
@@ -635,6 +639,158 @@ static void test_file_type_follows_weights(void) {
 }
 
 //
+// the MXFP4_MOE mix on a MoE-shaped model
+//
+
+// the bytes of tensor t equal ggml_quantize_chunk's of x as type (rows of t->ne[0])
+static bool holds_quantized(const struct ggml_tensor * t, enum ggml_type type, const float * x) {
+    if (t == NULL || t->type != type) {
+        return false;
+    }
+    const int64_t nrows = ggml_nrows(t);
+    const size_t  size  = ggml_row_size(type, t->ne[0]) * (size_t) nrows;
+    void * want = malloc(size);
+    ggml_quantize_chunk(type, x, want, 0, nrows, t->ne[0], NULL);
+    const bool same = ggml_nbytes(t) == size && memcmp(t->data, want, size) == 0;
+    free(want);
+    return same;
+}
+
+static void test_mxfp4_moe(void) {
+    char in[300], out[300];
+    temp_path(in, sizeof(in), "moe.gguf");
+    temp_path(out, sizeof(out), "moe-mxfp4.gguf");
+    const struct ggml_init_params ip = { .mem_size = 4 << 20, .mem_buffer = NULL, .no_alloc = false };
+    struct ggml_context * ctx = ggml_init(ip);
+    struct gguf_context * gguf = gguf_init_empty();
+    gguf_set_val_str(gguf, "general.architecture", "test-moe");
+    gguf_set_val_u32(gguf, "general.file_type", 0);
+    // name, ne0, ne1, ne2 (ne1 = 0: 1-D)
+    const struct { const char * name; int64_t ne[3]; } spec[] = {
+        { "token_embd.weight",          { 64, 10, 1 } },
+        { "blk.0.attn_norm.weight",     { 64, 0,  1 } },
+        { "blk.0.attn_q.weight",        { 64, 64, 1 } },
+        { "blk.0.ffn_gate_inp.weight",  { 64, 4,  1 } },  // the router: kept
+        { "blk.0.ffn_gate_exps.weight", { 64, 32, 4 } },
+        { "blk.0.ffn_down_exps.weight", { 32, 64, 4 } },
+        { "blk.0.ffn_up_exps.weight",   { 64, 32, 4 } },
+        { "blk.0.ffn_odd_exps.weight",  { 48, 2,  4 } },  // rows of 48: no MXFP4 block, F16 as for every mix
+        { "output.weight",              { 64, 10, 1 } },
+    };
+    enum { N_SPEC = sizeof(spec) / sizeof(spec[0]) };
+    const enum ggml_type want[N_SPEC] = {
+        GGML_TYPE_Q8_0, GGML_TYPE_F32, GGML_TYPE_Q8_0, GGML_TYPE_F32,
+        GGML_TYPE_MXFP4, GGML_TYPE_MXFP4, GGML_TYPE_MXFP4, GGML_TYPE_F16, GGML_TYPE_Q8_0,
+    };
+    float * data[N_SPEC];
+    uint32_t state = 4242;
+    for (int i = 0; i < N_SPEC; i++) {
+        struct ggml_tensor * t = spec[i].ne[1] == 0 ? ggml_new_tensor_1d(ctx, GGML_TYPE_F32, spec[i].ne[0])
+                                                    : ggml_new_tensor_3d(ctx, GGML_TYPE_F32, spec[i].ne[0], spec[i].ne[1], spec[i].ne[2]);
+        ggml_set_name(t, spec[i].name);
+        data[i] = (float *) t->data;
+        for (int64_t j = 0; j < ggml_nelements(t); j++) {
+            state = state * 1664525u + 1013904223u;
+            data[i][j] = (float) (state >> 8) / 16777216.0f - 0.5f;
+        }
+        gguf_add_tensor(gguf, t);
+    }
+    CHECK(gguf_write_to_file(gguf, in, false));
+    gguf_free(gguf);
+
+    struct program_result r;
+    quantize(in, out, "MXFP4_MOE", NULL, 0, &r);
+    CHECK_EXIT(r, 0);
+    struct loaded l;
+    CHECK(load(out, &l));
+    if (l.gguf != NULL) {
+        CHECK_EQ_INT(file_type_of(&l), 38);
+        for (int i = 0; i < N_SPEC; i++) {
+            const struct ggml_tensor * t = ggml_get_tensor(l.ctx, spec[i].name);
+            CHECK_MSG(t != NULL && t->type == want[i], "%s is %s, want %s", spec[i].name,
+                      t != NULL ? ggml_type_name(t->type) : "missing", ggml_type_name(want[i]));
+            if (t == NULL || t->type != want[i]) {
+                continue;
+            }
+            if (want[i] == GGML_TYPE_F32) {
+                CHECK(memcmp(t->data, data[i], ggml_nbytes(t)) == 0);
+            } else if (want[i] != GGML_TYPE_F16) {
+                CHECK_MSG(holds_quantized(t, want[i], data[i]), "%s: not the bytes of its quantization", spec[i].name);
+                CHECK(t->ne[2] == spec[i].ne[2]);
+            }
+        }
+        unload(&l);
+    }
+    ggml_free(ctx);
+    remove(in);
+    remove(out);
+}
+
+// an expert stack [IM_NE0, 3, 2] with an importance matrix entry of one
+// row per expert: each expert's rows quantized with its own importances
+static void test_imatrix_experts(void) {
+    enum { ROWS = 3, N_EXP = 2 };
+    char model[300], out[300], im[300];
+    temp_path(model, sizeof(model), "im-exps.gguf");
+    temp_path(out, sizeof(out), "im-exps-q4_k.gguf");
+    temp_path(im, sizeof(im), "im-exps-imatrix.gguf");
+    const struct ggml_init_params ip = { .mem_size = 1 << 20, .mem_buffer = NULL, .no_alloc = false };
+    struct ggml_context * ctx = ggml_init(ip);
+    struct gguf_context * gguf = gguf_init_empty();
+    struct ggml_tensor * e = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, IM_NE0, ROWS, N_EXP);
+    ggml_set_name(e, "blk.0.ffn_up_exps.weight");
+    float * x = (float *) e->data;
+    uint32_t state = 99;
+    for (int64_t j = 0; j < ggml_nelements(e); j++) {
+        state = state * 1664525u + 1013904223u;
+        x[j] = (float) (state >> 8) / 16777216.0f - 0.5f;
+    }
+    gguf_add_tensor(gguf, e);
+    CHECK(gguf_write_to_file(gguf, model, false));
+    gguf_free(gguf);
+
+    // sums [IM_NE0, N_EXP], counts [1, N_EXP] = 1: the importances are the sums
+    struct gguf_context * gi = gguf_init_empty();
+    struct ggml_tensor * sums = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, IM_NE0, N_EXP);
+    struct ggml_tensor * cnt  = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 1, N_EXP);
+    ggml_set_name(sums, "blk.0.ffn_up_exps.weight.in_sum2");
+    ggml_set_name(cnt, "blk.0.ffn_up_exps.weight.counts");
+    for (int i = 0; i < IM_NE0 * N_EXP; i++) {
+        ((float *) sums->data)[i] = i < IM_NE0 ? (float) (1 + i % 7) : (float) (1 + (i*13) % 29);
+    }
+    for (int j = 0; j < N_EXP; j++) {
+        ((float *) cnt->data)[j] = 1.0f;
+    }
+    gguf_add_tensor(gi, sums);
+    gguf_add_tensor(gi, cnt);
+    CHECK(gguf_write_to_file(gi, im, false));
+    gguf_free(gi);
+
+    struct program_result r;
+    quantize_im(model, out, "q4_K", im, &r);
+    CHECK_EXIT(r, 0);
+    struct loaded l;
+    CHECK(load(out, &l));
+    if (l.gguf != NULL) {
+        const struct ggml_tensor * t = ggml_get_tensor(l.ctx, "blk.0.ffn_up_exps.weight");
+        const size_t per_exp = ggml_row_size(GGML_TYPE_Q4_K, IM_NE0) * ROWS;
+        CHECK(t != NULL && t->type == GGML_TYPE_Q4_K && ggml_nbytes(t) == per_exp * N_EXP);
+        void * want = malloc(per_exp);
+        for (int j = 0; t != NULL && t->type == GGML_TYPE_Q4_K && j < N_EXP; j++) {
+            ggml_quantize_chunk(GGML_TYPE_Q4_K, x + (size_t) j*ROWS*IM_NE0, want, 0, ROWS, IM_NE0,
+                                (const float *) sums->data + (size_t) j*IM_NE0);
+            CHECK_MSG(memcmp((const char *) t->data + j*per_exp, want, per_exp) == 0, "expert %d: not quantized with its importances", j);
+        }
+        free(want);
+        unload(&l);
+    }
+    ggml_free(ctx);
+    remove(model);
+    remove(out);
+    remove(im);
+}
+
+//
 // rows split over threads
 //
 
@@ -724,6 +880,8 @@ int main(void) {
     test_file_type_follows_weights();
     test_threads();
     test_imatrix();
+    test_mxfp4_moe();
+    test_imatrix_experts();
 
     char garbage[300];
     temp_path(garbage, sizeof(garbage), "garbage.gguf");

@@ -13,8 +13,15 @@
 // sub-block becomes a panel block with d = the superblock scale times the
 // sub-block scale and c = -dmin times the sub-block minimum; Q8_K activation
 // rows become panels with the superblock scale in every lane and the sums of
-// the codes from the bsums. (Q2_K, Q3_K, Q6_K scale groups of 16 values and
-// keep the row path.)
+// the codes from the bsums.
+//
+// Q2_K, Q3_K and Q6_K scale groups of 16 values, and their codes times
+// their scales do not fit int8 (Q6_K: -32..31 times -128..127), so their
+// panels keep the codes and carry a scale and a constant term for each half
+// of a block (the halves form of gemm.h): the kernel converts its integer
+// lanes after groups 0-3 and again after groups 4-7, and the activation
+// panels carry the sums of each half (the Q8_K bsums). The integer work per
+// value is that of the other types; the float work per superblock doubles.
 
 #include "gemm.h"
 #include "quants-simd.h"
@@ -30,10 +37,28 @@
 #define Q8P_UNSIGNED 1
 #endif
 
+#define Q8P2_SB   GGML_Q8P2_SB_BYTES
+
 size_t ggml_q8p_row_size(int64_t k) {
     const int64_t nb  = k / 32;
     const int64_t nsb = (nb + Q8P_LANES - 1) / Q8P_LANES;
     return (size_t) nsb * Q8P_SB;
+}
+
+size_t ggml_q8p2_row_size(int64_t k) {
+    const int64_t nb  = k / 32;
+    const int64_t nsb = (nb + Q8P_LANES - 1) / Q8P_LANES;
+    return (size_t) nsb * Q8P2_SB;
+}
+
+bool ggml_q8p_has_halves(enum ggml_type type) {
+    return type == GGML_TYPE_Q2_K || type == GGML_TYPE_Q3_K || type == GGML_TYPE_Q6_K;
+}
+
+// the offset o of the unsigned codes u = v + o of a halves type without
+// minima (0: Q2_K, whose codes are unsigned and whose minima are float terms)
+static int32_t q8p2_offset(enum ggml_type type) {
+    return type == GGML_TYPE_Q6_K ? 32 : type == GGML_TYPE_Q3_K ? 4 : 0;
 }
 
 //
@@ -49,6 +74,60 @@ static void q8p_store_codes_ref(uint8_t * sb, int l, const int8_t * v) {
 static void q8p_store_scales(uint8_t * sb, const float * d, const float * c) {
     memcpy(sb + Q8P_CODES,                         d, Q8P_LANES * sizeof(float));
     memcpy(sb + Q8P_CODES + Q8P_LANES*sizeof(float), c, Q8P_LANES * sizeof(float));
+}
+
+// halves form: d[h][l], c[h][l]
+static void q8p2_store_scales(uint8_t * sb, const float * d, const float * c) {
+    memcpy(sb + Q8P_CODES,                           d, 2 * Q8P_LANES * sizeof(float));
+    memcpy(sb + Q8P_CODES + 2*Q8P_LANES*sizeof(float), c, 2 * Q8P_LANES * sizeof(float));
+}
+
+// 32-value block b of a Q2_K, Q3_K or Q6_K row: signed codes v (Q2_K: its
+// unsigned codes), and the scale and constant term of each half. Block b of
+// a superblock uses the scales 2b and 2b + 1.
+static void q8p2_sub_codes_ref(enum ggml_type type, const char * row, int64_t b, int8_t * v, float * d, float * c) {
+    const int j = (int)(b % (QK_K/32));
+    const int n = j / 4;  // 128-value half of the superblock
+    const int m = j % 4;  // block within it
+    switch (type) {
+        case GGML_TYPE_Q2_K: {
+            const block_q2_K * x = (const block_q2_K *) row + b / (QK_K/32);
+            for (int l = 0; l < 32; l++) {
+                v[l] = (int8_t)((x->qs[32*n + l] >> (2*m)) & 3);
+            }
+            for (int h = 0; h < 2; h++) {
+                const int sc = x->scales[2*j + h];
+                d[h] =  GGML_FP16_TO_FP32(x->d)    * (float)(sc & 0x0F);
+                c[h] = -GGML_FP16_TO_FP32(x->dmin) * (float)(sc >> 4);
+            }
+        } break;
+        case GGML_TYPE_Q3_K: {
+            const block_q3_K * x = (const block_q3_K *) row + b / (QK_K/32);
+            int sc[16];
+            ggml_q3_K_scales(x->scales, sc);
+            for (int l = 0; l < 32; l++) {
+                const int low = (x->qs[32*n + l] >> (2*m)) & 3;
+                v[l] = (int8_t)(low - ((x->hmask[l] >> j) & 1 ? 0 : 4));
+            }
+            for (int h = 0; h < 2; h++) {
+                d[h] = GGML_FP16_TO_FP32(x->d) * (float) sc[2*j + h];
+                c[h] = 0.0f;
+            }
+        } break;
+        default: { // GGML_TYPE_Q6_K
+            const block_q6_K * x = (const block_q6_K *) row + b / (QK_K/32);
+            const uint8_t * ql = x->ql + 64*n + 32*(m % 2);
+            const uint8_t * qh = x->qh + 32*n;
+            for (int l = 0; l < 32; l++) {
+                const int u = ((ql[l] >> (4*(m/2))) & 0x0F) | (((qh[l] >> (2*m)) & 3) << 4);
+                v[l] = (int8_t)(u - 32);
+            }
+            for (int h = 0; h < 2; h++) {
+                d[h] = GGML_FP16_TO_FP32(x->d) * (float) x->scales[2*j + h];
+                c[h] = 0.0f;
+            }
+        } break;
+    }
 }
 
 // 32-value block b of a row: signed codes v (or the unsigned codes of the
@@ -133,6 +212,63 @@ static void q8p_pack_weights_ref(enum ggml_type type, const char * row, int64_t 
             q8p_store_codes_ref(sb, l, v8);
         }
         q8p_store_scales(sb, d, c);
+    }
+}
+
+static void q8p2_pack_weights_ref(enum ggml_type type, const char * row, int64_t k, uint8_t * panel) {
+    const int64_t nb  = k / 32;
+    for (int64_t s = 0; s*Q8P_LANES < nb; s++) {
+        uint8_t * sb = panel + s*Q8P2_SB;
+        float d[2][Q8P_LANES], c[2][Q8P_LANES];
+        for (int l = 0; l < Q8P_LANES; l++) {
+            const int64_t b = s*Q8P_LANES + l;
+            int8_t v8[32] = { 0 };
+            float dl[2] = { 0.0f, 0.0f }, cl[2] = { 0.0f, 0.0f };
+            if (b < nb) {
+                q8p2_sub_codes_ref(type, row, b, v8, dl, cl);
+            }
+            q8p_store_codes_ref(sb, l, v8);
+            for (int h = 0; h < 2; h++) {
+                d[h][l] = dl[h];
+                c[h][l] = cl[h];
+            }
+        }
+        q8p2_store_scales(sb, &d[0][0], &c[0][0]);
+    }
+}
+
+void ggml_q8p2_pack_act(enum ggml_type type, const void * row, int64_t k, void * panel) {
+    GGML_ASSERT(k % QK_K == 0);
+    const int32_t o = q8p2_offset(type);
+    const int64_t nb = k / 32;
+    for (int64_t s = 0; s*Q8P_LANES < nb; s++) {
+        uint8_t * sb = (uint8_t *) panel + s*Q8P2_SB;
+        float d[2][Q8P_LANES], c[2][Q8P_LANES];
+        for (int l = 0; l < Q8P_LANES; l++) {
+            const int64_t b = s*Q8P_LANES + l;
+            static const int8_t zero[32] = { 0 };
+            const int8_t * qs = zero;
+            for (int h = 0; h < 2; h++) {
+                d[h][l] = 0.0f;
+                c[h][l] = 0.0f;
+            }
+            if (b < nb) {
+                const block_q8_K * blk = (const block_q8_K *) row + b / (QK_K/32);
+                const int j = (int)(b % (QK_K/32));
+                qs = blk->qs + 32*j;
+                for (int h = 0; h < 2; h++) {
+                    d[h][l] = blk->d;
+                    if (o != 0) {
+                        const int32_t ic = -o * blk->bsums[2*j + h];
+                        memcpy(&c[h][l], &ic, sizeof(ic));
+                    } else {
+                        c[h][l] = blk->d * (float) blk->bsums[2*j + h];
+                    }
+                }
+            }
+            q8p_store_codes_ref(sb, l, qs);
+        }
+        q8p2_store_scales(sb, &d[0][0], &c[0][0]);
     }
 }
 
@@ -357,6 +493,108 @@ static GGML_GEMM_INLINE void q8p_pack_weights_simd(enum ggml_type type, const ch
     }
 }
 
+// scale i of a Q3_K block, minus 32 (ggml_q3_K_scales, one at a time)
+static GGML_GEMM_INLINE int q8p_q3_K_scale(const uint8_t * scales, int i) {
+    const int low  = i < 8 ? scales[i] & 0x0F : scales[i - 8] >> 4;
+    const int high = (scales[8 + i%4] >> (2*(i/4))) & 3;
+    return (low | (high << 4)) - 32;
+}
+
+// the codes of 32-value block bi of a Q2_K, Q3_K or Q6_K row in the vector
+// kernels' form (signed, or offset to unsigned for the unsigned kernels),
+// with the scale and constant term of each half
+static GGML_GEMM_INLINE __m256i q8p2_decode(enum ggml_type type, const char * row, int64_t bi, float * d, float * c) {
+    const int j = (int)(bi % (QK_K/32));
+    const int n = j / 4;
+    const int m = j % 4;
+    const __m256i mask2 = _mm256_set1_epi8(3);
+    switch (type) {
+        case GGML_TYPE_Q2_K: {
+            const block_q2_K * x = (const block_q2_K *) row + bi / (QK_K/32);
+            const float xd = qd_h2f(x->d), xm = qd_h2f(x->dmin);
+            for (int h = 0; h < 2; h++) {
+                const int sc = x->scales[2*j + h];
+                d[h] =  xd * (float)(sc & 0x0F);
+                c[h] = -xm * (float)(sc >> 4);
+            }
+            const __m256i q = _mm256_loadu_si256((const __m256i *)(x->qs + 32*n));
+            return _mm256_and_si256(_mm256_srl_epi16(q, _mm_cvtsi32_si128(2*m)), mask2);
+        }
+        case GGML_TYPE_Q3_K: {
+            const block_q3_K * x = (const block_q3_K *) row + bi / (QK_K/32);
+            const float xd = qd_h2f(x->d);
+            const __m256i q  = _mm256_loadu_si256((const __m256i *)(x->qs + 32*n));
+            const __m256i hm = _mm256_loadu_si256((const __m256i *) x->hmask);
+            const __m256i lo = _mm256_and_si256(_mm256_srl_epi16(q, _mm_cvtsi32_si128(2*m)), mask2);
+            const __m256i hi = _mm256_and_si256(_mm256_srl_epi16(hm, _mm_cvtsi32_si128(j)), _mm256_set1_epi8(1));
+            const __m256i u  = _mm256_or_si256(lo, _mm256_slli_epi16(hi, 2)); // v + 4
+            for (int h = 0; h < 2; h++) {
+                d[h] = xd * (float) q8p_q3_K_scale(x->scales, 2*j + h);
+                c[h] = 0.0f;  // the offset is in the activation panel
+            }
+#if defined(Q8P_UNSIGNED)
+            return u;
+#else
+            return _mm256_sub_epi8(u, _mm256_set1_epi8(4));
+#endif
+        }
+        default: { // GGML_TYPE_Q6_K
+            const block_q6_K * x = (const block_q6_K *) row + bi / (QK_K/32);
+            const float xd = qd_h2f(x->d);
+            for (int h = 0; h < 2; h++) {
+                d[h] = xd * (float) x->scales[2*j + h];
+                c[h] = 0.0f;  // the offset is in the activation panel
+            }
+            const __m256i ql = _mm256_loadu_si256((const __m256i *)(x->ql + 64*n + 32*(m % 2)));
+            const __m256i qh = _mm256_loadu_si256((const __m256i *)(x->qh + 32*n));
+            const __m256i lo = _mm256_and_si256(_mm256_srl_epi16(ql, _mm_cvtsi32_si128(4*(m/2))), _mm256_set1_epi8(0x0F));
+            const __m256i hi = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2*m)), mask2);
+            const __m256i u  = _mm256_or_si256(lo, _mm256_slli_epi16(hi, 4)); // v + 32
+#if defined(Q8P_UNSIGNED)
+            return u;
+#else
+            return _mm256_sub_epi8(u, _mm256_set1_epi8(32));
+#endif
+        }
+    }
+}
+
+static GGML_GEMM_INLINE void q8p2_pack_weights_simd(enum ggml_type type, const char * row, int64_t k, uint8_t * panel) {
+    const int64_t nb  = k / 32;
+    for (int64_t s = 0; s*Q8P_LANES < nb; s++) {
+        uint8_t * sb = panel + s*Q8P2_SB;
+        __m256i blk[Q8P_LANES];
+        float d[2][Q8P_LANES], c[2][Q8P_LANES];
+        const int64_t n = MIN(Q8P_LANES, nb - s*Q8P_LANES);
+        for (int64_t l = 0; l < n; l++) {
+            float dl[2], cl[2];
+            blk[l] = q8p2_decode(type, row, s*Q8P_LANES + l, dl, cl);
+            for (int h = 0; h < 2; h++) {
+                d[h][l] = dl[h];
+                c[h][l] = cl[h];
+            }
+        }
+        for (int64_t l = n; l < Q8P_LANES; l++) {
+            blk[l] = _mm256_setzero_si256();
+            for (int h = 0; h < 2; h++) {
+                d[h][l] = 0.0f;
+                c[h][l] = 0.0f;
+            }
+        }
+        q8p_store_codes(sb, blk);
+        q8p2_store_scales(sb, &d[0][0], &c[0][0]);
+    }
+}
+
+#define Q8P2_DEFINE_PACK(name, type)                                                                   \
+    static void name(const char * row, int64_t k, uint8_t * panel) {                                   \
+        q8p2_pack_weights_simd(type, row, k, panel);                                                   \
+    }
+
+Q8P2_DEFINE_PACK(q8p_pack_q2_K, GGML_TYPE_Q2_K)
+Q8P2_DEFINE_PACK(q8p_pack_q3_K, GGML_TYPE_Q3_K)
+Q8P2_DEFINE_PACK(q8p_pack_q6_K, GGML_TYPE_Q6_K)
+
 #define Q8P_DEFINE_PACK(name, type)                                                                    \
     static void name(const char * row, int64_t k, uint8_t * panel) {                                   \
         q8p_pack_weights_simd(type, row, k, panel);                                                    \
@@ -391,10 +629,17 @@ void ggml_q8p_pack_weights(enum ggml_type type, const void * row, int64_t k, voi
             case GGML_TYPE_IQ4_NL: q8p_pack_iq4_nl((const char *) row, k, (uint8_t *) panel); return;
             case GGML_TYPE_IQ4_XS: q8p_pack_iq4_xs((const char *) row, k, (uint8_t *) panel); return;
             case GGML_TYPE_MXFP4:  q8p_pack_mxfp4((const char *) row, k, (uint8_t *) panel); return;
+            case GGML_TYPE_Q2_K: q8p_pack_q2_K((const char *) row, k, (uint8_t *) panel); return;
+            case GGML_TYPE_Q3_K: q8p_pack_q3_K((const char *) row, k, (uint8_t *) panel); return;
+            case GGML_TYPE_Q6_K: q8p_pack_q6_K((const char *) row, k, (uint8_t *) panel); return;
             default: GGML_ABORT("no q8 panel for type %s", ggml_type_name(type));
         }
     }
 #endif
+    if (ggml_q8p_has_halves(type)) {
+        q8p2_pack_weights_ref(type, (const char *) row, k, (uint8_t *) panel);
+        return;
+    }
     q8p_pack_weights_ref(type, (const char *) row, k, (uint8_t *) panel);
 }
 
@@ -406,28 +651,49 @@ void ggml_q8p_pack_weights(enum ggml_type type, const void * row, int64_t k, voi
 #define Q8P_REF_RM 2
 #define Q8P_REF_RN 2
 
-static void q8p_tile_ref(int64_t nsb, const uint8_t * const * a, const uint8_t * const * b, float out[Q8P_REF_RM][Q8P_REF_RN]) {
+// the panel forms the kernels meet
+enum q8p_form {
+    Q8P_PLAIN,       // one scale and constant term per block
+    Q8P_HALVES,      // halves form, float constant terms (Q2_K: the minima)
+    Q8P_HALVES_OFS,  // halves form, the weights' offset o (Q3_K, Q6_K):
+                     // activation panels hold the integers -o * (sum of the
+                     // half's codes) in c, where the unsigned kernels start
+                     // their integer sums; weight panels hold no c
+};
+
+static GGML_GEMM_INLINE void q8p_tile_ref_form(enum q8p_form form, int64_t nsb, const uint8_t * const * a, const uint8_t * const * b,
+                                               float out[Q8P_REF_RM][Q8P_REF_RN]) {
+    const int    nh       = form == Q8P_PLAIN ? 1 : 2;
+    const size_t sb_bytes = (size_t) Q8P_LANES * (32 + 2*nh*sizeof(float));
+    const int    gh       = 8 / nh;  // groups of a half
     float acc[Q8P_REF_RM][Q8P_REF_RN][Q8P_LANES] = { { { 0.0f } } };
     for (int64_t s = 0; s < nsb; s++) {
-        const size_t off = (size_t) s * Q8P_SB;
+        const size_t off = (size_t) s * sb_bytes;
         for (int r = 0; r < Q8P_REF_RM; r++) {
             const int8_t * ac = (const int8_t *)(a[r] + off);
             const float  * ad = (const float  *)(a[r] + off + Q8P_CODES);
-            const float  * aa = ad + Q8P_LANES;
+            const float  * aa = ad + nh*Q8P_LANES;
             for (int c = 0; c < Q8P_REF_RN; c++) {
                 const int8_t * bc = (const int8_t *)(b[c] + off);
                 const float  * bd = (const float  *)(b[c] + off + Q8P_CODES);
-                const float  * ba = bd + Q8P_LANES;
-                int32_t isum[Q8P_LANES] = { 0 };
-                for (int g = 0; g < 8; g++) {
-                    for (int l = 0; l < Q8P_LANES; l++) {
-                        for (int t = 0; t < 4; t++) {
-                            isum[l] += ac[g*Q8P_W + l*4 + t] * bc[g*Q8P_W + l*4 + t];
+                const float  * ba = bd + nh*Q8P_LANES;
+                for (int h = 0; h < nh; h++) {
+                    int32_t isum[Q8P_LANES] = { 0 };
+                    for (int g = h*gh; g < (h + 1)*gh; g++) {
+                        for (int l = 0; l < Q8P_LANES; l++) {
+                            for (int t = 0; t < 4; t++) {
+                                isum[l] += ac[g*Q8P_W + l*4 + t] * bc[g*Q8P_W + l*4 + t];
+                            }
                         }
                     }
+                    for (int l = 0; l < Q8P_LANES; l++) {
+                        acc[r][c][l] += (float) isum[l] * (ad[h*Q8P_LANES + l] * bd[h*Q8P_LANES + l]);
+                    }
                 }
-                for (int l = 0; l < Q8P_LANES; l++) {
-                    acc[r][c][l] += (float) isum[l] * (ad[l] * bd[l]) + aa[l] * ba[l];
+                for (int h = 0; h < nh && form != Q8P_HALVES_OFS; h++) {  // signed codes: no offset
+                    for (int l = 0; l < Q8P_LANES; l++) {
+                        acc[r][c][l] += aa[h*Q8P_LANES + l] * ba[h*Q8P_LANES + l];
+                    }
                 }
             }
         }
@@ -441,6 +707,18 @@ static void q8p_tile_ref(int64_t nsb, const uint8_t * const * a, const uint8_t *
             out[r][c] = sum;
         }
     }
+}
+
+static void q8p_tile_ref(int64_t nsb, const uint8_t * const * a, const uint8_t * const * b, float out[Q8P_REF_RM][Q8P_REF_RN]) {
+    q8p_tile_ref_form(Q8P_PLAIN, nsb, a, b, out);
+}
+
+static void q8p2_tile_ref(int64_t nsb, const uint8_t * const * a, const uint8_t * const * b, float out[Q8P_REF_RM][Q8P_REF_RN]) {
+    q8p_tile_ref_form(Q8P_HALVES, nsb, a, b, out);
+}
+
+static void q8p2o_tile_ref(int64_t nsb, const uint8_t * const * a, const uint8_t * const * b, float out[Q8P_REF_RM][Q8P_REF_RN]) {
+    q8p_tile_ref_form(Q8P_HALVES_OFS, nsb, a, b, out);
 }
 
 #if defined(QD_SIMD) && defined(GGML_VEC_AVX512)
@@ -496,7 +774,12 @@ static GGML_GEMM_INLINE q8p_ivec q8p_idot(q8p_ivec acc, q8p_ivec a, q8p_ivec b) 
 
 #if defined(Q8P_RM)
 
-static void q8p_tile(int64_t nsb, const uint8_t * const * a, const uint8_t * const * b, float out[Q8P_RM][Q8P_RN]) {
+static GGML_GEMM_INLINE void q8p_tile_form(enum q8p_form form, int64_t nsb, const uint8_t * const * a, const uint8_t * const * b,
+                                           float out[Q8P_RM][Q8P_RN]) {
+    const int    nh       = form == Q8P_PLAIN ? 1 : 2;
+    const size_t sb_bytes = (size_t) Q8P_LANES * (32 + 2*nh*sizeof(float));
+    const int    gh       = 8 / nh;
+    const size_t cofs     = Q8P_CODES + (size_t) nh*Q8P_LANES*sizeof(float);  // constant terms
     q8p_fvec facc[Q8P_RM][Q8P_RN];
     for (int r = 0; r < Q8P_RM; r++) {
         for (int c = 0; c < Q8P_RN; c++) {
@@ -504,37 +787,56 @@ static void q8p_tile(int64_t nsb, const uint8_t * const * a, const uint8_t * con
         }
     }
     for (int64_t s = 0; s < nsb; s++) {
-        const size_t off = (size_t) s * Q8P_SB;
-        q8p_ivec iacc[Q8P_RM][Q8P_RN];
-        for (int r = 0; r < Q8P_RM; r++) {
+        const size_t off = (size_t) s * sb_bytes;
+        for (int h = 0; h < nh; h++) {
+            q8p_ivec iacc[Q8P_RM][Q8P_RN];
             for (int c = 0; c < Q8P_RN; c++) {
-                iacc[r][c] = q8p_izero();
-            }
-        }
-        for (int g = 0; g < 8; g++) {
-            q8p_ivec av[Q8P_RM];
-            for (int r = 0; r < Q8P_RM; r++) {
-                av[r] = q8p_iload(a[r] + off + g*Q8P_W);
-            }
-            for (int c = 0; c < Q8P_RN; c++) {
-                q8p_ivec bv = q8p_iload(b[c] + off + g*Q8P_W);
-                GGML_GEMM_KEEP_IN_REG(bv);
+                q8p_ivec i0 = q8p_izero();
+#if defined(Q8P_UNSIGNED)
+                if (form == Q8P_HALVES_OFS) {
+                    i0 = q8p_iload(b[c] + off + cofs + (size_t) h*Q8P_LANES*sizeof(float));
+                }
+#endif
                 for (int r = 0; r < Q8P_RM; r++) {
-                    iacc[r][c] = q8p_idot(iacc[r][c], av[r], bv);
+                    iacc[r][c] = i0;
+                }
+            }
+            for (int g = h*gh; g < (h + 1)*gh; g++) {
+                q8p_ivec av[Q8P_RM];
+                for (int r = 0; r < Q8P_RM; r++) {
+                    av[r] = q8p_iload(a[r] + off + g*Q8P_W);
+                }
+                for (int c = 0; c < Q8P_RN; c++) {
+                    q8p_ivec bv = q8p_iload(b[c] + off + g*Q8P_W);
+                    GGML_GEMM_KEEP_IN_REG(bv);
+                    for (int r = 0; r < Q8P_RM; r++) {
+                        iacc[r][c] = q8p_idot(iacc[r][c], av[r], bv);
+                    }
+                }
+            }
+            const size_t dofs = off + Q8P_CODES + (size_t) h*Q8P_LANES*sizeof(float);
+            q8p_fvec ad[Q8P_RM];
+            for (int r = 0; r < Q8P_RM; r++) {
+                ad[r] = q8p_fload(a[r] + dofs);
+            }
+            for (int c = 0; c < Q8P_RN; c++) {
+                const q8p_fvec bd = q8p_fload(b[c] + dofs);
+                for (int r = 0; r < Q8P_RM; r++) {
+                    facc[r][c] = q8p_fmadd(q8p_cvt(iacc[r][c]), q8p_fmul(ad[r], bd), facc[r][c]);
                 }
             }
         }
-        q8p_fvec ad[Q8P_RM], ac[Q8P_RM];
-        for (int r = 0; r < Q8P_RM; r++) {
-            ad[r] = q8p_fload(a[r] + off + Q8P_CODES);
-            ac[r] = q8p_fload(a[r] + off + Q8P_CODES + Q8P_LANES*sizeof(float));
-        }
-        for (int c = 0; c < Q8P_RN; c++) {
-            const q8p_fvec bd = q8p_fload(b[c] + off + Q8P_CODES);
-            const q8p_fvec bc = q8p_fload(b[c] + off + Q8P_CODES + Q8P_LANES*sizeof(float));
+        for (int h = 0; h < nh && form != Q8P_HALVES_OFS; h++) {
+            const size_t hofs = off + cofs + (size_t) h*Q8P_LANES*sizeof(float);
+            q8p_fvec ac[Q8P_RM];
             for (int r = 0; r < Q8P_RM; r++) {
-                facc[r][c] = q8p_fmadd(q8p_cvt(iacc[r][c]), q8p_fmul(ad[r], bd), facc[r][c]);
-                facc[r][c] = q8p_fmadd(ac[r], bc, facc[r][c]);
+                ac[r] = q8p_fload(a[r] + hofs);
+            }
+            for (int c = 0; c < Q8P_RN; c++) {
+                const q8p_fvec bc = q8p_fload(b[c] + hofs);
+                for (int r = 0; r < Q8P_RM; r++) {
+                    facc[r][c] = q8p_fmadd(ac[r], bc, facc[r][c]);
+                }
             }
         }
     }
@@ -545,11 +847,27 @@ static void q8p_tile(int64_t nsb, const uint8_t * const * a, const uint8_t * con
     }
 }
 
+static void q8p_tile(int64_t nsb, const uint8_t * const * a, const uint8_t * const * b, float out[Q8P_RM][Q8P_RN]) {
+    q8p_tile_form(Q8P_PLAIN, nsb, a, b, out);
+}
+
+static void q8p2_tile(int64_t nsb, const uint8_t * const * a, const uint8_t * const * b, float out[Q8P_RM][Q8P_RN]) {
+    q8p_tile_form(Q8P_HALVES, nsb, a, b, out);
+}
+
+static void q8p2o_tile(int64_t nsb, const uint8_t * const * a, const uint8_t * const * b, float out[Q8P_RM][Q8P_RN]) {
+    q8p_tile_form(Q8P_HALVES_OFS, nsb, a, b, out);
+}
+
 #endif
 
 GGML_GEMM_DEFINE_WALK(q8p_walk_ref, Q8P_REF_RM, Q8P_REF_RN, q8p_tile_ref, uint8_t)
+GGML_GEMM_DEFINE_WALK(q8p2_walk_ref, Q8P_REF_RM, Q8P_REF_RN, q8p2_tile_ref, uint8_t)
+GGML_GEMM_DEFINE_WALK(q8p2o_walk_ref, Q8P_REF_RM, Q8P_REF_RN, q8p2o_tile_ref, uint8_t)
 #if defined(Q8P_RM)
 GGML_GEMM_DEFINE_WALK(q8p_walk, Q8P_RM, Q8P_RN, q8p_tile, uint8_t)
+GGML_GEMM_DEFINE_WALK(q8p2_walk, Q8P_RM, Q8P_RN, q8p2_tile, uint8_t)
+GGML_GEMM_DEFINE_WALK(q8p2o_walk, Q8P_RM, Q8P_RN, q8p2o_tile, uint8_t)
 #endif
 
 void ggml_gemm_q8p(int64_t nrows, int64_t ncols, int64_t nsb,
@@ -569,4 +887,18 @@ void ggml_gemm_q8p(int64_t nrows, int64_t ncols, int64_t nsb,
     }
 #endif
     q8p_walk_ref(nrows, ncols, nsb, (const uint8_t *) A, lda, B, C, accumulate);
+}
+
+void ggml_gemm_q8p2(enum ggml_type type, int64_t nrows, int64_t ncols, int64_t nsb,
+                    const void * A, size_t lda, const void * const * B, float * const * C,
+                    bool accumulate, bool use_ref) {
+    GGML_UNUSED(use_ref);
+    const bool ofs = q8p2_offset(type) != 0;
+#if defined(Q8P_RM)
+    if (!use_ref) {
+        (ofs ? q8p2o_walk : q8p2_walk)(nrows, ncols, nsb, (const uint8_t *) A, lda, B, C, accumulate);
+        return;
+    }
+#endif
+    (ofs ? q8p2o_walk_ref : q8p2_walk_ref)(nrows, ncols, nsb, (const uint8_t *) A, lda, B, C, accumulate);
 }

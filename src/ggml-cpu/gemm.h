@@ -139,7 +139,7 @@ void ggml_gemm_f32_outer(int64_t nrows, int64_t nv, int64_t n, const float * A, 
 size_t ggml_q8p_row_size(int64_t k);
 
 // weight row of `type` (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, IQ4_NL,
-// IQ4_XS, MXFP4) -> panel
+// IQ4_XS, MXFP4; Q2_K, Q3_K, Q6_K in the halves form below) -> panel
 void ggml_q8p_pack_weights(enum ggml_type type, const void * row, int64_t k, void * panel, bool use_ref);
 
 // activation row of Q8_0, Q8_1 or Q8_K blocks -> panel (the same panel for both kernel families)
@@ -156,6 +156,35 @@ void ggml_gemm_q8p(int64_t nrows, int64_t ncols, int64_t nsb,
 void ggml_gemm_q8p_neon(int64_t nrows, int64_t ncols, int64_t nsb, const void * A, size_t lda,
                         const void * const * B, float * const * C, bool accumulate);
 #endif
+
+// The halves form, for the K-quants whose scales cover 16 values (Q2_K,
+// Q3_K, Q6_K): the same codes, with a scale and a constant term for each
+// half (groups 4h..4h+3, 16 values) of every block:
+//     int8 codes[8][LANES][4]
+//     float d[2][LANES]
+//     float c[2][LANES]     activation panels: d * (sum of the half's codes)
+// A result is
+//     sum over blocks and halves of  dA*dB * (codes A . codes B)  +  cA * cB
+// (the plain form is the one-half case of the same layout). For Q3_K and
+// Q6_K, which have no minima, the unsigned kernels' offset o is applied in
+// the integers instead: their activation panels hold the int32 values
+// -o * (sum of the half's codes) in c, and the c of their weight panels is
+// unused. Activation panels are thus made for one weight type.
+#define GGML_Q8P2_SB_BYTES (GGML_Q8P_LANES * (32 + 4 * (int) sizeof(float)))
+
+// whether the panels of weight type `type` are in the halves form
+bool ggml_q8p_has_halves(enum ggml_type type);
+
+// bytes of the halves panel of one row of k values
+size_t ggml_q8p2_row_size(int64_t k);
+
+// activation row of Q8_K blocks -> halves panel for weights of `type` (both kernel families)
+void ggml_q8p2_pack_act(enum ggml_type type, const void * row, int64_t k, void * panel);
+
+// ggml_gemm_q8p on halves panels for weights of `type`
+void ggml_gemm_q8p2(enum ggml_type type, int64_t nrows, int64_t ncols, int64_t nsb,
+                    const void * A, size_t lda, const void * const * B, float * const * C,
+                    bool accumulate, bool use_ref);
 
 #ifdef __cplusplus
 }

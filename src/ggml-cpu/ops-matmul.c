@@ -64,7 +64,8 @@ static bool mm_is_quant(enum ggml_type t) {
 // those with a q8 panel form (gemm.h) take the tile kernels for many columns
 static bool mm_has_panel(enum ggml_type t) {
     return mm_is_quant(t) || t == GGML_TYPE_Q4_K || t == GGML_TYPE_Q5_K ||
-           t == GGML_TYPE_IQ4_NL || t == GGML_TYPE_IQ4_XS || t == GGML_TYPE_MXFP4;
+           t == GGML_TYPE_IQ4_NL || t == GGML_TYPE_IQ4_XS || t == GGML_TYPE_MXFP4 ||
+           ggml_q8p_has_halves(t);
 }
 
 static bool mm_is_kquant(enum ggml_type t) {
@@ -169,7 +170,7 @@ static void mm_op_init(struct mm_op * op, struct ggml_tensor * dst) {
 
     op->f32_stride = mm_row_stride(op->k * sizeof(float));
     op->q8_stride  = mm_pad(ggml_row_size(op->quant ? op->vdt : GGML_TYPE_F32, op->k));
-    op->q8p_stride = op->quant ? mm_row_stride(ggml_q8p_row_size(op->k)) : 0;
+    op->q8p_stride = !op->quant ? 0 : mm_row_stride(ggml_q8p_has_halves(w->type) ? ggml_q8p2_row_size(op->k) : ggml_q8p_row_size(op->k));
     op->bf16_stride = op->need_bf16 ? mm_row_stride((op->k + 1) * sizeof(ggml_bf16_t)) : 0;
 
     size_t act = 0;
@@ -333,7 +334,11 @@ static void mm_convert_col(const struct mm_op * op, const struct mm_act * act, i
         q8 = out;
     }
     if (want_q8p) {
-        ggml_q8p_pack_act(op->vdt, q8, k, act->q8p + c*op->q8p_stride);
+        if (ggml_q8p_has_halves(op->w->type)) {
+            ggml_q8p2_pack_act(op->w->type, q8, k, act->q8p + c*op->q8p_stride);
+        } else {
+            ggml_q8p_pack_act(op->vdt, q8, k, act->q8p + c*op->q8p_stride);
+        }
     }
 }
 
@@ -476,13 +481,19 @@ static void mm_chunk_gemm(const struct mm_op * op, const struct mm_act * act, co
         for (int64_t r = r0; r < r1; r++) {
             ggml_q8p_pack_weights(op->w->type, g->w + r*op->w->nb[1], op->k, panel + (r - r0)*lda, use_ref);
         }
+        const bool    halves = ggml_q8p_has_halves(op->w->type);
+        const size_t  sbb = halves ? GGML_Q8P2_SB_BYTES : GGML_Q8P_SB_BYTES;
         const int64_t nsb = (op->k/32 + GGML_Q8P_LANES - 1) / GGML_Q8P_LANES;
         const int64_t ksb = MM_KC_Q8 / (32 * GGML_Q8P_LANES);
         for (int64_t s0 = 0; s0 < nsb; s0 += ksb) {
             for (int64_t j = 0; j < ncols; j++) {
-                bk[j] = (const char *) bcol[j] + s0*GGML_Q8P_SB_BYTES;
+                bk[j] = (const char *) bcol[j] + s0*sbb;
             }
-            ggml_gemm_q8p(nrows, ncols, MIN(ksb, nsb - s0), panel + s0*GGML_Q8P_SB_BYTES, lda, bk, ccol, s0 > 0, use_ref);
+            if (halves) {
+                ggml_gemm_q8p2(op->w->type, nrows, ncols, MIN(ksb, nsb - s0), panel + s0*sbb, lda, bk, ccol, s0 > 0, use_ref);
+            } else {
+                ggml_gemm_q8p(nrows, ncols, MIN(ksb, nsb - s0), panel + s0*sbb, lda, bk, ccol, s0 > 0, use_ref);
+            }
         }
         return;
     }

@@ -23,7 +23,8 @@ static void print_usage(const char * argv0) {
            "a temporary file beside it, which replaces it only when complete.\n"
            "TYPE may also name one of upstream's mixes, which choose each matrix's type by\n"
            "its role (output, attention V, FFN down ...): Q2_K, Q3_K_S, Q3_K_M, Q3_K_L, Q4_K_S,\n"
-           "Q4_K_M, Q5_K_S, Q5_K_M, Q6_K, IQ4_NL, IQ4_XS (upper case; q4_K etc. is one type).\n"
+           "Q4_K_M, Q5_K_S, Q5_K_M, Q6_K, IQ4_NL, IQ4_XS, MXFP4_MOE (MoE models: the expert\n"
+           "stacks MXFP4, the rest Q8_0) (upper case; q4_K etc. is one type).\n"
            "\n"
            "options:\n"
            "  -t, --threads N       threads (default: every core)\n"
@@ -104,7 +105,7 @@ int main(int argc, char ** argv) {
     if (!parse_type(pos[2], &params)) {
         fprintf(stderr, "ggml-quantize: error: unknown type '%s' (q8_0, q4_0, q4_1, q5_0, q5_1, q2_K, q3_K, q4_K, q5_K, q6_K, "
                         "iq4_nl, iq4_xs, mxfp4, tq1_0, tq2_0, iq1_s, iq1_m, iq2_xxs, iq2_xs, iq2_s, iq3_xxs, iq3_s, nvfp4, q1_0, f16, bf16, f32; mixes Q2_K, Q3_K_S, Q3_K_M, Q3_K_L, Q4_K_S, Q4_K_M, "
-                        "Q5_K_S, Q5_K_M, Q6_K, IQ4_NL, IQ4_XS)\n", pos[2]);
+                        "Q5_K_S, Q5_K_M, Q6_K, IQ4_NL, IQ4_XS, MXFP4_MOE)\n", pos[2]);
         return 1;
     }
     struct gq_stats stats;

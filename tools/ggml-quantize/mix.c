@@ -5,7 +5,11 @@
 // down get more bits in the layers where errors cost most (the first and
 // last eighths and every third layer between, "use_more_bits"); attention
 // output and fused QKV a step more in the M and L mixes. The counters of
-// attention V and FFN down run in file order, as upstream's do.
+// attention V and FFN down run in file order, as upstream's do. MXFP4_MOE
+// (upstream's LLAMA_FTYPE_MOSTLY_MXFP4_MOE, for MoE models) gives the stacks
+// of expert matrices (3-D, ne[2] > 1) MXFP4 and every other matrix Q8_0,
+// the output included. As upstream's, no mix converts the expert router
+// (ffn_gate_inp), which stays as it is.
 
 #include "mix.h"
 
@@ -29,6 +33,7 @@ static const struct {
     { "Q6_K",   GQ_MIX_Q6_K,   GGML_TYPE_Q6_K   },
     { "IQ4_NL", GQ_MIX_IQ4_NL, GGML_TYPE_IQ4_NL },
     { "IQ4_XS", GQ_MIX_IQ4_XS, GGML_TYPE_IQ4_XS },
+    { "MXFP4_MOE", GQ_MIX_MXFP4, GGML_TYPE_MXFP4 },
 };
 
 #define N_MIXES (int)(sizeof(k_mixes)/sizeof(k_mixes[0]))
@@ -69,11 +74,12 @@ static bool use_more_bits(int i, int n) {
     return i < n/8 || i >= 7*n/8 || (i - n/8) % 3 == 2;
 }
 
-// the weight matrices (float, or quantized ones that --allow-requantize converts)
+// the weight matrices, or stacks of them (MoE experts): float, or quantized
+// ones that --allow-requantize converts; not the expert router
 static bool converts(const struct ggml_tensor * t) {
     const bool weight = t->type == GGML_TYPE_F32 || t->type == GGML_TYPE_F16 || t->type == GGML_TYPE_BF16 ||
                         ggml_is_quantized(t->type);
-    return weight && t->ne[0] > 0 && t->ne[1] > 1 && t->ne[2] == 1 && t->ne[3] == 1;
+    return weight && t->ne[0] > 0 && t->ne[1] > 1 && t->ne[3] == 1 && strstr(t->name, "ffn_gate_inp") == NULL;
 }
 
 static uint32_t meta_u32(const struct gguf_context * in, const char * arch, const char * key, uint32_t def) {
@@ -138,6 +144,12 @@ void gq_mix_plan(const struct gguf_context * in, const struct ggml_tensor * cons
             r = ROLE_OUTPUT; // tied embeddings: the output's rule
         }
         enum ggml_type type = base;
+        if (mix == GQ_MIX_MXFP4) {
+            // upstream's order: the output rule first (Q8_0), then by shape
+            type = r != ROLE_OUTPUT && t->ne[2] > 1 ? GGML_TYPE_MXFP4 : GGML_TYPE_Q8_0;
+            types[i] = fallback(type, t->ne[0]);
+            continue;
+        }
         switch (r) {
             case ROLE_OUTPUT:
                 type = t->ne[0] % ggml_blck_size(base) != 0 ? GGML_TYPE_Q8_0 : GGML_TYPE_Q6_K;

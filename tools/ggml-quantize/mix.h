@@ -42,7 +42,8 @@ enum ggml_type gq_mix_base_type(enum gq_mix_id mix);
 // The type of each of the n tensors of a model (tensors[i] is the i-th of
 // in, in file order) under a mix: types[i] is the target of tensor i if it is
 // a weight matrix, its own type otherwise. Weight matrices: F32/F16/BF16 or
-// quantized (converted only with --allow-requantize), 2-D.
+// quantized (converted only with --allow-requantize), 2-D, or 3-D stacks of
+// them (MoE experts); not the expert router (ffn_gate_inp).
 // A target whose block does not divide the rows falls back as upstream's
 // does (IQ4_NL, Q5_0, Q5_1, Q8_0, and F16 when even that does not divide).
 void gq_mix_plan(const struct gguf_context * in, const struct ggml_tensor * const * tensors, int64_t n,

@@ -103,7 +103,7 @@ bool gq_file_type(enum ggml_type type, uint32_t * file_type) {
 
 // a weight matrix with data: empty tensors are copied through as they are
 static bool gq_is_matrix(const struct ggml_tensor * t) {
-    return t->ne[0] > 0 && t->ne[1] > 1 && t->ne[2] == 1 && t->ne[3] == 1;
+    return t->ne[0] > 0 && t->ne[1] > 1 && t->ne[3] == 1; // ne[2] > 1: a stack of matrices (MoE experts)
 }
 
 // Decides whether t converts to target; false after reporting why a
@@ -268,14 +268,20 @@ static bool gq_convert_tensor(struct gq_io * io, const struct ggml_tensor * t, u
     if (!ok) {
         gq_error("out of memory converting %s", t->name);
     }
-    for (int64_t r = 0; ok && r < nrows; r += chunk) {
-        const int64_t n = nrows - r < chunk ? nrows - r : chunk;
+    for (int64_t r = 0, n = 0; ok && r < nrows; r += n) {
+        n = nrows - r < chunk ? nrows - r : chunk;
+        // a stack of matrices (MoE experts) has an importance matrix for each
+        const float * im = imatrix;
+        if (imatrix != NULL && t->ne[2] > 1) {
+            n  = n < t->ne[1] - r % t->ne[1] ? n : t->ne[1] - r % t->ne[1];
+            im = imatrix + (r / t->ne[1]) * ne0;
+        }
         // the file is little-endian: a big-endian host converts what it reads and what it writes
         ok = gq_read_at(io, src_offset + (uint64_t) r * src_row, io->src_buf, (size_t) n * src_row) &&
              gguf_tensor_data_to_host(t->name, t->type, io->src_buf, (size_t) n * src_row);
         if (ok) {
             gq_to_f32(t->type, io->src_buf, io->f32_buf, n * ne0);
-            ok = gq_quantize_rows(target, imatrix, io->f32_buf, io->dst_buf, n, ne0, n_threads) &&
+            ok = gq_quantize_rows(target, im, io->f32_buf, io->dst_buf, n, ne0, n_threads) &&
                  gguf_tensor_data_to_host(t->name, target, io->dst_buf, (size_t) n * dst_row) &&
                  gq_write(io, io->dst_buf, (size_t) n * dst_row);
         }
@@ -422,9 +428,9 @@ static bool gq_tensor_imatrix(const struct gq_imatrix * im, const struct ggml_te
                               const float ** values) {
     int64_t n_per_row = 0, n_mat = 0;
     *values = gq_imatrix_find(im, t->name, &n_per_row, &n_mat);
-    if (*values != NULL && (n_per_row != t->ne[0] || n_mat != 1)) {
-        gq_error("the importance matrix entry of %s has %lld x %lld values; the tensor has rows of %lld",
-                 t->name, (long long) n_per_row, (long long) n_mat, (long long) t->ne[0]);
+    if (*values != NULL && (n_per_row != t->ne[0] || n_mat != t->ne[2])) { // one per matrix of a stack
+        gq_error("the importance matrix entry of %s has %lld x %lld values; the tensor has rows of %lld in %lld matrices",
+                 t->name, (long long) n_per_row, (long long) n_mat, (long long) t->ne[0], (long long) t->ne[2]);
         return false;
     }
     if (*values == NULL && ggml_quantize_requires_imatrix(target)) {

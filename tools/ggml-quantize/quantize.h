@@ -2,7 +2,8 @@
 
 // quantize.h: converting the weights of a GGUF model to another type.
 //
-// Every non-empty 2-D tensor of type F32, F16 or BF16 whose rows are a whole
+// Every non-empty 2-D tensor (or 3-D stack of them: MoE experts) of type
+// F32, F16 or BF16 whose rows are a whole
 // number of blocks of the target type is converted with ggml_quantize_chunk;
 // all other tensors (norms and other 1-D tensors, empty tensors, integer
 // tensors, rows that do not divide) are copied unchanged, as is every
