@@ -602,10 +602,12 @@ ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows(enum ggml_type type, bool use_ref) {
         case GGML_TYPE_IQ3_XXS:
         case GGML_TYPE_IQ3_S:
         case GGML_TYPE_IQ1_S:
-        case GGML_TYPE_IQ1_M:  return ggml_cpu_get_dot_rows_iq(type);
+        case GGML_TYPE_IQ1_M:  return !use_ref && ggml_cpu_get_dot_rows_iq_avx2(type) ? ggml_cpu_get_dot_rows_iq_avx2(type)
+                                                                                      : ggml_cpu_get_dot_rows_iq(type);
         case GGML_TYPE_Q1_0:
         case GGML_TYPE_Q2_0:
-        case GGML_TYPE_NVFP4:  return ggml_cpu_get_dot_rows_lowbit(type);
+        case GGML_TYPE_NVFP4:  return !use_ref && ggml_cpu_get_dot_rows_iq_avx2(type) ? ggml_cpu_get_dot_rows_iq_avx2(type)
+                                                                                      : ggml_cpu_get_dot_rows_lowbit(type);
         default:             return ggml_cpu_get_dot_rows_k(type, use_ref);
     }
 }

@@ -1,0 +1,445 @@
+// quants-dot-iq-avx2.c: the AVX2 dot products of the grid types (IQ1_S,
+// IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S . Q8_K rows) and of the
+// small-block types (Q1_0, Q2_0, NVFP4 . Q8_0 rows). The portable forms, and
+// the layouts they decode, are in quants-dot-iq.c and quants-dot-lowbit.c;
+// other builds (and use_ref) take those.
+//
+// Every 32 weight values are decoded into three registers: the magnitudes
+// (unsigned bytes: the grid bytes, or |v|), the sign carriers (bytes with the
+// sign of each value, never 0 where the magnitude is not) and one int16
+// multiplier per 16 values (2s + 1 from the 4- or 3-bit scales; 1 for the
+// small-block types). The activation codes take the weights' signs
+// (_mm256_sign_epi8), maddubs multiplies unsigned by signed bytes, and the
+// madd that widens the pair sums to int32 applies the multipliers. Pair sums
+// fit int16: magnitudes are at most 62 (IQ3_XXS) and activation codes at
+// most 127. The grid types' integer sum over a block is exact and scaled
+// once by the block factor and the activation scale; the small-block types
+// scale each 16 values by their float scale times the Q8_0 block's.
+//
+// IQ1 values are grid values (-1, 0, 1) plus a shift of +-1/8 per 32 (IQ1_S)
+// or 8 (IQ1_M) values: they are decoded as the integers 8g +- 1 (|v| <= 9)
+// with a block factor d/8, so they fit the same kernel.
+//
+// Generation (one column) decodes each block in registers next to its use;
+// prompts decode a block once into memory and meet up to IQX_COLS columns
+// with it. Each result is the same sequence of operations whatever nr and
+// nc are: a vector accumulation over the blocks, then one horizontal sum.
+
+#include "quants-dot.h"
+#include "quants-simd.h"
+#include "ggml-quants.h"
+#include "../ggml-quants-iq.h"
+
+#if defined(QD_SIMD)
+
+#if defined(__BMI2__)
+#include <immintrin.h>
+#endif
+
+// columns that share one decoded block
+#define IQX_COLS 8
+
+// the 32 values of one decoded register triple
+struct iqx_chunk {
+    __m256i mag;  // |value|
+    __m256i sgn;  // sign carriers
+    __m256i mul;  // int16 multipliers: lanes 0-7 for values 0-15, 8-15 for values 16-31
+};
+
+// byte j = -1 where bit j of bits is set, +1 where not
+static QD_INLINE __m256i iqx_signs(uint32_t bits) {
+    const __m256i b = _mm256_set1_epi32((int) bits);
+    const __m256i sel = _mm256_shuffle_epi8(b, _mm256_setr_epi8(
+        0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+        2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
+    const __m256i bit = _mm256_set1_epi64x(0x8040201008040201LL);
+    const __m256i hit = _mm256_cmpeq_epi8(_mm256_and_si256(sel, bit), bit);
+    return _mm256_or_si256(hit, _mm256_set1_epi8(1));
+}
+
+// four 7-bit sign groups, group l in bits [7l, 7l + 7) of s, as the 32 sign
+// bits of their values: each byte gets the eighth bit that makes its count of
+// set bits even (the parity folds stay within bits 0-3 of each byte)
+static QD_INLINE uint32_t iqx_signs7x4(uint32_t s) {
+#if defined(__BMI2__)
+    uint32_t w = _pdep_u32(s, 0x7f7f7f7fu);
+#else
+    uint32_t w = (s & 0x7f) | ((s << 1) & 0x7f00) | ((s << 2) & 0x7f0000) | ((s << 3) & 0x7f000000);
+#endif
+    uint32_t p = w ^ (w >> 4);
+    p ^= p >> 2;
+    p ^= p >> 1;
+    return w | ((p & 0x01010101u) << 7);
+}
+
+// int16 multipliers m0 (values 0-15) and m1 (values 16-31)
+static QD_INLINE __m256i iqx_mul2(int m0, int m1) {
+    return _mm256_setr_m128i(_mm_set1_epi16((short) m0), _mm_set1_epi16((short) m1));
+}
+
+static QD_INLINE __m256i iqx_grid64(const uint64_t * grid, int i0, int i1, int i2, int i3) {
+    return _mm256_setr_epi64x((long long) grid[i0], (long long) grid[i1], (long long) grid[i2], (long long) grid[i3]);
+}
+
+static QD_INLINE __m256i iqx_grid32(const uint32_t * grid, const int * idx) {
+    return _mm256_setr_epi32((int) grid[idx[0]], (int) grid[idx[1]], (int) grid[idx[2]], (int) grid[idx[3]],
+                             (int) grid[idx[4]], (int) grid[idx[5]], (int) grid[idx[6]], (int) grid[idx[7]]);
+}
+
+//
+// the grid types
+//
+
+static QD_INLINE size_t iqx_block_size(enum ggml_type type) {
+    switch (type) {
+        case GGML_TYPE_IQ2_XXS: return sizeof(block_iq2_xxs);
+        case GGML_TYPE_IQ2_XS:  return sizeof(block_iq2_xs);
+        case GGML_TYPE_IQ2_S:   return sizeof(block_iq2_s);
+        case GGML_TYPE_IQ3_XXS: return sizeof(block_iq3_xxs);
+        case GGML_TYPE_IQ3_S:   return sizeof(block_iq3_s);
+        case GGML_TYPE_IQ1_S:   return sizeof(block_iq1_s);
+        default:                return sizeof(block_iq1_m);
+    }
+}
+
+// the factor of a block: value = factor * mul * v
+static QD_INLINE float iqx_block_factor(enum ggml_type type, const void * x) {
+    switch (type) {
+        case GGML_TYPE_IQ2_XXS: return qd_h2f(((const block_iq2_xxs *) x)->d) * 0.125f;
+        case GGML_TYPE_IQ2_XS:  return qd_h2f(((const block_iq2_xs  *) x)->d) * 0.125f;
+        case GGML_TYPE_IQ2_S:   return qd_h2f(((const block_iq2_s   *) x)->d) * 0.125f;
+        case GGML_TYPE_IQ3_XXS: return qd_h2f(((const block_iq3_xxs *) x)->d) * 0.25f;
+        case GGML_TYPE_IQ3_S:   return qd_h2f(((const block_iq3_s   *) x)->d);
+        case GGML_TYPE_IQ1_S:   return qd_h2f(((const block_iq1_s   *) x)->d) * 0.125f;
+        default:                return ggml_iq1_m_scale((const block_iq1_m *) x) * 0.125f;
+    }
+}
+
+// IQ1 values 8g + shift from the grid bytes g (-1, 0, 1) and the shift bytes (-1, 1)
+static QD_INLINE void iqx_iq1_values(__m256i g, __m256i shift, struct iqx_chunk * ch) {
+    const __m256i v = _mm256_add_epi8(_mm256_sign_epi8(_mm256_set1_epi8(8), g), shift);
+    ch->mag = _mm256_abs_epi8(v);
+    ch->sgn = v;
+}
+
+// values 32i .. 32i + 31 of the block at x
+static QD_INLINE void iqx_decode(enum ggml_type type, const void * x, int i, const struct ggml_iq_grids * g,
+                                 struct iqx_chunk * ch) {
+    switch (type) {
+        case GGML_TYPE_IQ2_XXS: {
+            const block_iq2_xxs * b = x;
+            uint32_t aux[2];
+            memcpy(aux, b->qs + 4*i, sizeof(aux));
+            ch->mag = iqx_grid64(g->iq2xxs, aux[0] & 255, (aux[0] >> 8) & 255, (aux[0] >> 16) & 255, aux[0] >> 24);
+            ch->sgn = iqx_signs(iqx_signs7x4(aux[1]));
+            ch->mul = _mm256_set1_epi16((short) (2*(aux[1] >> 28) + 1));
+        } break;
+        case GGML_TYPE_IQ2_XS: {
+            const block_iq2_xs * b = x;
+            const uint16_t * q = b->qs + 4*i;
+            ch->mag = iqx_grid64(g->iq2xs, q[0] & 511, q[1] & 511, q[2] & 511, q[3] & 511);
+            const uint32_t s7 = (uint32_t) (q[0] >> 9) | (uint32_t) (q[1] >> 9) << 7 |
+                                (uint32_t) (q[2] >> 9) << 14 | (uint32_t) (q[3] >> 9) << 21;
+            ch->sgn = iqx_signs(iqx_signs7x4(s7));
+            ch->mul = iqx_mul2(2*(b->scales[i] & 15) + 1, 2*(b->scales[i] >> 4) + 1);
+        } break;
+        case GGML_TYPE_IQ2_S: {
+            const block_iq2_s * b = x;
+            const uint8_t * q = b->qs + 4*i;
+            const int h = b->qh[i];
+            ch->mag = iqx_grid64(g->iq2s, q[0] | (h << 8 & 0x300), q[1] | (h << 6 & 0x300),
+                                          q[2] | (h << 4 & 0x300), q[3] | (h << 2 & 0x300));
+            uint32_t signs;
+            memcpy(&signs, b->qs + QK_K/8 + 4*i, sizeof(signs));
+            ch->sgn = iqx_signs(signs);
+            ch->mul = iqx_mul2(2*(b->scales[i] & 15) + 1, 2*(b->scales[i] >> 4) + 1);
+        } break;
+        case GGML_TYPE_IQ3_XXS: {
+            const block_iq3_xxs * b = x;
+            const uint8_t * q = b->qs + 8*i;
+            const int idx[8] = { q[0], q[1], q[2], q[3], q[4], q[5], q[6], q[7] };
+            uint32_t aux;
+            memcpy(&aux, b->qs + QK_K/4 + 4*i, sizeof(aux));
+            ch->mag = iqx_grid32(g->iq3xxs, idx);
+            ch->sgn = iqx_signs(iqx_signs7x4(aux));
+            ch->mul = _mm256_set1_epi16((short) (2*(aux >> 28) + 1));
+        } break;
+        case GGML_TYPE_IQ3_S: {
+            const block_iq3_s * b = x;
+            const uint8_t * q = b->qs + 8*i;
+            const int h = b->qh[i];
+            int idx[8];
+            for (int k = 0; k < 8; k++) {
+                idx[k] = q[k] | ((h << (8 - k)) & 256);
+            }
+            uint32_t signs;
+            memcpy(&signs, b->signs + 4*i, sizeof(signs));
+            ch->mag = iqx_grid32(g->iq3s, idx);
+            ch->sgn = iqx_signs(signs);
+            ch->mul = _mm256_set1_epi16((short) (2*((b->scales[i/2] >> 4*(i%2)) & 15) + 1));
+        } break;
+        case GGML_TYPE_IQ1_S: {
+            const block_iq1_s * b = x;
+            const uint8_t * q = b->qs + 4*i;
+            const int h = b->qh[i];
+            const __m256i grid = iqx_grid64(g->iq1s, q[0] | (h << 8 & 0x700), q[1] | (h << 5 & 0x700),
+                                                     q[2] | (h << 2 & 0x700), q[3] | (h >> 1 & 0x700));
+            iqx_iq1_values(grid, _mm256_set1_epi8(h & 0x8000 ? -1 : 1), ch);
+            ch->mul = _mm256_set1_epi16((short) (2*((h >> 12) & 7) + 1));
+        } break;
+        default: { // GGML_TYPE_IQ1_M
+            const block_iq1_m * b = x;
+            const uint8_t * q = b->qs + 4*i;
+            const int h0 = b->qh[2*i], h1 = b->qh[2*i + 1];
+            const __m256i grid = iqx_grid64(g->iq1s, q[0] | (h0 << 8 & 0x700), q[1] | (h0 << 4 & 0x700),
+                                                     q[2] | (h1 << 8 & 0x700), q[3] | (h1 << 4 & 0x700));
+            const __m256i shift = _mm256_setr_epi64x(h0 & 0x08 ? -1 : 0x0101010101010101LL, h0 & 0x80 ? -1 : 0x0101010101010101LL,
+                                                     h1 & 0x08 ? -1 : 0x0101010101010101LL, h1 & 0x80 ? -1 : 0x0101010101010101LL);
+            iqx_iq1_values(grid, shift, ch);
+            uint16_t sc;
+            memcpy(&sc, (const uint8_t *) b->scales + 2*(i/2), sizeof(sc));
+            const int s = sc >> 6*(i%2);
+            ch->mul = iqx_mul2(2*(s & 7) + 1, 2*((s >> 3) & 7) + 1);
+        } break;
+    }
+}
+
+// int32 lanes of the chunk's values . q (32 activation codes), with the multipliers
+static QD_INLINE __m256i iqx_dot_chunk(__m256i acc, const struct iqx_chunk * ch, const int8_t * q) {
+    const __m256i y = _mm256_loadu_si256((const __m256i *) q);
+    const __m256i p = _mm256_maddubs_epi16(ch->mag, _mm256_sign_epi8(y, ch->sgn));
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(p, ch->mul));
+}
+
+static QD_INLINE void iqx_rows(enum ggml_type type, int64_t n, const char * x, size_t bx, int64_t nr,
+                               const void * const * y, float * const * s, int64_t nc) {
+    const struct ggml_iq_grids * g = ggml_iq_grids();
+    const size_t bs = iqx_block_size(type);
+    const int64_t nb = n / QK_K;
+    for (int64_t r = 0; r < nr; r++) {
+        const char * xr = x + r*bx;
+        if (nc == 1) {
+            const block_q8_K * yb = (const block_q8_K *) y[0];
+            __m256 acc = _mm256_setzero_ps();
+            for (int64_t b = 0; b < nb; b++) {
+                const char * blk = xr + b*bs;
+                __m256i isum = _mm256_setzero_si256();
+                for (int i = 0; i < QK_K/32; i++) {
+                    struct iqx_chunk ch;
+                    iqx_decode(type, blk, i, g, &ch);
+                    isum = iqx_dot_chunk(isum, &ch, yb[b].qs + 32*i);
+                }
+                const float d = iqx_block_factor(type, blk) * yb[b].d;
+                acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(d), acc);
+            }
+            s[0][r] = qd_hsum256(acc);
+            continue;
+        }
+        for (int64_t c0 = 0; c0 < nc; c0 += IQX_COLS) {
+            const int64_t cn = MIN(IQX_COLS, nc - c0);
+            __m256 acc[IQX_COLS];
+            for (int64_t c = 0; c < cn; c++) {
+                acc[c] = _mm256_setzero_ps();
+            }
+            for (int64_t b = 0; b < nb; b++) {
+                const char * blk = xr + b*bs;
+                struct iqx_chunk ch[QK_K/32];
+                for (int i = 0; i < QK_K/32; i++) {
+                    iqx_decode(type, blk, i, g, &ch[i]);
+                }
+                const float factor = iqx_block_factor(type, blk);
+                for (int64_t c = 0; c < cn; c++) {
+                    const block_q8_K * yb = (const block_q8_K *) y[c0 + c] + b;
+                    __m256i isum = _mm256_setzero_si256();
+                    for (int i = 0; i < QK_K/32; i++) {
+                        isum = iqx_dot_chunk(isum, &ch[i], yb->qs + 32*i);
+                    }
+                    acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(factor * yb->d), acc[c]);
+                }
+            }
+            for (int64_t c = 0; c < cn; c++) {
+                s[c0 + c][r] = qd_hsum256(acc[c]);
+            }
+        }
+    }
+}
+
+#define IQX_DEFINE_ROWS(name, type)                                                                    \
+    static void name(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,                  \
+                     const void * const * y, float * const * s, int64_t nc) {                         \
+        iqx_rows(type, n, (const char *) x, bx, nr, y, s, nc);                                         \
+    }
+
+IQX_DEFINE_ROWS(iqx_rows_iq2_xxs, GGML_TYPE_IQ2_XXS)
+IQX_DEFINE_ROWS(iqx_rows_iq2_xs,  GGML_TYPE_IQ2_XS)
+IQX_DEFINE_ROWS(iqx_rows_iq2_s,   GGML_TYPE_IQ2_S)
+IQX_DEFINE_ROWS(iqx_rows_iq3_xxs, GGML_TYPE_IQ3_XXS)
+IQX_DEFINE_ROWS(iqx_rows_iq3_s,   GGML_TYPE_IQ3_S)
+IQX_DEFINE_ROWS(iqx_rows_iq1_s,   GGML_TYPE_IQ1_S)
+IQX_DEFINE_ROWS(iqx_rows_iq1_m,   GGML_TYPE_IQ1_M)
+
+//
+// the small-block types . Q8_0: 32 values per chunk, a float scale per 16
+// (the weight scale; times the activation scale at use)
+//
+
+struct lbx_chunk {
+    __m256i mag, sgn;
+    __m256  scale;  // lanes 0-3 for values 0-15, 4-7 for values 16-31
+};
+
+// half a UE4M3 scale, exactly as ggml_ue4m3_to_fp32_half: 0x7f reads as 0, bit 7 is ignored
+static QD_INLINE float lbx_ue4m3_half(uint8_t x) {
+    if (x == 0x7f) {
+        return 0.0f;
+    }
+    x &= 0x7f;
+    if (x < 8) {
+        return (float) x * (1.0f / 1024.0f); // subnormal: m * 2^-9, halved
+    }
+    // 2^(e - 8) * (1 + m/8): exponent field e - 8 + 127, mantissa m << 20
+    const uint32_t bits = ((uint32_t) x << 20) + (119u << 23);
+    float f;
+    memcpy(&f, &bits, sizeof(f));
+    return f;
+}
+
+static QD_INLINE int lbx_values(enum ggml_type type) {
+    return type == GGML_TYPE_Q1_0 ? QK1_0 : type == GGML_TYPE_Q2_0 ? QK2_0 : QK_NVFP4;
+}
+
+static QD_INLINE size_t lbx_block_size(enum ggml_type type) {
+    return type == GGML_TYPE_Q1_0 ? sizeof(block_q1_0) : type == GGML_TYPE_Q2_0 ? sizeof(block_q2_0) : sizeof(block_nvfp4);
+}
+
+// values 32i .. 32i + 31 of the block at x
+static QD_INLINE void lbx_decode(enum ggml_type type, const void * x, int i, struct lbx_chunk * ch) {
+    switch (type) {
+        case GGML_TYPE_Q1_0: {
+            const block_q1_0 * b = x;
+            uint32_t bits;
+            memcpy(&bits, b->qs + 4*i, sizeof(bits));
+            ch->mag = _mm256_set1_epi8(1);
+            ch->sgn = iqx_signs(~bits); // a set bit is +1
+            ch->scale = _mm256_set1_ps(qd_h2f(b->d));
+        } break;
+        case GGML_TYPE_Q2_0: {
+            const block_q2_0 * b = x;
+            // byte j holds values 4j .. 4j + 3, two bits each
+            const __m128i q = _mm_loadl_epi64((const __m128i *)(b->qs + 8*i));
+            const __m128i m = _mm_set1_epi8(3);
+            const __m128i f0 = _mm_and_si128(q, m);
+            const __m128i f1 = _mm_and_si128(_mm_srli_epi16(q, 2), m);
+            const __m128i f2 = _mm_and_si128(_mm_srli_epi16(q, 4), m);
+            const __m128i f3 = _mm_and_si128(_mm_srli_epi16(q, 6), m);
+            const __m128i p01 = _mm_unpacklo_epi8(f0, f1);
+            const __m128i p23 = _mm_unpacklo_epi8(f2, f3);
+            const __m256i u = _mm256_setr_m128i(_mm_unpacklo_epi16(p01, p23), _mm_unpackhi_epi16(p01, p23));
+            const __m256i v = _mm256_sub_epi8(u, _mm256_set1_epi8(1));
+            ch->mag = _mm256_abs_epi8(v);
+            ch->sgn = v;
+            ch->scale = _mm256_set1_ps(qd_h2f(b->d));
+        } break;
+        default: { // GGML_TYPE_NVFP4: sub-blocks 2i and 2i + 1
+            const block_nvfp4 * b = x;
+            const __m128i q  = _mm_loadu_si128((const __m128i *)(b->qs + 16*i));
+            const __m128i lo = _mm_and_si128(q, _mm_set1_epi8(0x0F));
+            const __m128i hi = _mm_and_si128(_mm_srli_epi16(q, 4), _mm_set1_epi8(0x0F));
+            const __m256i codes = _mm256_setr_m128i(_mm_unpacklo_epi64(lo, hi), _mm_unpackhi_epi64(lo, hi));
+            const __m128i t = _mm_loadu_si128((const __m128i *) ggml_kvalues_mxfp4());
+            const __m256i v = _mm256_shuffle_epi8(_mm256_setr_m128i(t, t), codes);
+            ch->mag = _mm256_abs_epi8(v);
+            ch->sgn = v;
+            const float s0 = lbx_ue4m3_half(b->d[2*i]), s1 = lbx_ue4m3_half(b->d[2*i + 1]);
+            ch->scale = _mm256_setr_ps(s0, s0, s0, s0, s1, s1, s1, s1);
+        } break;
+    }
+}
+
+static QD_INLINE __m256 lbx_dot_chunk(__m256 acc, const struct lbx_chunk * ch, const block_q8_0 * yb) {
+    const __m256i y = _mm256_loadu_si256((const __m256i *) yb->qs);
+    const __m256i p = _mm256_maddubs_epi16(ch->mag, _mm256_sign_epi8(y, ch->sgn));
+    const __m256i isum = _mm256_madd_epi16(p, _mm256_set1_epi16(1));
+    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(ch->scale, _mm256_set1_ps(qd_h2f(yb->d))), acc);
+}
+
+static QD_INLINE void lbx_rows(enum ggml_type type, int64_t n, const char * x, size_t bx, int64_t nr,
+                               const void * const * y, float * const * s, int64_t nc) {
+    enum { MAX_CHUNKS = QK1_0/32 };
+    const int nch = lbx_values(type) / 32;
+    const size_t bs = lbx_block_size(type);
+    const int64_t nb = n / lbx_values(type);
+    for (int64_t r = 0; r < nr; r++) {
+        const char * xr = x + r*bx;
+        if (nc == 1) {
+            const block_q8_0 * yb = (const block_q8_0 *) y[0];
+            __m256 acc = _mm256_setzero_ps();
+            for (int64_t b = 0; b < nb; b++) {
+                for (int i = 0; i < nch; i++) {
+                    struct lbx_chunk ch;
+                    lbx_decode(type, xr + b*bs, i, &ch);
+                    acc = lbx_dot_chunk(acc, &ch, yb + b*nch + i);
+                }
+            }
+            s[0][r] = qd_hsum256(acc);
+            continue;
+        }
+        for (int64_t c0 = 0; c0 < nc; c0 += IQX_COLS) {
+            const int64_t cn = MIN(IQX_COLS, nc - c0);
+            __m256 acc[IQX_COLS];
+            for (int64_t c = 0; c < cn; c++) {
+                acc[c] = _mm256_setzero_ps();
+            }
+            for (int64_t b = 0; b < nb; b++) {
+                struct lbx_chunk ch[MAX_CHUNKS];
+                for (int i = 0; i < nch; i++) {
+                    lbx_decode(type, xr + b*bs, i, &ch[i]);
+                }
+                for (int64_t c = 0; c < cn; c++) {
+                    const block_q8_0 * yb = (const block_q8_0 *) y[c0 + c] + b*nch;
+                    for (int i = 0; i < nch; i++) {
+                        acc[c] = lbx_dot_chunk(acc[c], &ch[i], yb + i);
+                    }
+                }
+            }
+            for (int64_t c = 0; c < cn; c++) {
+                s[c0 + c][r] = qd_hsum256(acc[c]);
+            }
+        }
+    }
+}
+
+#define LBX_DEFINE_ROWS(name, type)                                                                    \
+    static void name(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,                  \
+                     const void * const * y, float * const * s, int64_t nc) {                         \
+        lbx_rows(type, n, (const char *) x, bx, nr, y, s, nc);                                         \
+    }
+
+LBX_DEFINE_ROWS(lbx_rows_q1_0,  GGML_TYPE_Q1_0)
+LBX_DEFINE_ROWS(lbx_rows_q2_0,  GGML_TYPE_Q2_0)
+LBX_DEFINE_ROWS(lbx_rows_nvfp4, GGML_TYPE_NVFP4)
+
+ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_iq_avx2(enum ggml_type type) {
+    switch (type) {
+        case GGML_TYPE_IQ2_XXS: return iqx_rows_iq2_xxs;
+        case GGML_TYPE_IQ2_XS:  return iqx_rows_iq2_xs;
+        case GGML_TYPE_IQ2_S:   return iqx_rows_iq2_s;
+        case GGML_TYPE_IQ3_XXS: return iqx_rows_iq3_xxs;
+        case GGML_TYPE_IQ3_S:   return iqx_rows_iq3_s;
+        case GGML_TYPE_IQ1_S:   return iqx_rows_iq1_s;
+        case GGML_TYPE_IQ1_M:   return iqx_rows_iq1_m;
+        case GGML_TYPE_Q1_0:    return lbx_rows_q1_0;
+        case GGML_TYPE_Q2_0:    return lbx_rows_q2_0;
+        case GGML_TYPE_NVFP4:   return lbx_rows_nvfp4;
+        default:                return NULL;
+    }
+}
+
+#else
+
+ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_iq_avx2(enum ggml_type type) {
+    GGML_UNUSED(type);
+    return NULL;
+}
+
+#endif // QD_SIMD
