@@ -1,7 +1,8 @@
 // quants-dot-iq-avx2.c: the AVX2 dot products of the grid types (IQ1_S,
-// IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S . Q8_K rows) and of the
-// small-block types (Q1_0, Q2_0, NVFP4 . Q8_0 rows). The portable forms, and
-// the layouts they decode, are in quants-dot-iq.c and quants-dot-lowbit.c;
+// IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S . Q8_K rows), the ternary
+// ones (TQ1_0, TQ2_0 . Q8_K rows) and the small-block ones (Q1_0, Q2_0,
+// NVFP4 . Q8_0 rows). The portable forms are in quants-dot-iq.c,
+// quants-dot-iq4.c and quants-dot-lowbit.c (the layouts in ggml-common.h);
 // other builds (and use_ref) take those.
 //
 // Every 32 weight values are decoded into three registers: the magnitudes
@@ -22,7 +23,7 @@
 //
 // Generation (one column) decodes each block in registers next to its use;
 // prompts decode a block once into memory and meet up to IQX_COLS columns
-// with it. Each result is the same sequence of operations whatever nr and
+// with it (with AVX-512, the grid types 64 values per instruction). Each result is the same sequence of operations whatever nr and
 // nc are: a vector accumulation over the blocks, then one horizontal sum.
 
 #include "quants-dot.h"
@@ -98,6 +99,8 @@ static QD_INLINE size_t iqx_block_size(enum ggml_type type) {
         case GGML_TYPE_IQ3_XXS: return sizeof(block_iq3_xxs);
         case GGML_TYPE_IQ3_S:   return sizeof(block_iq3_s);
         case GGML_TYPE_IQ1_S:   return sizeof(block_iq1_s);
+        case GGML_TYPE_TQ1_0:   return sizeof(block_tq1_0);
+        case GGML_TYPE_TQ2_0:   return sizeof(block_tq2_0);
         default:                return sizeof(block_iq1_m);
     }
 }
@@ -111,6 +114,8 @@ static QD_INLINE float iqx_block_factor(enum ggml_type type, const void * x) {
         case GGML_TYPE_IQ3_XXS: return qd_h2f(((const block_iq3_xxs *) x)->d) * 0.25f;
         case GGML_TYPE_IQ3_S:   return qd_h2f(((const block_iq3_s   *) x)->d);
         case GGML_TYPE_IQ1_S:   return qd_h2f(((const block_iq1_s   *) x)->d) * 0.125f;
+        case GGML_TYPE_TQ1_0:   return qd_h2f(((const block_tq1_0   *) x)->d);
+        case GGML_TYPE_TQ2_0:   return qd_h2f(((const block_tq2_0   *) x)->d);
         default:                return ggml_iq1_m_scale((const block_iq1_m *) x) * 0.125f;
     }
 }
@@ -120,6 +125,51 @@ static QD_INLINE void iqx_iq1_values(__m256i g, __m256i shift, struct iqx_chunk 
     const __m256i v = _mm256_add_epi8(_mm256_sign_epi8(_mm256_set1_epi8(8), g), shift);
     ch->mag = _mm256_abs_epi8(v);
     ch->sgn = v;
+}
+
+// signed values v (|v| <= 127) as magnitudes and sign carriers, multipliers 1
+static QD_INLINE void iqx_signed_values(__m256i v, struct iqx_chunk * ch) {
+    ch->mag = _mm256_abs_epi8(v);
+    ch->sgn = v;
+    ch->mul = _mm256_set1_epi16(1);
+}
+
+// byte j of x times byte j of m, modulo 256
+static QD_INLINE __m256i iqx_mul_bytes(__m256i x, __m256i m) {
+    const __m256i lo = _mm256_mullo_epi16(x, _mm256_and_si256(m, _mm256_set1_epi16(0x00FF)));
+    const __m256i hi = _mm256_mullo_epi16(_mm256_srli_epi16(x, 8), _mm256_srli_epi16(m, 8));
+    return _mm256_or_si256(_mm256_and_si256(lo, _mm256_set1_epi16(0x00FF)), _mm256_slli_epi16(hi, 8));
+}
+
+// the TQ1_0 trit of bytes x that the powers of 3 in m bring to the top:
+// q = x * 3^n (mod 256), trit (3q >> 8) - 1, i.e. -1 + (q >= 86) + (q >= 171)
+static QD_INLINE __m256i iqx_trits(__m256i x, __m256i m) {
+    const __m256i q = _mm256_xor_si256(iqx_mul_bytes(x, m), _mm256_set1_epi8((char) 0x80)); // signed order
+    const __m256i ge86  = _mm256_cmpgt_epi8(q, _mm256_set1_epi8(85 - 128));
+    const __m256i ge171 = _mm256_cmpgt_epi8(q, _mm256_set1_epi8(170 - 128));
+    return _mm256_sub_epi8(_mm256_sub_epi8(_mm256_set1_epi8(-1), ge86), ge171);
+}
+
+static QD_INLINE __m256i iqx_pow3_halves(int n0, int n1) {
+    static const uint8_t pow3[5] = { 1, 3, 9, 27, 81 };
+    return _mm256_setr_m128i(_mm_set1_epi8((char) pow3[n0]), _mm_set1_epi8((char) pow3[n1]));
+}
+
+// values 32i .. 32i + 31 of a TQ1_0 block (layout in ggml-common.h)
+static QD_INLINE __m256i iqx_tq1_0_values(const block_tq1_0 * b, int i) {
+    if (i < 5) {
+        return iqx_trits(_mm256_loadu_si256((const __m256i *) b->qs), iqx_pow3_halves(i, i));
+    }
+    const __m128i q = _mm_loadu_si128((const __m128i *)(b->qs + 32));
+    if (i < 7) {
+        return iqx_trits(_mm256_setr_m128i(q, q), iqx_pow3_halves(2*(i - 5), 2*(i - 5) + 1));
+    }
+    // values 224..239: trit 4 of qs[32..47]; 240..255: value 240 + j + 4m is trit m of qh[j]
+    uint32_t h;
+    memcpy(&h, b->qh, sizeof(h));
+    const __m128i qh = _mm_shuffle_epi8(_mm_cvtsi32_si128((int) h), _mm_setr_epi8(0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3));
+    const __m256i m = _mm256_setr_m128i(_mm_set1_epi8(81), _mm_setr_epi8(1, 1, 1, 1, 3, 3, 3, 3, 9, 9, 9, 9, 27, 27, 27, 27));
+    return iqx_trits(_mm256_setr_m128i(q, qh), m);
 }
 
 // values 32i .. 32i + 31 of the block at x
@@ -187,6 +237,16 @@ static QD_INLINE void iqx_decode(enum ggml_type type, const void * x, int i, con
             iqx_iq1_values(grid, _mm256_set1_epi8(h & 0x8000 ? -1 : 1), ch);
             ch->mul = _mm256_set1_epi16((short) (2*((h >> 12) & 7) + 1));
         } break;
+        case GGML_TYPE_TQ1_0:
+            iqx_signed_values(iqx_tq1_0_values((const block_tq1_0 *) x, i), ch);
+            break;
+        case GGML_TYPE_TQ2_0: {
+            // value 128h + 32n + m: bits 2n of qs[32h + m], stored + 1
+            const block_tq2_0 * b = x;
+            const __m256i q = _mm256_loadu_si256((const __m256i *)(b->qs + 32*(i/4)));
+            const __m256i u = _mm256_and_si256(_mm256_srl_epi16(q, _mm_cvtsi32_si128(2*(i%4))), _mm256_set1_epi8(3));
+            iqx_signed_values(_mm256_sub_epi8(u, _mm256_set1_epi8(1)), ch);
+        } break;
         default: { // GGML_TYPE_IQ1_M
             const block_iq1_m * b = x;
             const uint8_t * q = b->qs + 4*i;
@@ -210,6 +270,36 @@ static QD_INLINE __m256i iqx_dot_chunk(__m256i acc, const struct iqx_chunk * ch,
     const __m256i p = _mm256_maddubs_epi16(ch->mag, _mm256_sign_epi8(y, ch->sgn));
     return _mm256_add_epi32(acc, _mm256_madd_epi16(p, ch->mul));
 }
+
+#if defined(GGML_VEC_AVX512)
+
+// two chunks as 64 values, the signs as a mask (for the columns that share
+// a decoded block: half the instructions per column of the 256-bit form)
+struct iqx_pair {
+    __m512i   mag, mul;
+    __mmask64 neg;
+};
+
+static QD_INLINE void iqx_pair_join(const struct iqx_chunk * a, const struct iqx_chunk * b, struct iqx_pair * p) {
+    p->mag = _mm512_inserti64x4(_mm512_castsi256_si512(a->mag), b->mag, 1);
+    p->mul = _mm512_inserti64x4(_mm512_castsi256_si512(a->mul), b->mul, 1);
+    p->neg = _mm512_movepi8_mask(_mm512_inserti64x4(_mm512_castsi256_si512(a->sgn), b->sgn, 1));
+}
+
+// the same int32 lanes as the sum of iqx_dot_chunk over the chunks: each
+// 256-bit half sums the even or the odd chunks, then the halves are added
+// (exact integers, so the order does not matter)
+static QD_INLINE __m256i iqx_dot_pairs(const struct iqx_pair * pr, const int8_t * q) {
+    __m512i acc = _mm512_setzero_si512();
+    for (int i = 0; i < QK_K/64; i++) {
+        const __m512i y  = _mm512_loadu_si512(q + 64*i);
+        const __m512i ys = _mm512_mask_sub_epi8(y, pr[i].neg, _mm512_setzero_si512(), y);
+        acc = _mm512_add_epi32(acc, _mm512_madd_epi16(_mm512_maddubs_epi16(pr[i].mag, ys), pr[i].mul));
+    }
+    return _mm256_add_epi32(_mm512_castsi512_si256(acc), _mm512_extracti64x4_epi64(acc, 1));
+}
+
+#endif
 
 static QD_INLINE void iqx_rows(enum ggml_type type, int64_t n, const char * x, size_t bx, int64_t nr,
                                const void * const * y, float * const * s, int64_t nc) {
@@ -248,12 +338,22 @@ static QD_INLINE void iqx_rows(enum ggml_type type, int64_t n, const char * x, s
                     iqx_decode(type, blk, i, g, &ch[i]);
                 }
                 const float factor = iqx_block_factor(type, blk);
+#if defined(GGML_VEC_AVX512)
+                struct iqx_pair pr[QK_K/64];
+                for (int i = 0; i < QK_K/64; i++) {
+                    iqx_pair_join(&ch[2*i], &ch[2*i + 1], &pr[i]);
+                }
+#endif
                 for (int64_t c = 0; c < cn; c++) {
                     const block_q8_K * yb = (const block_q8_K *) y[c0 + c] + b;
+#if defined(GGML_VEC_AVX512)
+                    const __m256i isum = iqx_dot_pairs(pr, yb->qs);
+#else
                     __m256i isum = _mm256_setzero_si256();
                     for (int i = 0; i < QK_K/32; i++) {
                         isum = iqx_dot_chunk(isum, &ch[i], yb->qs + 32*i);
                     }
+#endif
                     acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(factor * yb->d), acc[c]);
                 }
             }
@@ -277,6 +377,8 @@ IQX_DEFINE_ROWS(iqx_rows_iq3_xxs, GGML_TYPE_IQ3_XXS)
 IQX_DEFINE_ROWS(iqx_rows_iq3_s,   GGML_TYPE_IQ3_S)
 IQX_DEFINE_ROWS(iqx_rows_iq1_s,   GGML_TYPE_IQ1_S)
 IQX_DEFINE_ROWS(iqx_rows_iq1_m,   GGML_TYPE_IQ1_M)
+IQX_DEFINE_ROWS(iqx_rows_tq1_0,   GGML_TYPE_TQ1_0)
+IQX_DEFINE_ROWS(iqx_rows_tq2_0,   GGML_TYPE_TQ2_0)
 
 //
 // the small-block types . Q8_0: 32 values per chunk, a float scale per 16
@@ -428,6 +530,8 @@ ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_iq_avx2(enum ggml_type type) {
         case GGML_TYPE_IQ3_S:   return iqx_rows_iq3_s;
         case GGML_TYPE_IQ1_S:   return iqx_rows_iq1_s;
         case GGML_TYPE_IQ1_M:   return iqx_rows_iq1_m;
+        case GGML_TYPE_TQ1_0:   return iqx_rows_tq1_0;
+        case GGML_TYPE_TQ2_0:   return iqx_rows_tq2_0;
         case GGML_TYPE_Q1_0:    return lbx_rows_q1_0;
         case GGML_TYPE_Q2_0:    return lbx_rows_q2_0;
         case GGML_TYPE_NVFP4:   return lbx_rows_nvfp4;

@@ -593,9 +593,10 @@ ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows(enum ggml_type type, bool use_ref) {
         case GGML_TYPE_Q8_0: return use_ref ? qd_rows_q8_0_ref : qd_rows_q8_0;
         case GGML_TYPE_IQ4_NL:
         case GGML_TYPE_IQ4_XS:
-        case GGML_TYPE_MXFP4:
+        case GGML_TYPE_MXFP4: return ggml_cpu_get_dot_rows_iq4(type, use_ref);
         case GGML_TYPE_TQ1_0:
-        case GGML_TYPE_TQ2_0: return ggml_cpu_get_dot_rows_iq4(type, use_ref);
+        case GGML_TYPE_TQ2_0: return !use_ref && ggml_cpu_get_dot_rows_iq_avx2(type) ? ggml_cpu_get_dot_rows_iq_avx2(type)
+                                                                                     : ggml_cpu_get_dot_rows_iq4(type, use_ref);
         case GGML_TYPE_IQ2_XXS:
         case GGML_TYPE_IQ2_XS:
         case GGML_TYPE_IQ2_S:
