@@ -33,10 +33,6 @@
 
 #if defined(QD_SIMD)
 
-#if defined(__BMI2__)
-#include <immintrin.h>
-#endif
-
 // columns that share one decoded block
 #define IQX_COLS 8
 
