@@ -54,24 +54,32 @@ static QD_INLINE __m256i iqx_signs(uint32_t bits) {
     return _mm256_or_si256(hit, _mm256_set1_epi8(1));
 }
 
-// four 7-bit sign groups, group l in bits [7l, 7l + 7) of s, as the 32 sign
-// bits of their values: each byte gets the eighth bit that makes its count of
-// set bits even (the parity folds stay within bits 0-3 of each byte)
-static QD_INLINE uint32_t iqx_signs7x4(uint32_t s) {
-#if defined(__BMI2__)
-    uint32_t w = _pdep_u32(s, 0x7f7f7f7fu);
-#else
-    uint32_t w = (s & 0x7f) | ((s << 1) & 0x7f00) | ((s << 2) & 0x7f0000) | ((s << 3) & 0x7f000000);
-#endif
-    uint32_t p = w ^ (w >> 4);
-    p ^= p >> 2;
-    p ^= p >> 1;
-    return w | ((p & 0x01010101u) << 7);
+// the sign carriers of 8 values from their 7 stored sign bits (the eighth
+// sign makes the count of negative values even): byte j = 0xFF (-1) for a
+// negative value j, 0x01 otherwise. A table of 128, built by the compiler.
+#define IQX_PARITY7(s) (((s) ^ (s) >> 1 ^ (s) >> 2 ^ (s) >> 3 ^ (s) >> 4 ^ (s) >> 5 ^ (s) >> 6) & 1)
+#define IQX_SIGN8(s)   ((s) | IQX_PARITY7(s) << 7)
+#define IQX_BYTE(s, j) ((uint64_t) ((IQX_SIGN8(s) >> (j)) & 1 ? 0xFF : 0x01) << 8*(j))
+#define IQX_E1(s)  (IQX_BYTE(s, 0) | IQX_BYTE(s, 1) | IQX_BYTE(s, 2) | IQX_BYTE(s, 3) | \
+                    IQX_BYTE(s, 4) | IQX_BYTE(s, 5) | IQX_BYTE(s, 6) | IQX_BYTE(s, 7))
+#define IQX_E4(s)  IQX_E1(s), IQX_E1((s) + 1), IQX_E1((s) + 2), IQX_E1((s) + 3)
+#define IQX_E16(s) IQX_E4(s), IQX_E4((s) + 4), IQX_E4((s) + 8), IQX_E4((s) + 12)
+static const uint64_t iqx_sign_table[128] = {
+    IQX_E16(0),  IQX_E16(16), IQX_E16(32), IQX_E16(48),
+    IQX_E16(64), IQX_E16(80), IQX_E16(96), IQX_E16(112),
+};
+
+// the sign carriers of 32 values from four 7-bit sign groups
+static QD_INLINE __m256i iqx_signs7(unsigned s0, unsigned s1, unsigned s2, unsigned s3) {
+    return _mm256_setr_epi64x((long long) iqx_sign_table[s0 & 127], (long long) iqx_sign_table[s1 & 127],
+                              (long long) iqx_sign_table[s2 & 127], (long long) iqx_sign_table[s3 & 127]);
 }
 
 // int16 multipliers m0 (values 0-15) and m1 (values 16-31)
 static QD_INLINE __m256i iqx_mul2(int m0, int m1) {
-    return _mm256_setr_m128i(_mm_set1_epi16((short) m0), _mm_set1_epi16((short) m1));
+    const __m256i v = _mm256_set1_epi32(m0 | m1 << 16);
+    return _mm256_shuffle_epi8(v, _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1,
+                                                   2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3));
 }
 
 static QD_INLINE __m256i iqx_grid64(const uint64_t * grid, int i0, int i1, int i2, int i3) {
@@ -177,16 +185,14 @@ static QD_INLINE void iqx_decode(enum ggml_type type, const void * x, int i, con
             uint32_t aux[2];
             memcpy(aux, b->qs + 4*i, sizeof(aux));
             ch->mag = iqx_grid64(g->iq2xxs, aux[0] & 255, (aux[0] >> 8) & 255, (aux[0] >> 16) & 255, aux[0] >> 24);
-            ch->sgn = iqx_signs(iqx_signs7x4(aux[1]));
+            ch->sgn = iqx_signs7(aux[1], aux[1] >> 7, aux[1] >> 14, aux[1] >> 21);
             ch->mul = _mm256_set1_epi16((short) (2*(aux[1] >> 28) + 1));
         } break;
         case GGML_TYPE_IQ2_XS: {
             const block_iq2_xs * b = x;
             const uint16_t * q = b->qs + 4*i;
             ch->mag = iqx_grid64(g->iq2xs, q[0] & 511, q[1] & 511, q[2] & 511, q[3] & 511);
-            const uint32_t s7 = (uint32_t) (q[0] >> 9) | (uint32_t) (q[1] >> 9) << 7 |
-                                (uint32_t) (q[2] >> 9) << 14 | (uint32_t) (q[3] >> 9) << 21;
-            ch->sgn = iqx_signs(iqx_signs7x4(s7));
+            ch->sgn = iqx_signs7(q[0] >> 9, q[1] >> 9, q[2] >> 9, q[3] >> 9);
             ch->mul = iqx_mul2(2*(b->scales[i] & 15) + 1, 2*(b->scales[i] >> 4) + 1);
         } break;
         case GGML_TYPE_IQ2_S: {
@@ -207,7 +213,7 @@ static QD_INLINE void iqx_decode(enum ggml_type type, const void * x, int i, con
             uint32_t aux;
             memcpy(&aux, b->qs + QK_K/4 + 4*i, sizeof(aux));
             ch->mag = iqx_grid32(g->iq3xxs, idx);
-            ch->sgn = iqx_signs(iqx_signs7x4(aux));
+            ch->sgn = iqx_signs7(aux, aux >> 7, aux >> 14, aux >> 21);
             ch->mul = _mm256_set1_epi16((short) (2*(aux >> 28) + 1));
         } break;
         case GGML_TYPE_IQ3_S: {
@@ -249,8 +255,12 @@ static QD_INLINE void iqx_decode(enum ggml_type type, const void * x, int i, con
             const int h0 = b->qh[2*i], h1 = b->qh[2*i + 1];
             const __m256i grid = iqx_grid64(g->iq1s, q[0] | (h0 << 8 & 0x700), q[1] | (h0 << 4 & 0x700),
                                                      q[2] | (h1 << 8 & 0x700), q[3] | (h1 << 4 & 0x700));
-            const __m256i shift = _mm256_setr_epi64x(h0 & 0x08 ? -1 : 0x0101010101010101LL, h0 & 0x80 ? -1 : 0x0101010101010101LL,
-                                                     h1 & 0x08 ? -1 : 0x0101010101010101LL, h1 & 0x80 ? -1 : 0x0101010101010101LL);
+            // the shift signs: bit 3 of h0, h0's bit 7, h1's bit 3, h1's bit 7, each for 8 values
+            const __m256i hb = _mm256_shuffle_epi8(_mm256_set1_epi32(h0 | h1 << 8), _mm256_setr_epi8(
+                0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1));
+            const __m256i bit = _mm256_setr_epi64x(0x0808080808080808LL, (long long) 0x8080808080808080ULL,
+                                                   0x0808080808080808LL, (long long) 0x8080808080808080ULL);
+            const __m256i shift = _mm256_or_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hb, bit), bit), _mm256_set1_epi8(1));
             iqx_iq1_values(grid, shift, ch);
             uint16_t sc;
             memcpy(&sc, (const uint8_t *) b->scales + 2*(i/2), sizeof(sc));
