@@ -258,6 +258,11 @@ struct bench_time {
     double cpu;    // best CPU seconds of the process / threads
 };
 
+static bool bench_slow_quant(enum ggml_type type) {
+    return type == GGML_TYPE_IQ1_S || type == GGML_TYPE_IQ1_M || type == GGML_TYPE_IQ2_XXS ||
+           type == GGML_TYPE_IQ2_XS || type == GGML_TYPE_IQ2_S || type == GGML_TYPE_IQ3_XXS || type == GGML_TYPE_IQ3_S;
+}
+
 // best times of one MUL_MAT of `type` weights [k, n] with m F32 columns
 static struct bench_time bench_mul_mat(const struct bench_ctx * bc, enum ggml_type type, int64_t k, int64_t n, int64_t m, size_t * wbytes) {
     const size_t wsize = ggml_row_size(type, k) * (size_t) n;
@@ -268,11 +273,26 @@ static struct bench_time bench_mul_mat(const struct bench_ctx * bc, enum ggml_ty
     struct ggml_tensor * w = ggml_new_tensor_2d(ctx, type, k, n);
     struct ggml_tensor * x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, k, m);
 
-    // weights: random rows converted to the type (quantized by rows of 64)
+    // weights: random rows converted to the type (quantized by rows of 64).
+    // The grid types' quantizers are slow (seconds per million values): their
+    // first 64 rows are quantized (with an importance matrix of ones) and
+    // copied to the others; the figures do not depend on the values.
+    const bool slow_quant = bench_slow_quant(type);
+    float * imatrix = NULL;
+    if (ggml_quantize_requires_imatrix(type)) {
+        imatrix = (float *) malloc((size_t) k * sizeof(float));
+        for (int64_t i = 0; i < k; i++) {
+            imatrix[i] = 1.0f;
+        }
+    }
     uint64_t s = 0x9E3779B97F4A7C15ull;
     float * rows = (float *) malloc((size_t)(k * 64) * sizeof(float));
     for (int64_t r0 = 0; r0 < n; r0 += 64) {
         const int64_t nr = n - r0 < 64 ? n - r0 : 64;
+        if (slow_quant && r0 > 0) {
+            memcpy((char *) w->data + r0 * w->nb[1], w->data, (size_t) nr * w->nb[1]);
+            continue;
+        }
         for (int64_t i = 0; i < k * nr; i++) {
             s ^= s << 13; s ^= s >> 7; s ^= s << 17;
             rows[i] = (float)((double)(s >> 11) / 9007199254740992.0 * 2.0 - 1.0);
@@ -285,10 +305,11 @@ static struct bench_time bench_mul_mat(const struct bench_ctx * bc, enum ggml_ty
         } else if (type == GGML_TYPE_BF16) {
             ggml_fp32_to_bf16_row(rows, (ggml_bf16_t *) dst, k * nr);
         } else {
-            ggml_quantize_chunk(type, rows, dst, 0, nr, k, NULL);
+            ggml_quantize_chunk(type, rows, dst, 0, nr, k, imatrix);
         }
     }
     free(rows);
+    free(imatrix);
     float * xd = (float *) x->data;
     for (int64_t i = 0; i < k * m; i++) {
         s ^= s << 13; s ^= s >> 7; s ^= s << 17;
@@ -326,6 +347,8 @@ static const enum ggml_type k_types[] = {
     GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_Q8_0,
     GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K,
     GGML_TYPE_IQ4_NL, GGML_TYPE_IQ4_XS, GGML_TYPE_MXFP4, GGML_TYPE_TQ1_0, GGML_TYPE_TQ2_0,
+    GGML_TYPE_IQ1_S, GGML_TYPE_IQ1_M, GGML_TYPE_IQ2_XXS, GGML_TYPE_IQ2_XS, GGML_TYPE_IQ2_S,
+    GGML_TYPE_IQ3_XXS, GGML_TYPE_IQ3_S, GGML_TYPE_NVFP4, GGML_TYPE_Q1_0, GGML_TYPE_Q2_0,
 };
 
 int main(int argc, char ** argv) {

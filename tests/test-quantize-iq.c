@@ -13,7 +13,8 @@
 //     types that need one refusing without, all-zero sub-blocks;
 //   - ggml_validate_row_data on non-finite scales;
 //   - MUL_MAT against a double-precision sum over the dequantized weights and
-//     the Q8_K activations (1 and 2 threads, odd shapes, strided src1), the
+//     the Q8_K activations (both kernel families, 1 and 2 threads, odd shapes,
+//     1 to 9 and 17 columns, strided src1), the
 //     traits' vec_dot, GET_ROWS;
 //   - ggml_quantize_init / ggml_quantize_free and quantization from several
 //     threads at once giving the same bytes.
@@ -421,8 +422,16 @@ static void check_mul_mat(enum ggml_type t, int64_t k, int64_t nr, int64_t nc, b
     float * xq = malloc(sizeof(float) * (size_t) k);
     block_q8_K * yq = malloc(sizeof(block_q8_K) * (size_t)(k / QK_K));
     float * first = malloc(sizeof(float) * (size_t)(nr * nc));
-    for (int nth = 1; nth <= 2; nth++) {
-        CHECK(ggml_graph_compute_with_ctx(ctx, gf, nth) == GGML_STATUS_SUCCESS);
+    // both kernel families (the vector one where the build has it), 1 and 2 threads
+    for (int run = 0; run < 4; run++) {
+        const bool use_ref = run >= 2;
+        const int  nth = run % 2 + 1;
+        struct ggml_cplan plan = ggml_graph_plan(gf, nth, NULL);
+        plan.use_ref = use_ref;
+        void * work = malloc(plan.work_size + 1);
+        plan.work_data = work;
+        CHECK(ggml_graph_compute(gf, &plan) == GGML_STATUS_SUCCESS);
+        free(work);
         double worst = 0;
         for (int64_t c = 0; c < nc; c++) {
             quantize_row_q8_K_ref((const float *)((const char *) x->data + c*x->nb[1]), yq, k);
@@ -443,8 +452,9 @@ static void check_mul_mat(enum ggml_type t, int64_t k, int64_t nr, int64_t nc, b
                 }
             }
         }
-        CHECK_MSG(worst <= 1.0, "%s k=%lld nr=%lld nc=%lld%s: error %.3g of the tolerance", ggml_type_name(t),
-                  (long long) k, (long long) nr, (long long) nc, strided ? " strided" : "", worst);
+        CHECK_MSG(worst <= 1.0, "%s k=%lld nr=%lld nc=%lld%s %s: error %.3g of the tolerance", ggml_type_name(t),
+                  (long long) k, (long long) nr, (long long) nc, strided ? " strided" : "",
+                  use_ref ? "portable" : "vector", worst);
     }
 
     // the traits' vec_dot on one row
@@ -463,12 +473,64 @@ static void check_mul_mat(enum ggml_type t, int64_t k, int64_t nr, int64_t nc, b
     ggml_free(ctx);
 }
 
+// the traits' vec_dot on blocks of random bytes (every index, sign and scale
+// bit pattern, not only those a quantizer writes; the scale set to a random
+// finite value) against a double sum over their dequantized values
+static void test_random_blocks_dot(void) {
+    enum { NB = 3, K = NB*QK_K, TRIALS = 40 };
+    for (int ti = 0; ti < N_IQ_TYPES; ti++) {
+        const enum ggml_type t = iq_types[ti];
+        const size_t bs = ggml_type_size(t);
+        uint8_t w[NB*sizeof(block_iq3_s)];
+        block_q8_K yq[NB];
+        float x[K], wf[K], xq[K];
+        for (int trial = 0; trial < TRIALS; trial++) {
+            for (size_t i = 0; i < NB*bs; i++) {
+                w[i] = (uint8_t) (rnd_uniform() * 256.0);
+            }
+            for (int b = 0; b < NB; b++) {
+                const ggml_fp16_t d = ggml_fp32_to_fp16((float) (0.01 + rnd_uniform()));
+                if (t == GGML_TYPE_IQ1_M) {
+                    // the fp16 scale is the top 4 bits of the four uint16 scales
+                    uint16_t sc[4];
+                    memcpy(sc, ((block_iq1_m *)(w + b*bs))->scales, sizeof(sc));
+                    for (int i = 0; i < 4; i++) {
+                        sc[i] = (uint16_t) ((sc[i] & 0x0fff) | ((d >> 4*i) & 15) << 12);
+                    }
+                    memcpy(((block_iq1_m *)(w + b*bs))->scales, sc, sizeof(sc));
+                } else {
+                    memcpy(w + b*bs, &d, sizeof(d)); // d is the first member of the others
+                }
+            }
+            for (int i = 0; i < K; i++) {
+                x[i] = rnd_gauss();
+            }
+            quantize_row_q8_K_ref(x, yq, K);
+            dequantize_row_q8_K(yq, xq, K);
+            ggml_get_type_traits(t)->to_float(w, wf, K);
+            double ref = 0, mag = 0;
+            for (int i = 0; i < K; i++) {
+                ref += (double) wf[i] * xq[i];
+                mag += fabs((double) wf[i] * xq[i]);
+            }
+            float s = 0;
+            ggml_get_type_traits_cpu(t)->vec_dot(K, &s, 0, w, 0, yq, 0, 1);
+            CHECK_MSG(fabs(s - ref) <= mag * 4e-6, "%s random blocks: %g, want %g", ggml_type_name(t), s, ref);
+        }
+    }
+}
+
 static void test_mul_mat(void) {
     for (int ti = 0; ti < N_IQ_TYPES; ti++) {
         const enum ggml_type t = iq_types[ti];
         check_mul_mat(t, QK_K,   1,  1, false);
         check_mul_mat(t, 3*QK_K, 7,  2, true);
         check_mul_mat(t, 2*QK_K, 13, 5, false);
+        // 1..9 columns: one block decode shared by up to 8 columns, then the rest
+        for (int nc = 1; nc <= 9; nc++) {
+            check_mul_mat(t, QK_K, 3, nc, nc % 3 == 0);
+        }
+        check_mul_mat(t, 5*QK_K, 9, 17, false);
 
         struct ggml_init_params ip = { 4*1024*1024, NULL, false };
         struct ggml_context * ctx = ggml_init(ip);
@@ -542,6 +604,7 @@ int main(void) {
     test_round_trips();
     test_validate();
     test_mul_mat();
+    test_random_blocks_dot();
     test_threads();
     return TEST_RESULT();
 }

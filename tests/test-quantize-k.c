@@ -627,6 +627,15 @@ static void test_mul_mat(void) {
         }
         // one superblock, rows not a multiple of any tile, an odd column count
         check_mul_mat(t, QK_K, 21, 9, true);
+        if (t == GGML_TYPE_Q1_0 || t == GGML_TYPE_Q2_0 || t == GGML_TYPE_NVFP4 || t == GGML_TYPE_TQ1_0 || t == GGML_TYPE_TQ2_0) {
+            // 1..9 columns: one block decode shared by up to 8 columns, then the rest
+            for (int nc = 1; nc <= 9; nc++) {
+                check_mul_mat(t, QK_K, 3, nc, nc % 3 == 0);
+            }
+            if (ggml_blck_size(t) < QK_K) {
+                check_mul_mat(t, 3*128, 5, 2, false); // Q1_0: an odd count of 128-value blocks
+            }
+        }
         check_mul_mat_id(t, 2*QK_K, 11, 20);
         // GET_ROWS goes through to_float: one row picked twice
         struct ggml_init_params ip = { 4*1024*1024, NULL, false };
@@ -651,6 +660,60 @@ static void test_mul_mat(void) {
     }
 }
 
+// Q1_0, Q2_0, NVFP4, TQ1_0, TQ2_0 blocks of random bytes through the traits' vec_dot
+// against a double sum over their dequantized values; NVFP4 once with each
+// UE4M3 scale byte in all its sub-blocks (subnormals, 0x7f and bit 7 set
+// included: a scale's error shows against the sum of its own products)
+static void test_lowbit_random_blocks(void) {
+    enum { K = 512 };
+    static uint8_t w[K];           // more than the bytes of K values of any of the three
+    static block_q8_K yq[K/QK_K];  // more than the bytes of K/32 Q8_0 blocks
+    static float x[K], wf[K], xq[K];
+    const enum ggml_type types[] = { GGML_TYPE_Q1_0, GGML_TYPE_Q2_0, GGML_TYPE_NVFP4, GGML_TYPE_TQ1_0, GGML_TYPE_TQ2_0 };
+    for (int ti = 0; ti < 5; ti++) {
+        const enum ggml_type t = types[ti];
+        const bool act_k = ggml_get_type_traits_cpu(t)->vec_dot_type == GGML_TYPE_Q8_K;
+        const size_t bs = ggml_type_size(t);
+        const int64_t nb = K / ggml_blck_size(t);
+        const int trials = t == GGML_TYPE_NVFP4 ? 256 : 16;
+        for (int trial = 0; trial < trials; trial++) {
+            for (size_t i = 0; i < (size_t) nb*bs; i++) {
+                w[i] = (uint8_t) (rnd_uniform() * 256.0);
+            }
+            for (int64_t b = 0; b < nb; b++) {
+                if (t == GGML_TYPE_NVFP4) {
+                    for (int j = 0; j < 4; j++) {
+                        ((block_nvfp4 *) w)[b].d[j] = (uint8_t) trial;
+                    }
+                } else {
+                    // the fp16 scale: first in Q1_0 and Q2_0, last in the ternary blocks
+                    const ggml_fp16_t d = ggml_fp32_to_fp16((float) (0.01 + rnd_uniform()));
+                    memcpy(w + b*bs + (act_k ? bs - sizeof(d) : 0), &d, sizeof(d));
+                }
+            }
+            for (int i = 0; i < K; i++) {
+                x[i] = rnd_gauss();
+            }
+            if (act_k) {
+                quantize_row_q8_K_ref(x, yq, K);
+                dequantize_row_q8_K(yq, xq, K);
+            } else {
+                quantize_row_q8_0_ref(x, yq, K);
+                dequantize_row_q8_0(yq, xq, K);
+            }
+            ggml_get_type_traits(t)->to_float(w, wf, K);
+            double ref = 0, mag = 0;
+            for (int i = 0; i < K; i++) {
+                ref += (double) wf[i] * xq[i];
+                mag += fabs((double) wf[i] * xq[i]);
+            }
+            float got = 0;
+            ggml_get_type_traits_cpu(t)->vec_dot(K, &got, 0, w, 0, yq, 0, 1);
+            CHECK_MSG(fabs(got - ref) <= mag * 4e-6, "%s random blocks: %g, want %g", ggml_type_name(t), got, ref);
+        }
+    }
+}
+
 int main(void) {
     test_q4_K_bytes();
     test_q8_K_bytes();
@@ -662,5 +725,6 @@ int main(void) {
     test_round_trips();
     test_validate();
     test_mul_mat();
+    test_lowbit_random_blocks();
     return TEST_RESULT();
 }

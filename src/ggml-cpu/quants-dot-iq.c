@@ -226,7 +226,7 @@ ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_iq(enum ggml_type type) {
         GGML_UNUSED(bs); GGML_UNUSED(bx); GGML_UNUSED(by);                                             \
         const void * yc[1] = { y };                                                                    \
         float *      sc[1] = { s };                                                                    \
-        ggml_cpu_get_dot_rows_iq(type)(n, x, 0, 1, yc, sc, 1);                                        \
+        ggml_cpu_get_dot_rows(type, false)(n, x, 0, 1, yc, sc, 1);                                        \
     }
 
 IQ_DEFINE_VEC_DOT(ggml_vec_dot_iq2_xxs_q8_K, GGML_TYPE_IQ2_XXS)

@@ -1,5 +1,6 @@
 // quants-dot-iq4.c: the table formats (IQ4_NL, MXFP4 . Q8_0 rows; IQ4_XS . Q8_K
-// rows) and the ternary ones (TQ1_0, TQ2_0 . Q8_K rows, portable only).
+// rows) and the portable form of the ternary ones (TQ1_0, TQ2_0 . Q8_K rows;
+// the AVX2 form is in quants-dot-iq-avx2.c).
 //
 // A weight code indexes a table of 16 int8 values; the dot product of a
 // block is the integer sum of table values times activation codes, scaled
@@ -170,7 +171,7 @@ ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_iq4(enum ggml_type type, bool use_ref)
         GGML_UNUSED(bs); GGML_UNUSED(bx); GGML_UNUSED(by);                                             \
         const void * yc[1] = { y };                                                                    \
         float *      sc[1] = { s };                                                                    \
-        ggml_cpu_get_dot_rows_iq4(type, false)(n, x, 0, 1, yc, sc, 1);                                \
+        ggml_cpu_get_dot_rows(type, false)(n, x, 0, 1, yc, sc, 1);                                    \
     }
 
 IQ4_DEFINE_VEC_DOT(ggml_vec_dot_iq4_nl_q8_0, GGML_TYPE_IQ4_NL, 32)
@@ -178,8 +179,8 @@ IQ4_DEFINE_VEC_DOT(ggml_vec_dot_iq4_xs_q8_K, GGML_TYPE_IQ4_XS, QK_K)
 IQ4_DEFINE_VEC_DOT(ggml_vec_dot_mxfp4_q8_0,  GGML_TYPE_MXFP4,  32)
 
 //
-// TQ1_0, TQ2_0 . Q8_K: portable only (ternary models are rare; the values of
-// a block are decoded to -1, 0, 1 and summed against the activation codes)
+// TQ1_0, TQ2_0 . Q8_K, portable (the values of a block are decoded to -1, 0, 1
+// and summed against the activation codes)
 //
 
 static float tq_dot_row(enum ggml_type type, int64_t n, const char * x, const block_q8_K * y) {

@@ -96,7 +96,7 @@ ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_lowbit(enum ggml_type type) {
         GGML_UNUSED(bs); GGML_UNUSED(bx); GGML_UNUSED(by);                                             \
         const void * yc[1] = { y };                                                                    \
         float *      sc[1] = { s };                                                                    \
-        ggml_cpu_get_dot_rows_lowbit(type)(n, x, 0, 1, yc, sc, 1);                                    \
+        ggml_cpu_get_dot_rows(type, false)(n, x, 0, 1, yc, sc, 1);                                    \
     }
 
 LOWBIT_DEFINE_VEC_DOT(ggml_vec_dot_q1_0_q8_0,  GGML_TYPE_Q1_0)

@@ -593,19 +593,22 @@ ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows(enum ggml_type type, bool use_ref) {
         case GGML_TYPE_Q8_0: return use_ref ? qd_rows_q8_0_ref : qd_rows_q8_0;
         case GGML_TYPE_IQ4_NL:
         case GGML_TYPE_IQ4_XS:
-        case GGML_TYPE_MXFP4:
+        case GGML_TYPE_MXFP4: return ggml_cpu_get_dot_rows_iq4(type, use_ref);
         case GGML_TYPE_TQ1_0:
-        case GGML_TYPE_TQ2_0: return ggml_cpu_get_dot_rows_iq4(type, use_ref);
+        case GGML_TYPE_TQ2_0: return !use_ref && ggml_cpu_get_dot_rows_iq_avx2(type) ? ggml_cpu_get_dot_rows_iq_avx2(type)
+                                                                                     : ggml_cpu_get_dot_rows_iq4(type, use_ref);
         case GGML_TYPE_IQ2_XXS:
         case GGML_TYPE_IQ2_XS:
         case GGML_TYPE_IQ2_S:
         case GGML_TYPE_IQ3_XXS:
         case GGML_TYPE_IQ3_S:
         case GGML_TYPE_IQ1_S:
-        case GGML_TYPE_IQ1_M:  return ggml_cpu_get_dot_rows_iq(type);
+        case GGML_TYPE_IQ1_M:  return !use_ref && ggml_cpu_get_dot_rows_iq_avx2(type) ? ggml_cpu_get_dot_rows_iq_avx2(type)
+                                                                                      : ggml_cpu_get_dot_rows_iq(type);
         case GGML_TYPE_Q1_0:
         case GGML_TYPE_Q2_0:
-        case GGML_TYPE_NVFP4:  return ggml_cpu_get_dot_rows_lowbit(type);
+        case GGML_TYPE_NVFP4:  return !use_ref && ggml_cpu_get_dot_rows_iq_avx2(type) ? ggml_cpu_get_dot_rows_iq_avx2(type)
+                                                                                      : ggml_cpu_get_dot_rows_lowbit(type);
         default:             return ggml_cpu_get_dot_rows_k(type, use_ref);
     }
 }

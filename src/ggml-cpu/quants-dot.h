@@ -50,6 +50,9 @@ ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_k_neon(enum ggml_type type);
 ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_iq(enum ggml_type type);
 // the kernels of Q1_0, Q2_0, NVFP4 (Q8_0 rows, portable only) (quants-dot-lowbit.c)
 ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_lowbit(enum ggml_type type);
+// the AVX2 kernels of the grid types, TQ1_0, TQ2_0, Q1_0, Q2_0 and NVFP4 (quants-dot-iq-avx2.c);
+// NULL for other types and in builds without AVX2
+ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_iq_avx2(enum ggml_type type);
 
 // ggml_vec_dot_t kernels of the type traits (nrc must be 1)
 void ggml_vec_dot_f32_row (int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
