@@ -17,7 +17,7 @@
 // Only the public API is used, so the same file builds against upstream ggml
 // for comparisons.
 //
-//   bench-matmul [-t threads] [-r seconds per shape] [-T type]
+//   bench-matmul [-t threads] [-r seconds per shape] [-T type] [-g: generation shapes only]
 
 #define _POSIX_C_SOURCE 200809L // clock_gettime
 
@@ -334,6 +334,7 @@ int main(int argc, char ** argv) {
     int n_threads = 2;
     double seconds = 1.0;
     const char * only = NULL;
+    bool gen_only = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-t") == 0 && i + 1 < argc) {
             n_threads = atoi(argv[++i]);
@@ -341,8 +342,10 @@ int main(int argc, char ** argv) {
             seconds = atof(argv[++i]);
         } else if (strcmp(argv[i], "-T") == 0 && i + 1 < argc) {
             only = argv[++i];
+        } else if (strcmp(argv[i], "-g") == 0) {
+            gen_only = true;
         } else {
-            fprintf(stderr, "usage: %s [-t threads] [-r seconds per shape] [-T type]\n", argv[0]);
+            fprintf(stderr, "usage: %s [-t threads] [-r seconds per shape] [-T type] [-g]\n", argv[0]);
             return 1;
         }
     }
@@ -391,7 +394,7 @@ int main(int argc, char ** argv) {
         }
         const int64_t pp[3] = { 64, 128, 512 };
         double pp512 = 0.0, pp512_cpu = 0.0;
-        for (int p = 0; p < 3; p++) {
+        for (int p = 0; p < (gen_only ? 0 : 3); p++) {
             size_t wb;
             const struct bench_time bt = bench_mul_mat(&bc, type, 4096, 4096, pp[p], &wb);
             const double flops = 2.0*4096*4096*(double) pp[p];
@@ -410,7 +413,7 @@ int main(int argc, char ** argv) {
         // (with one thread by CPU time, which the machine's other work disturbs less)
         const bool bf16_dot = type == GGML_TYPE_BF16 && peak_bf16 > 0;
         const double type_peak = show_cpu ? (bf16_dot ? peak_bf16_cpu : peak_cpu) : (bf16_dot ? peak_bf16 : peak);
-        if (type == GGML_TYPE_F32 || type == GGML_TYPE_F16 || type == GGML_TYPE_BF16) {
+        if (!gen_only && (type == GGML_TYPE_F32 || type == GGML_TYPE_F16 || type == GGML_TYPE_BF16)) {
             printf(" (pp512 %.0f%% of the %s peak)", 100.0 * (show_cpu ? pp512_cpu : pp512) / type_peak, bf16_dot ? "BF16 dot" : "FMA");
         }
         printf("\n");

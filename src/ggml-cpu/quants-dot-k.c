@@ -183,12 +183,12 @@ static QD_INLINE __m256i qk_bcast16(__m256i v, int j0, int j1) {
 }
 
 // the 12 packed bytes of 6-bit scales and minimums of a Q4_K / Q5_K
-// superblock (p: 16 readable bytes) as int16: the scales in lanes 0..7 of
-// both 128-bit halves, the minimums in *mn. With a, b, c the three 32-bit
+// superblock (p: 16 readable bytes) as 8 int16 each: the scales returned,
+// the minimums in *mn. With a, b, c the three 32-bit
 // words: scales 0..3 = a & 63, minimums 0..3 = b & 63; scales 4..7 are the
 // low nibbles of c with the top two bits of a, minimums 4..7 the high
 // nibbles of c with the top two bits of b.
-static QD_INLINE __m256i qk_scales_mins_45(const uint8_t * p, __m128i * mn) {
+static QD_INLINE __m128i qk_scales_mins_45(const uint8_t * p, __m128i * mn) {
     const __m128i v   = _mm_loadu_si128((const __m128i *) p);
     const __m128i acbc = _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 1, 2, 0));   // a c b c
     const __m128i aabb = _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 1, 0, 0));   // a a b b
@@ -198,7 +198,7 @@ static QD_INLINE __m256i qk_scales_mins_45(const uint8_t * p, __m128i * mn) {
                                        _mm_setr_epi32(0, 0x30303030, 0, 0x30303030));
     const __m128i sm   = _mm_or_si128(low, top);   // bytes: 8 scales, 8 minimums
     *mn = _mm_cvtepu8_epi16(_mm_unpackhi_epi64(sm, sm));
-    return _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));
+    return _mm_cvtepu8_epi16(sm);
 }
 
 // the sums of the activation groups of 32 (8 int16) of a Q8_K block
@@ -206,6 +206,8 @@ static QD_INLINE __m128i qk_bsums32(const block_q8_K * yb) {
     const __m256i bs = _mm256_loadu_si256((const __m256i *) yb->bsums);
     return _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
 }
+
+#if !defined(GGML_VEC_AVX512)
 
 // acc + (isum * dxy) - (msum * dmy): the float sum of one row and column
 static QD_INLINE __m256 qk_accumulate(__m256 acc, __m256i isum, float dxy, __m128i msum, float dmy) {
@@ -255,14 +257,14 @@ static QD_INLINE void qk_step_45(const bool q5, const int R, const int C, int64_
             __m128i mn;
             if (q5) {
                 const block_q5_K * xb = (const block_q5_K *) blk;
-                sc[r] = qk_scales_mins_45(xb->scales, &mn);
+                sc[r] = _mm256_broadcastsi128_si256(qk_scales_mins_45(xb->scales, &mn));
                 qs[r] = xb->qs;
                 qh[r] = _mm256_loadu_si256((const __m256i *) xb->qh);
                 dx[r] = qd_h2f(xb->d);
                 mx[r] = qd_h2f(xb->dmin);
             } else {
                 const block_q4_K * xb = (const block_q4_K *) blk;
-                sc[r] = qk_scales_mins_45(xb->scales, &mn);
+                sc[r] = _mm256_broadcastsi128_si256(qk_scales_mins_45(xb->scales, &mn));
                 qs[r] = xb->qs;
                 qh[r] = _mm256_setzero_si256();
                 dx[r] = qd_h2f(xb->d);
@@ -307,6 +309,114 @@ static QD_INLINE void qk_step_45(const bool q5, const int R, const int C, int64_
         }
     }
 }
+
+#else
+
+// AVX-512: 128 values per step of the row, groups 4p, 4p + 2 (low nibbles
+// of qs[64p ..]) and 4p + 1, 4p + 3 (high nibbles), against the activations
+// regrouped the same way; half the instructions of the 256-bit loop
+
+// byte-shuffle broadcasting int16 lane j0 to the low 256-bit half and lane
+// j1 to the high half (within each 128-bit lane)
+static QD_INLINE __m512i qk_bcast16_512(__m512i v, int j0, int j1) {
+    const __m512i ctrl = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi16((short)(0x0100 + 0x0202*j0))),
+                                            _mm256_set1_epi16((short)(0x0100 + 0x0202*j1)), 1);
+    return _mm512_shuffle_epi8(v, ctrl);
+}
+
+static QD_INLINE void qk_step_45(const bool q5, const int R, const int C, int64_t nb, const char * x, size_t xs,
+                                 const block_q8_K * const * y, float * const * s, int64_t i0, int64_t is) {
+    const size_t  bsx = q5 ? sizeof(block_q5_K) : sizeof(block_q4_K);
+    const __m512i m4  = _mm512_set1_epi8(0x0F);
+    const __m512i m10 = _mm512_set1_epi8(0x10);
+    __m512 acc[QK_STEP_ROWS][QK_MAX_COLS];
+    __m128 macc[QK_STEP_ROWS][QK_MAX_COLS];
+    for (int r = 0; r < R; r++) {
+        for (int c = 0; c < C; c++) {
+            acc[r][c]  = _mm512_setzero_ps();
+            macc[r][c] = _mm_setzero_ps();
+        }
+    }
+    for (int64_t b = 0; b < nb; b++) {
+        __m128i ysum[QK_MAX_COLS];
+        float   dy[QK_MAX_COLS];
+        for (int c = 0; c < C; c++) {
+            ysum[c] = qk_bsums32(y[c] + b);
+            dy[c]   = y[c][b].d;
+        }
+        const uint8_t * qs[QK_STEP_ROWS];
+        __m512i qh[QK_STEP_ROWS], sc[QK_STEP_ROWS], isum[QK_STEP_ROWS][QK_MAX_COLS];
+        __m128i msum[QK_STEP_ROWS][QK_MAX_COLS];
+        float   dx[QK_STEP_ROWS], mx[QK_STEP_ROWS];
+        for (int r = 0; r < R; r++) {
+            const char * blk = x + r*xs + b*bsx;
+            __m128i mn;
+            if (q5) {
+                const block_q5_K * xb = (const block_q5_K *) blk;
+                sc[r] = _mm512_broadcast_i32x4(qk_scales_mins_45(xb->scales, &mn));
+                qs[r] = xb->qs;
+                // bytes 0..31: the bits of groups 4p, 4p + 1 from bit 0; bytes 32..63: of 4p + 2, 4p + 3
+                const __m256i h = _mm256_loadu_si256((const __m256i *) xb->qh);
+                qh[r] = _mm512_inserti64x4(_mm512_castsi256_si512(h), _mm256_srli_epi16(h, 2), 1);
+                dx[r] = qd_h2f(xb->d);
+                mx[r] = qd_h2f(xb->dmin);
+            } else {
+                const block_q4_K * xb = (const block_q4_K *) blk;
+                sc[r] = _mm512_broadcast_i32x4(qk_scales_mins_45(xb->scales, &mn));
+                qs[r] = xb->qs;
+                qh[r] = _mm512_setzero_si512();
+                dx[r] = qd_h2f(xb->d);
+                mx[r] = qd_h2f(xb->dmin);
+            }
+            for (int c = 0; c < C; c++) {
+                msum[r][c] = _mm_madd_epi16(mn, ysum[c]);
+                isum[r][c] = _mm512_setzero_si512();
+            }
+        }
+        for (int p = 0; p < QK_K/128; p++) {
+            __m512i ylo[QK_MAX_COLS], yhi[QK_MAX_COLS];
+            for (int c = 0; c < C; c++) {
+                const __m512i ya = _mm512_loadu_si512((const void *)(y[c][b].qs + 128*p));
+                const __m512i yb = _mm512_loadu_si512((const void *)(y[c][b].qs + 128*p + 64));
+                ylo[c] = _mm512_shuffle_i64x2(ya, yb, 0x44);   // values 0..31, 64..95
+                yhi[c] = _mm512_shuffle_i64x2(ya, yb, 0xEE);   // values 32..63, 96..127
+            }
+            for (int r = 0; r < R; r++) {
+                const __m512i q = _mm512_loadu_si512((const void *)(qs[r] + 64*p));
+                __m512i lo = _mm512_and_si512(q, m4);
+                __m512i hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
+                if (q5) {
+                    // bit 0 (1) of each byte to bit 4; the 16-bit shifts bring no other bit there
+                    lo = _mm512_or_si512(lo, _mm512_and_si512(_mm512_slli_epi16(qh[r], 4), m10));
+                    hi = _mm512_or_si512(hi, _mm512_and_si512(_mm512_slli_epi16(qh[r], 3), m10));
+                    qh[r] = _mm512_srli_epi16(qh[r], 4);
+                }
+                const __m512i s0 = qk_bcast16_512(sc[r], 4*p,     4*p + 2);
+                const __m512i s1 = qk_bcast16_512(sc[r], 4*p + 1, 4*p + 3);
+                for (int c = 0; c < C; c++) {
+                    // codes <= 31, |y| <= 128: the byte-pair sums fit in int16
+                    const __m512i p0 = _mm512_madd_epi16(_mm512_maddubs_epi16(lo, ylo[c]), s0);
+                    const __m512i p1 = _mm512_madd_epi16(_mm512_maddubs_epi16(hi, yhi[c]), s1);
+                    isum[r][c] = _mm512_add_epi32(isum[r][c], _mm512_add_epi32(p0, p1));
+                }
+            }
+        }
+        for (int r = 0; r < R; r++) {
+            for (int c = 0; c < C; c++) {
+                acc[r][c]  = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[r][c]), _mm512_set1_ps(dx[r]*dy[c]), acc[r][c]);
+                macc[r][c] = _mm_fmadd_ps(_mm_cvtepi32_ps(msum[r][c]), _mm_set1_ps(mx[r]*dy[c]), macc[r][c]);
+            }
+        }
+    }
+    for (int r = 0; r < R; r++) {
+        for (int c = 0; c < C; c++) {
+            const __m128 m = _mm_add_ps(macc[r][c], _mm_movehl_ps(macc[r][c], macc[r][c]));
+            s[c][i0 + r*is] = _mm512_reduce_add_ps(acc[r][c]) - _mm_cvtss_f32(_mm_add_ss(m, _mm_movehdup_ps(m)));
+        }
+    }
+}
+
+#endif
 
 // the 32 unsigned 6-bit codes 128h + 32q .. + 31 of a Q6_K superblock: the
 // low nibbles (q < 2) or high nibbles of ql[64h + 32(q % 2) ..] with bits
