@@ -207,13 +207,20 @@ static QD_INLINE __m128i qk_bsums32(const block_q8_K * yb) {
     return _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
 }
 
+// the two halves d, dmin that start a Q4_K / Q5_K block as floats (lanes 0, 1)
+static QD_INLINE __m128 qk_d_dmin(const ggml_half * d) {
+    uint32_t v;
+    memcpy(&v, d, sizeof(v));
+    return _mm_cvtph_ps(_mm_cvtsi32_si128((int) v));
+}
+
 #if !defined(GGML_VEC_AVX512)
 
-// acc + (isum * dxy) - (msum * dmy): the float sum of one row and column
-static QD_INLINE __m256 qk_accumulate(__m256 acc, __m256i isum, float dxy, __m128i msum, float dmy) {
-    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(dxy), acc);
+// acc + isum * f[0] - msum * f[1] (f: dx*dy, mx*dy): the float sum of one row and column
+static QD_INLINE __m256 qk_accumulate(__m256 acc, __m256i isum, __m128 f, __m128i msum) {
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_broadcastss_ps(f), acc);
     const __m256i m = _mm256_inserti128_si256(_mm256_setzero_si256(), msum, 0);
-    return _mm256_fnmadd_ps(_mm256_cvtepi32_ps(m), _mm256_set1_ps(dmy), acc);
+    return _mm256_fnmadd_ps(_mm256_cvtepi32_ps(m), _mm256_broadcastss_ps(_mm_permute_ps(f, 0x55)), acc);
 }
 
 // the 64 values 64h .. 64h + 63 of a Q4_K / Q5_K superblock: groups 2h and
@@ -251,7 +258,7 @@ static QD_INLINE void qk_step_45(const bool q5, const int R, const int C, int64_
         const uint8_t * qs[QK_STEP_ROWS];
         __m256i qh[QK_STEP_ROWS], sc[QK_STEP_ROWS], isum[QK_STEP_ROWS][QK_MAX_COLS];
         __m128i msum[QK_STEP_ROWS][QK_MAX_COLS];
-        float   dx[QK_STEP_ROWS], mx[QK_STEP_ROWS];
+        __m128  dm[QK_STEP_ROWS];   // d, dmin of the weight block
         for (int r = 0; r < R; r++) {
             const char * blk = x + r*xs + b*bsx;
             __m128i mn;
@@ -260,15 +267,13 @@ static QD_INLINE void qk_step_45(const bool q5, const int R, const int C, int64_
                 sc[r] = _mm256_broadcastsi128_si256(qk_scales_mins_45(xb->scales, &mn));
                 qs[r] = xb->qs;
                 qh[r] = _mm256_loadu_si256((const __m256i *) xb->qh);
-                dx[r] = qd_h2f(xb->d);
-                mx[r] = qd_h2f(xb->dmin);
+                dm[r] = qk_d_dmin(&xb->d);
             } else {
                 const block_q4_K * xb = (const block_q4_K *) blk;
                 sc[r] = _mm256_broadcastsi128_si256(qk_scales_mins_45(xb->scales, &mn));
                 qs[r] = xb->qs;
                 qh[r] = _mm256_setzero_si256();
-                dx[r] = qd_h2f(xb->d);
-                mx[r] = qd_h2f(xb->dmin);
+                dm[r] = qk_d_dmin(&xb->d);
             }
             for (int c = 0; c < C; c++) {
                 msum[r][c] = _mm_madd_epi16(mn, ysum[c]);
@@ -299,7 +304,7 @@ static QD_INLINE void qk_step_45(const bool q5, const int R, const int C, int64_
         }
         for (int r = 0; r < R; r++) {
             for (int c = 0; c < C; c++) {
-                acc[r][c] = qk_accumulate(acc[r][c], isum[r][c], dx[r]*dy[c], msum[r][c], mx[r]*dy[c]);
+                acc[r][c] = qk_accumulate(acc[r][c], isum[r][c], _mm_mul_ps(dm[r], _mm_set1_ps(dy[c])), msum[r][c]);
             }
         }
     }
@@ -347,7 +352,7 @@ static QD_INLINE void qk_step_45(const bool q5, const int R, const int C, int64_
         const uint8_t * qs[QK_STEP_ROWS];
         __m512i qh[QK_STEP_ROWS], sc[QK_STEP_ROWS], isum[QK_STEP_ROWS][QK_MAX_COLS];
         __m128i msum[QK_STEP_ROWS][QK_MAX_COLS];
-        float   dx[QK_STEP_ROWS], mx[QK_STEP_ROWS];
+        __m128  dm[QK_STEP_ROWS];   // d, dmin of the weight block
         for (int r = 0; r < R; r++) {
             const char * blk = x + r*xs + b*bsx;
             __m128i mn;
@@ -358,15 +363,13 @@ static QD_INLINE void qk_step_45(const bool q5, const int R, const int C, int64_
                 // bytes 0..31: the bits of groups 4p, 4p + 1 from bit 0; bytes 32..63: of 4p + 2, 4p + 3
                 const __m256i h = _mm256_loadu_si256((const __m256i *) xb->qh);
                 qh[r] = _mm512_inserti64x4(_mm512_castsi256_si512(h), _mm256_srli_epi16(h, 2), 1);
-                dx[r] = qd_h2f(xb->d);
-                mx[r] = qd_h2f(xb->dmin);
+                dm[r] = qk_d_dmin(&xb->d);
             } else {
                 const block_q4_K * xb = (const block_q4_K *) blk;
                 sc[r] = _mm512_broadcast_i32x4(qk_scales_mins_45(xb->scales, &mn));
                 qs[r] = xb->qs;
                 qh[r] = _mm512_setzero_si512();
-                dx[r] = qd_h2f(xb->d);
-                mx[r] = qd_h2f(xb->dmin);
+                dm[r] = qk_d_dmin(&xb->d);
             }
             for (int c = 0; c < C; c++) {
                 msum[r][c] = _mm_madd_epi16(mn, ysum[c]);
@@ -403,8 +406,9 @@ static QD_INLINE void qk_step_45(const bool q5, const int R, const int C, int64_
         }
         for (int r = 0; r < R; r++) {
             for (int c = 0; c < C; c++) {
-                acc[r][c]  = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[r][c]), _mm512_set1_ps(dx[r]*dy[c]), acc[r][c]);
-                macc[r][c] = _mm_fmadd_ps(_mm_cvtepi32_ps(msum[r][c]), _mm_set1_ps(mx[r]*dy[c]), macc[r][c]);
+                const __m128 f = _mm_mul_ps(dm[r], _mm_set1_ps(dy[c]));   // dx*dy, mx*dy
+                acc[r][c]  = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[r][c]), _mm512_broadcastss_ps(f), acc[r][c]);
+                macc[r][c] = _mm_fmadd_ps(_mm_cvtepi32_ps(msum[r][c]), _mm_permute_ps(f, 0x55), macc[r][c]);
             }
         }
     }
