@@ -184,10 +184,10 @@ static QD_INLINE __m256i qk_bcast16(__m256i v, int j0, int j1) {
 
 // the 12 packed bytes of 6-bit scales and minimums of a Q4_K / Q5_K
 // superblock (p: 16 readable bytes) as 8 int16 each: the scales returned,
-// the minimums in *mn. With a, b, c the three 32-bit
-// words: scales 0..3 = a & 63, minimums 0..3 = b & 63; scales 4..7 are the
-// low nibbles of c with the top two bits of a, minimums 4..7 the high
-// nibbles of c with the top two bits of b.
+// the minimums in *mn. With a, b, c the three 32-bit words: scales 0..3 =
+// a & 63, minimums 0..3 = b & 63; scales 4..7 are the low nibbles of c with
+// the top two bits of a, minimums 4..7 the high nibbles of c with the top
+// two bits of b.
 static QD_INLINE __m128i qk_scales_mins_45(const uint8_t * p, __m128i * mn) {
     const __m128i v   = _mm_loadu_si128((const __m128i *) p);
     const __m128i acbc = _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 1, 2, 0));   // a c b c
@@ -197,8 +197,9 @@ static QD_INLINE __m128i qk_scales_mins_45(const uint8_t * p, __m128i * mn) {
     const __m128i top  = _mm_and_si128(_mm_srli_epi32(aabb, 2),
                                        _mm_setr_epi32(0, 0x30303030, 0, 0x30303030));
     const __m128i sm   = _mm_or_si128(low, top);   // bytes: 8 scales, 8 minimums
-    *mn = _mm_cvtepu8_epi16(_mm_unpackhi_epi64(sm, sm));
-    return _mm_cvtepu8_epi16(sm);
+    const __m256i w = _mm256_cvtepu8_epi16(sm);
+    *mn = _mm256_extracti128_si256(w, 1);
+    return _mm256_castsi256_si128(w);
 }
 
 // the sums of the activation groups of 32 (8 int16) of a Q8_K block
