@@ -1,8 +1,10 @@
 // bench-matmul: MUL_MAT on the CPU backend, per weight type.
 //
-// For generation (one activation column: k = 4096, n = 4096 and 11008) it
-// prints GFLOPS and the effective bandwidth of the weights (bytes of src0 per
-// second); for prompts (m = 64, 128, 512 columns, k = n = 4096) GFLOPS. Beside
+// For generation (one activation column: k = 4096, n = 4096 and 11008, and
+// n = 32000, a vocabulary projection whose weights of 4 bits and more are
+// larger than the last-level caches of most machines) it prints GFLOPS, the
+// effective bandwidth of the weights (bytes of src0 per second) and that as
+// a percentage of the read bandwidth measured here; for prompts (m = 64, 128, 512 columns, k = n = 4096) GFLOPS. Beside
 // them, the machine's limits measured here: the peak of a tight FMA loop and
 // the read bandwidth of a large buffer, both with the same number of threads.
 //
@@ -15,7 +17,7 @@
 // Only the public API is used, so the same file builds against upstream ggml
 // for comparisons.
 //
-//   bench-matmul [-t threads] [-r seconds per shape] [-T type]
+//   bench-matmul [-t threads] [-r seconds per shape] [-T type] [-g: generation shapes only]
 
 #define _POSIX_C_SOURCE 200809L // clock_gettime
 
@@ -355,6 +357,7 @@ int main(int argc, char ** argv) {
     int n_threads = 2;
     double seconds = 1.0;
     const char * only = NULL;
+    bool gen_only = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-t") == 0 && i + 1 < argc) {
             n_threads = atoi(argv[++i]);
@@ -362,8 +365,10 @@ int main(int argc, char ** argv) {
             seconds = atof(argv[++i]);
         } else if (strcmp(argv[i], "-T") == 0 && i + 1 < argc) {
             only = argv[++i];
+        } else if (strcmp(argv[i], "-g") == 0) {
+            gen_only = true;
         } else {
-            fprintf(stderr, "usage: %s [-t threads] [-r seconds per shape] [-T type]\n", argv[0]);
+            fprintf(stderr, "usage: %s [-t threads] [-r seconds per shape] [-T type] [-g]\n", argv[0]);
             return 1;
         }
     }
@@ -385,32 +390,34 @@ int main(int argc, char ** argv) {
     struct ggml_threadpool_params tpp = ggml_threadpool_params_default(n_threads);
     struct bench_ctx bc = { .pool = ggml_threadpool_new(&tpp), .n_threads = n_threads, .seconds = seconds };
 
-    printf(show_cpu ? "GFLOPS by the wall clock / by CPU time; gen: and GB/s of weights (by CPU time)\n"
-                    : "GFLOPS by the wall clock; gen: and GB/s of weights\n");
-    printf("%-5s | %-26s | %-26s | %-13s %-13s %-13s\n", "type", "gen n=4096", "gen n=11008", "pp64", "pp128", "pp512");
+    printf(show_cpu ? "GFLOPS by the wall clock / by CPU time; gen: and GB/s of weights (by CPU time), %% of the read bandwidth\n"
+                    : "GFLOPS by the wall clock; gen: and GB/s of weights, %% of the read bandwidth\n");
+    printf("%-6s| %-30s | %-30s | %-30s | %-13s %-13s %-13s\n", "type", "gen n=4096", "gen n=11008", "gen n=32000",
+           "pp64", "pp128", "pp512");
     for (size_t t = 0; t < sizeof(k_types)/sizeof(k_types[0]); t++) {
         const enum ggml_type type = k_types[t];
         if (only && strcmp(only, ggml_type_name(type)) != 0) {
             continue;
         }
-        printf("%-5s |", ggml_type_name(type));
-        const int64_t gen_n[2] = { 4096, 11008 };
-        for (int g = 0; g < 2; g++) {
+        printf("%-6s|", ggml_type_name(type));
+        const int64_t gen_n[3] = { 4096, 11008, 32000 };
+        for (int g = 0; g < 3; g++) {
             size_t wb;
             const struct bench_time bt = bench_mul_mat(&bc, type, 4096, gen_n[g], 1, &wb);
             const double flops = 2.0*4096*(double) gen_n[g];
             char cell[64];
+            const double gbs = (double) wb/(show_cpu ? bt.cpu : bt.wall)*1e-9;
             if (show_cpu) {
-                snprintf(cell, sizeof(cell), "%5.1f/%5.1f %5.1f GB/s", flops/bt.wall*1e-9, flops/bt.cpu*1e-9, (double) wb/bt.cpu*1e-9);
+                snprintf(cell, sizeof(cell), "%5.1f/%5.1f %5.1f GB/s %3.0f%%", flops/bt.wall*1e-9, flops/bt.cpu*1e-9, gbs, 100.0*gbs/bw);
             } else {
-                snprintf(cell, sizeof(cell), "%5.1f %5.1f GB/s", flops/bt.wall*1e-9, (double) wb/bt.wall*1e-9);
+                snprintf(cell, sizeof(cell), "%5.1f %5.1f GB/s %3.0f%%", flops/bt.wall*1e-9, gbs, 100.0*gbs/bw);
             }
-            printf(" %-26s |", cell);
+            printf(" %-30s |", cell);
             fflush(stdout);
         }
         const int64_t pp[3] = { 64, 128, 512 };
         double pp512 = 0.0, pp512_cpu = 0.0;
-        for (int p = 0; p < 3; p++) {
+        for (int p = 0; p < (gen_only ? 0 : 3); p++) {
             size_t wb;
             const struct bench_time bt = bench_mul_mat(&bc, type, 4096, 4096, pp[p], &wb);
             const double flops = 2.0*4096*4096*(double) pp[p];
@@ -429,12 +436,13 @@ int main(int argc, char ** argv) {
         // (with one thread by CPU time, which the machine's other work disturbs less)
         const bool bf16_dot = type == GGML_TYPE_BF16 && peak_bf16 > 0;
         const double type_peak = show_cpu ? (bf16_dot ? peak_bf16_cpu : peak_cpu) : (bf16_dot ? peak_bf16 : peak);
-        if (type == GGML_TYPE_F32 || type == GGML_TYPE_F16 || type == GGML_TYPE_BF16) {
+        if (!gen_only && (type == GGML_TYPE_F32 || type == GGML_TYPE_F16 || type == GGML_TYPE_BF16)) {
             printf(" (pp512 %.0f%% of the %s peak)", 100.0 * (show_cpu ? pp512_cpu : pp512) / type_peak, bf16_dot ? "BF16 dot" : "FMA");
         }
         printf("\n");
     }
-    printf("\n(peak %.1f GFLOPS, read bandwidth %.1f GB/s, %d threads; pp: k = n = 4096, m columns)\n", peak, bw, n_threads);
+    printf("\n(peak %.1f GFLOPS, read bandwidth %.1f GB/s, %d threads; gen: k = 4096, n rows; pp: k = n = 4096, m columns)\n",
+           peak, bw, n_threads);
     ggml_threadpool_free(bc.pool);
     return 0;
 }

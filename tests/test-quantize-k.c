@@ -460,8 +460,10 @@ static void test_validate(void) {
 
 // dst[c][r] of w (nr rows of k values of type t) times the columns x, with
 // both kernel families, against double sums over the dequantized weights and
-// the Q8_K activations the product meets
-static void check_mul_mat(enum ggml_type t, int64_t k, int64_t nr, int64_t nc, bool strided) {
+// the Q8_K activations the product meets. extreme: weights alternating 0 and
+// 1 (every code at an end of its range, the largest scales) against
+// activations of -1 (Q8_K codes of -128): the integer sums at their largest
+static void check_mul_mat_data(enum ggml_type t, int64_t k, int64_t nr, int64_t nc, bool strided, bool extreme) {
     struct ggml_init_params ip = { 64*1024*1024, NULL, false };
     struct ggml_context * ctx = ggml_init(ip);
     struct ggml_tensor * w = ggml_new_tensor_2d(ctx, t, k, nr);
@@ -471,12 +473,12 @@ static void check_mul_mat(enum ggml_type t, int64_t k, int64_t nr, int64_t nc, b
 
     float * wf = malloc(sizeof(float) * (size_t)(k * nr));
     for (int64_t i = 0; i < k*nr; i++) {
-        wf[i] = rnd_gauss();
+        wf[i] = extreme ? (float)((i + i/k) % 2) : rnd_gauss();
     }
     ggml_quantize_chunk(t, wf, w->data, 0, nr, k, NULL);
     ggml_get_type_traits(t)->to_float(w->data, wf, k*nr);
     for (int64_t i = 0; i < ggml_nelements(xs); i++) {
-        ((float *) xs->data)[i] = rnd_gauss();
+        ((float *) xs->data)[i] = extreme ? -1.0f : rnd_gauss();
     }
 
     struct ggml_tensor * out = ggml_mul_mat(ctx, w, x);
@@ -521,8 +523,8 @@ static void check_mul_mat(enum ggml_type t, int64_t k, int64_t nr, int64_t nc, b
                 }
             }
         }
-        CHECK_MSG(worst <= 1.0, "%s k=%lld nr=%lld nc=%lld%s %s: error %.3g of the tolerance", ggml_type_name(t),
-                  (long long) k, (long long) nr, (long long) nc, strided ? " strided" : "",
+        CHECK_MSG(worst <= 1.0, "%s k=%lld nr=%lld nc=%lld%s%s %s: error %.3g of the tolerance", ggml_type_name(t),
+                  (long long) k, (long long) nr, (long long) nc, strided ? " strided" : "", extreme ? " extreme" : "",
                   use_ref ? "portable" : "vector", worst);
     }
 
@@ -542,6 +544,10 @@ static void check_mul_mat(enum ggml_type t, int64_t k, int64_t nr, int64_t nc, b
 
     free(first); free(yq); free(xq); free(wf);
     ggml_free(ctx);
+}
+
+static void check_mul_mat(enum ggml_type t, int64_t k, int64_t nr, int64_t nc, bool strided) {
+    check_mul_mat_data(t, k, nr, nc, strided, false);
 }
 
 // MUL_MAT_ID: n_tok tokens, each using 2 of 3 experts (ids chosen so that
@@ -618,6 +624,13 @@ static void test_mul_mat(void) {
         check_mul_mat(t, 3*QK_K, 7,  1, false);
         check_mul_mat(t, 2*QK_K, 13, 3, true);
         check_mul_mat(t, 4*QK_K, 33, 9, false);
+        // the row kernels meet 1..4 rows and 1..4 columns per pass: row
+        // counts that are no multiple of those, one superblock, 2, 4, 5 columns
+        check_mul_mat(t, QK_K,   9,  2, false);
+        check_mul_mat(t, 2*QK_K, 38, 4, true);
+        check_mul_mat(t, QK_K,   17, 5, false);
+        check_mul_mat_data(t, 2*QK_K, 7, 1, false, true);
+        check_mul_mat_data(t, QK_K,   6, 3, false, true);
         // many columns: the tile kernels for the types with a q8 panel form
         // (edge tiles in rows and columns, a partial last superblock of lanes)
         check_mul_mat(t, 5*QK_K, 19, 7, true);
