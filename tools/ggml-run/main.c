@@ -101,6 +101,8 @@ static void print_usage(const char * argv0) {
            "  -ctk, --cache-type TYPE   KV cache type: f16, f32 (default f16)\n"
            "  -nkvo, --no-kv-offload    keep the KV cache in host memory\n"
            "        --no-mmap           read the model file instead of mapping it\n"
+           "        --no-repack         keep the CPU's matrices as they are in the file (default: a copy in\n"
+           "                            the layout of the CPU kernels where they have one: BF16 with AVX512_BF16)\n"
            "  -h,   --help\n", argv0);
 }
 
@@ -250,6 +252,7 @@ static bool parse_flag(const char * arg, struct options * o) {
     if (is_opt(arg, "--no-parse-special", NULL)) { o->parse_special = false; return true; }
     if (is_opt(arg, "-nkvo", "--no-kv-offload")) { o->ctx.kv_offload = false; return true; }
     if (is_opt(arg, "--no-mmap", NULL))          { o->model.use_mmap = false; return true; }
+    if (is_opt(arg, "--no-repack", NULL))        { o->model.repack = false; return true; }
     return false;
 }
 

@@ -73,6 +73,7 @@ struct run_model_params {
     int64_t      n_gpu_layers;  // layers on devices other than the CPU (< 0: all)
     const char * tensor_split;  // see run_devices_assign_layers (NULL: by free memory)
     bool         use_mmap;      // map the file (else read it into memory)
+    bool         repack;        // CPU matrices in the CPU's extra buffer type (its kernels' layout) where it takes them
 };
 
 struct run_model_params run_model_default_params(void);
