@@ -20,12 +20,17 @@
 //     threads, and on the portable path (use_ref);
 //   - supports_op: MUL_MAT / MUL_MAT_ID with the packed tensor as src0 only;
 //     GET_ROWS, ADD, CPY, MUL_MAT with it as src1, and matrix products over
-//     tensors of other types in such a buffer are refused.
+//     tensors of other types in such a buffer are refused;
+//   - the scheduler, with a higher-priority device on host memory that would
+//     take every op and offload every product (a test backend that computes
+//     nothing), runs the product with packed weights on the CPU, and the
+//     op after it where it likes.
 
 #include "cpu-testing.h"
 #include "ggml-alloc.h"
 #include "ggml-backend.h"
 #include "ggml-cpu.h"
+#include "test-backend.h"
 
 #include <stdio.h>
 
@@ -341,6 +346,72 @@ static void check_supports_op(ggml_backend_buffer_type_t buft) {
     ggml_free(wctx);
 }
 
+static void check_sched(ggml_backend_t cpu, ggml_backend_buffer_type_t buft) {
+    const struct test_backend_config cfg = {
+        .name = "Eager", .type = GGML_BACKEND_DEVICE_TYPE_GPU, .host_memory = true,
+        .types = ((uint64_t) 1 << GGML_TYPE_F32) | ((uint64_t) 1 << GGML_TYPE_BF16) | ((uint64_t) 1 << GGML_TYPE_I32),
+        .skip_compute = true, .offload_min_batch = 1,
+    };
+    ggml_backend_reg_t reg = test_backend_reg_new(&cfg);
+    ggml_backend_t eager = ggml_backend_dev_init(test_backend_device(reg), NULL);
+    CHECK(eager != NULL);
+
+    const int64_t k = 100, n = 70, cols = 40;
+    struct ggml_context * wctx = ctx_new(2);
+    struct ggml_tensor * w = ggml_new_tensor_2d(wctx, GGML_TYPE_BF16, k, n);
+    ggml_backend_buffer_t wbuf = ggml_backend_alloc_ctx_tensors_from_buft(wctx, buft);
+    ggml_backend_buffer_set_usage(wbuf, GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
+    uint16_t * wv = random_bf16((size_t)(k * n), 5);
+    ggml_backend_tensor_set(w, wv, 0, (size_t)(k * n) * 2);
+
+    struct ggml_context * ctx = ctx_new(16);
+    struct ggml_tensor * x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, k, cols);
+    ggml_set_input(x);
+    struct ggml_tensor * y = ggml_mul_mat(ctx, w, x);
+    ggml_set_output(y);
+    struct ggml_tensor * z = ggml_scale(ctx, y, 2.0f);
+    ggml_set_output(z);
+    struct ggml_cgraph * gf = ggml_new_graph(ctx);
+    ggml_build_forward_expand(gf, z);
+
+    ggml_backend_t backends[2] = { eager, cpu };
+    ggml_backend_sched_t sched = ggml_backend_sched_new(backends, NULL, 2, GGML_DEFAULT_GRAPH_SIZE, false, true);
+    CHECK(ggml_backend_sched_alloc_graph(sched, gf));
+    CHECK(ggml_backend_sched_get_tensor_backend(sched, y) == cpu);
+    float * xv = (float *) malloc((size_t)(k * cols) * sizeof(float));
+    uint64_t state = 77;
+    for (int64_t i = 0; i < k * cols; i++) {
+        xv[i] = (float) tt_rand_uniform(&state, -1.0, 1.0);
+    }
+    ggml_backend_tensor_set(x, xv, 0, ggml_nbytes(x));
+    CHECK(ggml_backend_sched_graph_compute(sched, gf) == GGML_STATUS_SUCCESS);
+    float * yv = (float *) malloc(ggml_nbytes(y));
+    ggml_backend_tensor_get(y, yv, 0, ggml_nbytes(y));
+    double worst = 0.0;
+    for (int64_t j = 0; j < cols; j++) {
+        for (int64_t i = 0; i < n; i++) {
+            double ref = 0.0, sum_abs = 0.0;
+            for (int64_t kk = 0; kk < k; kk++) {
+                const double p = bf16_value(wv[i * k + kk]) * bf16_value(bf16_bits(xv[j * k + kk]));
+                ref += p;
+                sum_abs += fabs(p);
+            }
+            worst = fmax(worst, isnan(yv[j * n + i]) ? INFINITY : fabs(yv[j * n + i] - ref) / (sum_abs + 1e-30));
+        }
+    }
+    CHECK_MSG(worst < 1e-5, "scheduler: error %g", worst);
+
+    free(yv);
+    free(xv);
+    ggml_backend_sched_free(sched);
+    ggml_free(ctx);
+    ggml_backend_buffer_free(wbuf);
+    ggml_free(wctx);
+    free(wv);
+    ggml_backend_free(eager);
+    test_backend_reg_free(reg);
+}
+
 int main(void) {
     g_cpu_dev = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU);
     CHECK(g_cpu_dev != NULL);
@@ -384,6 +455,8 @@ int main(void) {
         check_mul_mat(backend, buft, &cases[i]);
     }
     if (backend != NULL) {
+        ggml_backend_cpu_set_n_threads(backend, 2);
+        check_sched(backend, buft);
         check_mul_mat_id(backend, buft, 40, 67, 4, 2, 3);
         check_mul_mat_id(backend, buft, 41, 130, 3, 2, 40);
         ggml_backend_free(backend);

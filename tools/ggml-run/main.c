@@ -364,6 +364,11 @@ static void print_buffers(const struct run_context * rc) {
                 run_fmt_size(kv, b, sizeof(b)),
                 run_fmt_size(ggml_backend_sched_get_buffer_size(rc->sched, rc->backends[i]), c, sizeof(c)));
     }
+    if (model->repack_bytes > 0) {
+        char r[32];
+        fprintf(stderr, "           (CPU weights: %s of matrices in CPU_REPACK, the layout of the CPU kernels)\n",
+                run_fmt_size(model->repack_bytes, r, sizeof(r)));
+    }
     fprintf(stderr, "context:   %lld tokens, batch %lld, KV cache %s, attention %s, %d CPU threads\n",
             (long long) rc->kv.n_ctx, (long long) rc->params.n_batch, ggml_type_name(rc->params.kv_type),
             rc->flash_attn ? "fused (flash_attn_ext)" : "mul_mat + soft_max", rc->params.n_threads);
