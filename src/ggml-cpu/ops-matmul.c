@@ -13,6 +13,9 @@
 //    block is converted (float) or packed (quantized) into a per-thread panel
 //    once, then the register-blocked tile kernels of gemm.h walk it, k block
 //    by k block, for every column of the chunk.
+// BF16 weights of a CPU_REPACK buffer (repack-bf16.h) are already in the
+// BF16 tile kernel's panels: they take it for any number of columns (with
+// the narrower tiles of few columns for generation), and pack nothing.
 // Each result is computed by the same sequence of operations whatever the
 // chunking (the kernels guarantee it for their tiles; k blocks are fixed), so
 // results do not depend on the number of threads.
