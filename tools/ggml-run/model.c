@@ -465,6 +465,23 @@ static bool model_map_cpu_weights(struct run_model * model, struct weight_ref * 
     return true;
 }
 
+// The pages of a mapped file that held a tensor now copied into the CPU's
+// extra buffer type are no longer read: give them back at once, so that the
+// copies do not add up to a second model in memory (should anything read
+// them, they come back from the file). A source in heap memory keeps them.
+static void model_release_mapped_copy(struct run_model * model, const struct ggml_tensor * t) {
+    if (model->src.release != source_release_mapping) {
+        return;
+    }
+    const uintptr_t page  = (uintptr_t) sysconf(_SC_PAGESIZE);
+    const uintptr_t begin = (uintptr_t) source_tensor_data(&model->src, t);
+    const uintptr_t first = (begin + page - 1) / page * page;
+    const uintptr_t last  = (begin + ggml_nbytes(t)) / page * page;
+    if (last > first) {
+        madvise((void *) first, last - first, MADV_DONTNEED);
+    }
+}
+
 static size_t pad_to(size_t x, size_t align) {
     return (x + align - 1) / align * align;
 }
@@ -514,31 +531,13 @@ static bool model_upload_device_weights(struct run_model * model, struct weight_
             }
             ggml_backend_tensor_set(refs[i].t, source_tensor_data(&model->src, refs[i].t), 0, ggml_nbytes(refs[i].t));
             model->weight_bytes[dev] += ggml_nbytes(refs[i].t);
-            model->repack_bytes += repack ? ggml_nbytes(refs[i].t) : 0;
+            if (repack) {
+                model->repack_bytes += ggml_nbytes(refs[i].t);
+                model_release_mapped_copy(model, refs[i].t);
+            }
         }
     }
     return true;
-}
-
-// The mapped file's pages of matrices copied into the CPU's extra buffer
-// type are no longer read: give them back (they come back from the file if
-// anything reads them). A source in heap memory keeps them.
-static void model_release_mapped_copies(struct run_model * model, const struct weight_ref * refs, int n_refs) {
-    if (model->src.release != source_release_mapping) {
-        return;
-    }
-    const uintptr_t page = (uintptr_t) sysconf(_SC_PAGESIZE);
-    for (int i = 0; i < n_refs; i++) {
-        if (!refs[i].repack) {
-            continue;
-        }
-        const uintptr_t begin = (uintptr_t) source_tensor_data(&model->src, refs[i].t);
-        const uintptr_t first = (begin + page - 1) / page * page;
-        const uintptr_t last  = (begin + ggml_nbytes(refs[i].t)) / page * page;
-        if (last > first) {
-            madvise((void *) first, last - first, MADV_DONTNEED);
-        }
-    }
 }
 
 static enum ggml_type model_main_type(const struct weight_ref * refs, int n_refs) {
@@ -602,9 +601,7 @@ static bool model_place_weights(struct run_model * model, const struct run_model
     if (ok && repack_buft != NULL) {
         ok = model_upload_device_weights(model, refs, n_refs, cpu, repack_buft, true);
     }
-    if (ok && repack_buft != NULL) {
-        model_release_mapped_copies(model, refs, n_refs);
-    }
+
     if (ok) {
         model->ftype = model_main_type(refs, n_refs);
     }
