@@ -81,11 +81,14 @@ void ggml_gemm_bf16p_pack(int64_t nrows, int64_t kc, const uint16_t * A, size_t 
     }
 }
 
-static void gbp_tile(int64_t np, const uint32_t * p, const uint16_t * const * b, float * const * c, int64_t nr, int64_t nc,
-                     bool accumulate) {
+// a tile of 64 rows x RN columns (RN <= GBP_RN, a constant where it is
+// inlined: the few columns of generation make narrower tiles, not repeated
+// columns)
+static inline __attribute__((always_inline)) void gbp_tile(int64_t np, const uint32_t * p, const uint16_t * const * b,
+                                                           float * const * c, int64_t nr, int RN, bool accumulate) {
     __m512 acc[GBP_VECS][GBP_RN];
     for (int q = 0; q < GBP_VECS; q++) {
-        for (int j = 0; j < GBP_RN; j++) {
+        for (int j = 0; j < RN; j++) {
             acc[q][j] = _mm512_setzero_ps();
         }
     }
@@ -94,7 +97,7 @@ static void gbp_tile(int64_t np, const uint32_t * p, const uint16_t * const * b,
         for (int q = 0; q < GBP_VECS; q++) {
             av[q] = (__m512bh) _mm512_loadu_si512((const void *)(p + (size_t) i * GBP_ROWS + 16 * q));
         }
-        for (int j = 0; j < GBP_RN; j++) {
+        for (int j = 0; j < RN; j++) {
             int32_t pair;
             memcpy(&pair, b[j] + 2*i, sizeof(pair));
             __m512bh bv = (__m512bh) _mm512_set1_epi32(pair);
@@ -104,7 +107,7 @@ static void gbp_tile(int64_t np, const uint32_t * p, const uint16_t * const * b,
             }
         }
     }
-    for (int64_t j = 0; j < nc; j++) {
+    for (int j = 0; j < RN; j++) {
         for (int q = 0; q < GBP_VECS && 16 * q < nr; q++) {
             float * dst = c[j] + 16 * q;
             const int64_t m = nr - 16 * q < 16 ? nr - 16 * q : 16;
@@ -118,22 +121,34 @@ static void gbp_tile(int64_t np, const uint32_t * p, const uint16_t * const * b,
     }
 }
 
-void ggml_gemm_bf16p(int64_t nrows, int64_t ncols, int64_t kc, const uint32_t * panel,
+static void gbp_tile_cols(int64_t np, const uint32_t * p, const uint16_t * const * b, float * const * c, int64_t nr,
+                          int64_t nc, bool accumulate) {
+    switch (nc) {
+        case 1:  gbp_tile(np, p, b, c, nr, 1, accumulate); break;
+        case 2:  gbp_tile(np, p, b, c, nr, 2, accumulate); break;
+        case 3:  gbp_tile(np, p, b, c, nr, 3, accumulate); break;
+        case 4:  gbp_tile(np, p, b, c, nr, 4, accumulate); break;
+        case 5:  gbp_tile(np, p, b, c, nr, 5, accumulate); break;
+        default: gbp_tile(np, p, b, c, nr, GBP_RN, accumulate); break;
+    }
+}
+
+void ggml_gemm_bf16p(int64_t nrows, int64_t ncols, int64_t kc, const uint32_t * panel, size_t group_pairs,
                      const void * const * B, float * const * C, bool accumulate) {
     const int64_t np = (kc + 1) / 2;
     for (int64_t j0 = 0; j0 < ncols; j0 += GBP_RN) {
         const int64_t nc = ncols - j0 < GBP_RN ? ncols - j0 : GBP_RN;
         const uint16_t * b[GBP_RN];
-        for (int j = 0; j < GBP_RN; j++) {
-            b[j] = (const uint16_t *) B[j0 + (j < nc ? j : nc - 1)];
+        for (int64_t j = 0; j < nc; j++) {
+            b[j] = (const uint16_t *) B[j0 + j];
         }
         for (int64_t g0 = 0; g0 < nrows; g0 += GBP_ROWS) {
             float * c[GBP_RN];
-            for (int j = 0; j < GBP_RN; j++) {
-                c[j] = C[j0 + (j < nc ? j : nc - 1)] + g0;
+            for (int64_t j = 0; j < nc; j++) {
+                c[j] = C[j0 + j] + g0;
             }
-            gbp_tile(np, panel + (size_t)(g0 / GBP_ROWS) * (size_t) np * GBP_ROWS, b, c,
-                     nrows - g0 < GBP_ROWS ? nrows - g0 : GBP_ROWS, nc, accumulate);
+            gbp_tile_cols(np, panel + (size_t)(g0 / GBP_ROWS) * group_pairs * GBP_ROWS, b, c,
+                          nrows - g0 < GBP_ROWS ? nrows - g0 : GBP_ROWS, nc, accumulate);
         }
     }
 }

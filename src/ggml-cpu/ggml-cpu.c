@@ -7,6 +7,7 @@
 #include "cpu-impl.h"
 #include "cpu-features.h"
 #include "cpu-variant.h"
+#include "repack-bf16.h"
 
 #include <ctype.h>
 #include <pthread.h>
@@ -334,12 +335,20 @@ static ggml_backend_buffer_t ggml_backend_cpu_device_buffer_from_host_ptr(ggml_b
 
 static bool ggml_backend_cpu_device_supports_op(ggml_backend_dev_t dev, const struct ggml_tensor * op) {
     (void) dev;
+    // a tensor of the repacked layout may be read by what knows that layout only
+    ggml_backend_buffer_type_t repack = ggml_backend_cpu_repack_buffer_type();
+    for (int i = 0; repack != NULL && i < GGML_MAX_SRC; i++) {
+        const struct ggml_tensor * s = op->src[i];
+        if (s != NULL && s->buffer != NULL && s->buffer->buft == repack) {
+            return ggml_cpu_repack_supports_op(op) && ggml_cpu_supports_op(op);
+        }
+    }
     return ggml_cpu_supports_op(op);
 }
 
 static bool ggml_backend_cpu_device_supports_buft(ggml_backend_dev_t dev, ggml_backend_buffer_type_t buft) {
     (void) dev;
-    return ggml_backend_buft_is_host(buft);
+    return ggml_backend_buft_is_host(buft) || (buft != NULL && buft == ggml_backend_cpu_repack_buffer_type());
 }
 
 
@@ -359,11 +368,19 @@ static size_t ggml_backend_cpu_reg_get_device_count(ggml_backend_reg_t reg) {
 
 static ggml_backend_dev_t ggml_backend_cpu_reg_get_device(ggml_backend_reg_t reg, size_t index);
 
+// the weight layouts of the kernels in use (repack-bf16.h), NULL-terminated
+static ggml_backend_buffer_type_t g_cpu_extra_bufts[2];
+static pthread_once_t             g_cpu_extra_bufts_once = PTHREAD_ONCE_INIT;
+
+static void cpu_extra_bufts_init(void) {
+    g_cpu_extra_bufts[0] = ggml_backend_cpu_repack_buffer_type();
+    g_cpu_extra_bufts[1] = NULL;
+}
+
 static ggml_backend_buffer_type_t * ggml_backend_cpu_device_get_extra_bufts(ggml_backend_dev_t device) {
     (void) device;
-    // no repacked weight layouts yet: an empty list
-    static ggml_backend_buffer_type_t bufts[] = { NULL };
-    return bufts;
+    pthread_once(&g_cpu_extra_bufts_once, cpu_extra_bufts_init);
+    return g_cpu_extra_bufts;
 }
 
 static struct ggml_backend_feature * ggml_backend_cpu_get_features(ggml_backend_reg_t reg) {

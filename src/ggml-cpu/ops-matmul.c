@@ -13,6 +13,9 @@
 //    block is converted (float) or packed (quantized) into a per-thread panel
 //    once, then the register-blocked tile kernels of gemm.h walk it, k block
 //    by k block, for every column of the chunk.
+// BF16 weights of a CPU_REPACK buffer (repack-bf16.h) are already in the
+// BF16 tile kernel's panels: they take it for any number of columns (with
+// the narrower tiles of few columns for generation), and pack nothing.
 // Each result is computed by the same sequence of operations whatever the
 // chunking (the kernels guarantee it for their tiles; k blocks are fixed), so
 // results do not depend on the number of threads.
@@ -26,6 +29,7 @@
 
 #include "gemm.h"
 #include "gemm-bf16.h"
+#include "repack-bf16.h"
 #include "quants-dot.h"
 #include "ggml-quants.h"
 
@@ -106,6 +110,7 @@ struct mm_op {
 
     enum ggml_type vdt;              // vec_dot_type of the weights
     bool    quant;
+    bool    packed_w;                // BF16 weights already packed for the tile kernel (repack-bf16.h)
     int64_t k, n;                    // values per row, weight rows
     int64_t n_x_cols;                // columns of src1: ne11*ne12*ne13
     int64_t max_cols;                // most columns one group of the product can have
@@ -141,6 +146,7 @@ static void mm_op_init(struct mm_op * op, struct ggml_tensor * dst) {
 
     op->vdt      = ggml_get_type_traits_cpu(w->type)->vec_dot_type;
     op->quant    = mm_is_quant(w->type) || mm_is_kquant(w->type);
+    op->packed_w = ggml_cpu_repack_is_packed(w);
     op->k        = w->ne[0];
     op->n        = w->ne[1];
     op->n_x_cols = x->ne[1] * x->ne[2] * x->ne[3];
@@ -148,8 +154,11 @@ static void mm_op_init(struct mm_op * op, struct ggml_tensor * dst) {
     op->n_map    = is_id ? op->ids->ne[0] * op->ids->ne[1] : 0;
     op->max_cols = is_id ? op->n_map : x->ne[1];
 
-    // with ids, an expert may get few or many columns: keep room for both paths
-    op->min_gemm_cols = op->quant && !mm_has_panel(w->type) ? INT64_MAX :
+    // with ids, an expert may get few or many columns: keep room for both paths;
+    // packed weights take the tile kernel for any number of columns (it has
+    // tiles of 1 to 6 columns), as there is no packing left to pay for
+    op->min_gemm_cols = op->packed_w ? 1 :
+                        op->quant && !mm_has_panel(w->type) ? INT64_MAX :
                         op->quant ? MM_GEMM_MIN_COLS_Q : w->type == GGML_TYPE_F32 ? MM_GEMM_MIN_COLS_F32 : MM_GEMM_MIN_COLS_F16;
     const bool may_rows = is_id || x->ne[1] <  op->min_gemm_cols;
     const bool may_gemm = (is_id && (!op->quant || mm_has_panel(w->type))) || x->ne[1] >= op->min_gemm_cols;
@@ -430,6 +439,10 @@ static void mm_chunk_rows(const struct mm_op * op, const struct mm_act * act, co
 // weight rows [r0, r1) x [kb, kb + kc) as F32 rows MM_LDA_F32 values apart
 static void mm_panel_f32(const struct mm_op * op, const struct mm_group * g, int64_t r0, int64_t r1,
                          int64_t kb, int64_t kc, float * panel, bool use_ref) {
+    if (op->packed_w) {
+        ggml_cpu_repack_rows_to_f32((const uint32_t *) g->w, op->k, r0, r1, kb, kc, panel, MM_LDA_F32);
+        return;
+    }
     for (int64_t r = r0; r < r1; r++) {
         const char * row = g->w + r*op->w->nb[1];
         float * out = panel + (r - r0)*MM_LDA_F32;
@@ -460,6 +473,20 @@ static void mm_chunk_gemm(const struct mm_op * op, const struct mm_act * act, co
     }
 
 #if defined(GGML_CPU_BF16_KERNEL)
+    if (bf16 && op->packed_w) {
+        // packed once, at load time: the k blocks of the chunk's groups of
+        // rows (r0 is a multiple of 64: chunks are MM_RB_F32 rows)
+        const size_t np = (size_t)(op->k + 1) / 2;
+        const uint32_t * groups = (const uint32_t *) g->w + (size_t)(r0 / GGML_CPU_REPACK_ROWS) * np * GGML_CPU_REPACK_ROWS;
+        for (int64_t kb = 0; kb < op->k; kb += MM_KC_BF16) {
+            const int64_t kc = MIN(MM_KC_BF16, op->k - kb);
+            for (int64_t j = 0; j < ncols; j++) {
+                bk[j] = (const uint16_t *) bcol[j] + kb;
+            }
+            ggml_gemm_bf16p(nrows, ncols, kc, groups + (size_t)(kb / 2) * GGML_CPU_REPACK_ROWS, np, bk, ccol, kb > 0);
+        }
+        return;
+    }
     if (bf16) {
         // BF16 weight rows packed as pairs, k block by k block
         uint32_t * panel = (uint32_t *)(thr + op->packed);
@@ -469,7 +496,7 @@ static void mm_chunk_gemm(const struct mm_op * op, const struct mm_act * act, co
             for (int64_t j = 0; j < ncols; j++) {
                 bk[j] = (const uint16_t *) bcol[j] + kb;
             }
-            ggml_gemm_bf16p(nrows, ncols, kc, panel, bk, ccol, kb > 0);
+            ggml_gemm_bf16p(nrows, ncols, kc, panel, (size_t)(kc + 1) / 2, bk, ccol, kb > 0);
         }
         return;
     }
@@ -528,6 +555,15 @@ static void mm_chunk_gemm(const struct mm_op * op, const struct mm_act * act, co
 //
 // the forward pass shared by MUL_MAT and MUL_MAT_ID
 //
+
+// weight matrix (i02, i03): packed matrices follow each other
+static const char * mm_weight_matrix(const struct mm_op * op, int64_t i02, int64_t i03) {
+    const struct ggml_tensor * w = op->w;
+    if (op->packed_w) {
+        return (const char *) w->data + (size_t)(i02 + i03*w->ne[2]) * ggml_cpu_repack_matrix_size(w->ne[0], w->ne[1]);
+    }
+    return (const char *) w->data + i02*w->nb[2] + i03*w->nb[3];
+}
 
 // MUL_MAT_ID: the (slot, token) pairs of each expert, in token order; counts
 // and offsets in cnt[0..n_as) and off[0..n_as]
@@ -651,13 +687,13 @@ static void mm_forward(const struct ggml_compute_params * params, struct ggml_te
                 return;
             }
             if (op.ids) {
-                g.w     = (const char *) op.w->data + gi*op.w->nb[2];
+                g.w     = mm_weight_matrix(&op, gi, 0);
                 g.ncols = off[gi + 1] - off[gi];
                 g.pairs = pairs + 2*off[gi];
             } else {
                 g.i12   = gi % op.x->ne[2];
                 g.i13   = gi / op.x->ne[2];
-                g.w     = (const char *) op.w->data + (g.i12/r2)*op.w->nb[2] + (g.i13/r3)*op.w->nb[3];
+                g.w     = mm_weight_matrix(&op, g.i12/r2, g.i13/r3);
                 g.ncols = op.x->ne[1];
             }
             if (g.ncols > 0) {

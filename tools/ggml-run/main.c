@@ -101,6 +101,8 @@ static void print_usage(const char * argv0) {
            "  -ctk, --cache-type TYPE   KV cache type: f16, f32 (default f16)\n"
            "  -nkvo, --no-kv-offload    keep the KV cache in host memory\n"
            "        --no-mmap           read the model file instead of mapping it\n"
+           "        --no-repack         keep the CPU's matrices as they are in the file (default: a copy in\n"
+           "                            the layout of the CPU kernels where they have one: BF16 with AVX512_BF16)\n"
            "  -h,   --help\n", argv0);
 }
 
@@ -250,6 +252,7 @@ static bool parse_flag(const char * arg, struct options * o) {
     if (is_opt(arg, "--no-parse-special", NULL)) { o->parse_special = false; return true; }
     if (is_opt(arg, "-nkvo", "--no-kv-offload")) { o->ctx.kv_offload = false; return true; }
     if (is_opt(arg, "--no-mmap", NULL))          { o->model.use_mmap = false; return true; }
+    if (is_opt(arg, "--no-repack", NULL))        { o->model.repack = false; return true; }
     return false;
 }
 
@@ -360,6 +363,11 @@ static void print_buffers(const struct run_context * rc) {
         fprintf(stderr, "           %-12s %12s %12s %12s\n", ggml_backend_dev_name(dev), run_fmt_size(weights, a, sizeof(a)),
                 run_fmt_size(kv, b, sizeof(b)),
                 run_fmt_size(ggml_backend_sched_get_buffer_size(rc->sched, rc->backends[i]), c, sizeof(c)));
+    }
+    if (model->repack_bytes > 0) {
+        char r[32];
+        fprintf(stderr, "           (CPU weights: %s of matrices in CPU_REPACK, the layout of the CPU kernels)\n",
+                run_fmt_size(model->repack_bytes, r, sizeof(r)));
     }
     fprintf(stderr, "context:   %lld tokens, batch %lld, KV cache %s, attention %s, %d CPU threads\n",
             (long long) rc->kv.n_ctx, (long long) rc->params.n_batch, ggml_type_name(rc->params.kv_type),

@@ -23,6 +23,7 @@ struct run_model_params run_model_default_params(void) {
         .n_gpu_layers = -1,
         .tensor_split = NULL,
         .use_mmap     = true,
+        .repack       = true,
     };
 }
 
@@ -287,7 +288,8 @@ static bool model_find_tensors(struct run_model * model) {
 struct weight_ref {
     struct ggml_tensor * t;
     enum run_weight_use  use;
-    int                  dev;   // index into model->devs.layer
+    int                  dev;    // index into model->devs.layer
+    bool                 repack; // on the CPU, in its extra buffer type (a copy in the kernels' layout)
 };
 
 // a throw-away node that uses w as the model does
@@ -320,6 +322,33 @@ static bool dev_supports_weight(ggml_backend_dev_t dev, struct ggml_tensor * w, 
     const bool ok = ggml_backend_dev_supports_op(dev, weight_use_op(ctx, w, use));
     ggml_free(ctx);
     return ok;
+}
+
+// The first of the device's extra buffer types (weights in a layout of its
+// kernels, as the CPU's "CPU_REPACK") that takes weight w for its use, or
+// NULL: asked as llama.cpp asks, with w in an empty buffer of each type.
+static ggml_backend_buffer_type_t dev_extra_buft_for_weight(ggml_backend_dev_t dev, struct ggml_tensor * w, enum run_weight_use use) {
+    ggml_backend_reg_t reg = ggml_backend_dev_backend_reg(dev);
+    void * sym = reg != NULL ? ggml_backend_reg_get_proc_address(reg, "ggml_backend_dev_get_extra_bufts") : NULL;
+    if (sym == NULL || w->buffer != NULL) {
+        return NULL;
+    }
+    ggml_backend_dev_get_extra_bufts_t get_extra_bufts;
+    memcpy(&get_extra_bufts, &sym, sizeof(sym));
+    for (ggml_backend_buffer_type_t * b = get_extra_bufts(dev); b != NULL && *b != NULL; b++) {
+        ggml_backend_buffer_t empty = ggml_backend_buft_alloc_buffer(*b, 0);
+        if (empty == NULL) {
+            continue;
+        }
+        w->buffer = empty;
+        const bool ok = dev_supports_weight(dev, w, use);
+        w->buffer = NULL;
+        ggml_backend_buffer_free(empty);
+        if (ok) {
+            return *b;
+        }
+    }
+    return NULL;
 }
 
 // the wanted device if it can use the weight, else the CPU (if it can)
@@ -424,7 +453,7 @@ static bool model_map_cpu_weights(struct run_model * model, struct weight_ref * 
         return false;
     }
     for (int i = 0; i < n_refs; i++) {
-        if (refs[i].dev != run_devices_cpu(&model->devs)) {
+        if (refs[i].dev != run_devices_cpu(&model->devs) || refs[i].repack) {
             continue;
         }
         if (ggml_backend_tensor_alloc(buf, refs[i].t, (void *) source_tensor_data(&model->src, refs[i].t)) != GGML_STATUS_SUCCESS) {
@@ -436,14 +465,32 @@ static bool model_map_cpu_weights(struct run_model * model, struct weight_ref * 
     return true;
 }
 
+// The pages of a mapped file that held a tensor now copied into the CPU's
+// extra buffer type are no longer read: give them back at once, so that the
+// copies do not add up to a second model in memory (should anything read
+// them, they come back from the file). A source in heap memory keeps them.
+static void model_release_mapped_copy(struct run_model * model, const struct ggml_tensor * t) {
+    if (model->src.release != source_release_mapping) {
+        return;
+    }
+    const uintptr_t page  = (uintptr_t) sysconf(_SC_PAGESIZE);
+    const uintptr_t begin = (uintptr_t) source_tensor_data(&model->src, t);
+    const uintptr_t first = (begin + page - 1) / page * page;
+    const uintptr_t last  = (begin + ggml_nbytes(t)) / page * page;
+    if (last > first) {
+        madvise((void *) first, last - first, MADV_DONTNEED);
+    }
+}
+
 static size_t pad_to(size_t x, size_t align) {
     return (x + align - 1) / align * align;
 }
 
-// One device's weights: as few buffers as its maximum buffer size allows,
-// filled in order, then the bytes copied from the source.
-static bool model_upload_device_weights(struct run_model * model, struct weight_ref * refs, int n_refs, int dev) {
-    ggml_backend_buffer_type_t buft = ggml_backend_dev_buffer_type(model->devs.layer[dev]);
+// One device's weights of one buffer type (those with repack set, or not):
+// as few buffers as its maximum buffer size allows, filled in order, then
+// the bytes copied from the source.
+static bool model_upload_device_weights(struct run_model * model, struct weight_ref * refs, int n_refs, int dev,
+                                        ggml_backend_buffer_type_t buft, bool repack) {
     const size_t align   = ggml_backend_buft_get_alignment(buft);
     const size_t max_buf = ggml_backend_buft_get_max_size(buft);
     int i = 0;
@@ -451,7 +498,7 @@ static bool model_upload_device_weights(struct run_model * model, struct weight_
         size_t size = 0;
         int end = i;
         for (; end < n_refs; end++) {
-            if (refs[end].dev != dev) {
+            if (refs[end].dev != dev || refs[end].repack != repack) {
                 continue;
             }
             const size_t need = pad_to(ggml_backend_buft_get_alloc_size(buft, refs[end].t), align);
@@ -475,7 +522,7 @@ static bool model_upload_device_weights(struct run_model * model, struct weight_
         }
         struct ggml_tallocr talloc = ggml_tallocr_new(buf);
         for (; i < end; i++) {
-            if (refs[i].dev != dev) {
+            if (refs[i].dev != dev || refs[i].repack != repack) {
                 continue;
             }
             if (ggml_tallocr_alloc(&talloc, refs[i].t) != GGML_STATUS_SUCCESS) {
@@ -484,6 +531,10 @@ static bool model_upload_device_weights(struct run_model * model, struct weight_
             }
             ggml_backend_tensor_set(refs[i].t, source_tensor_data(&model->src, refs[i].t), 0, ggml_nbytes(refs[i].t));
             model->weight_bytes[dev] += ggml_nbytes(refs[i].t);
+            if (repack) {
+                model->repack_bytes += ggml_nbytes(refs[i].t);
+                model_release_mapped_copy(model, refs[i].t);
+            }
         }
     }
     return true;
@@ -530,10 +581,27 @@ static bool model_place_weights(struct run_model * model, const struct run_model
     for (int i = 0; ok && i < n_refs; i++) {
         ok = place_weight(model, &refs[i], refs[i].dev);
     }
-    ok = ok && model_map_cpu_weights(model, refs, n_refs);
-    for (int dev = 0; ok && dev < run_devices_cpu(&model->devs); dev++) {
-        ok = model_upload_device_weights(model, refs, n_refs, dev);
+    // matrices on the CPU in the layout of its kernels where it has one for them
+    const int cpu = run_devices_cpu(&model->devs);
+    ggml_backend_buffer_type_t repack_buft = NULL;
+    for (int i = 0; ok && params->repack && i < n_refs; i++) {
+        if (refs[i].dev == cpu && (refs[i].use == RUN_USE_MATMUL || refs[i].use == RUN_USE_MATMUL_ID) && refs[i].t != model->tok_embd) {
+            ggml_backend_buffer_type_t b = dev_extra_buft_for_weight(model->devs.layer[cpu], refs[i].t, refs[i].use);
+            // one extra type at most (the CPU has one)
+            if (b != NULL && (repack_buft == NULL || b == repack_buft)) {
+                repack_buft = b;
+                refs[i].repack = true;
+            }
+        }
     }
+    ok = ok && model_map_cpu_weights(model, refs, n_refs);
+    for (int dev = 0; ok && dev < cpu; dev++) {
+        ok = model_upload_device_weights(model, refs, n_refs, dev, ggml_backend_dev_buffer_type(model->devs.layer[dev]), false);
+    }
+    if (ok && repack_buft != NULL) {
+        ok = model_upload_device_weights(model, refs, n_refs, cpu, repack_buft, true);
+    }
+
     if (ok) {
         model->ftype = model_main_type(refs, n_refs);
     }

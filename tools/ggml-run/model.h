@@ -73,6 +73,7 @@ struct run_model_params {
     int64_t      n_gpu_layers;  // layers on devices other than the CPU (< 0: all)
     const char * tensor_split;  // see run_devices_assign_layers (NULL: by free memory)
     bool         use_mmap;      // map the file (else read it into memory)
+    bool         repack;        // CPU matrices in the CPU's extra buffer type (its kernels' layout) where it takes them
 };
 
 struct run_model_params run_model_default_params(void);
@@ -89,6 +90,7 @@ struct run_model {
     struct run_devices   devs;
     int                * layer_dev;    // device of each layer, n_layer + 1 entries (output last)
     size_t             * weight_bytes; // per layer device: bytes of the weights placed there
+    size_t               repack_bytes; // of the CPU's: bytes copied into its extra buffer type (--no-repack: 0)
     enum ggml_type       ftype;        // the type of most matrix weights (for display)
 
     struct run_weight_source src;

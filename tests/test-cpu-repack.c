@@ -1,0 +1,465 @@
+// test-cpu-repack.c: the CPU device's extra buffer type CPU_REPACK
+// (src/ggml-cpu/repack-bf16.h): BF16 weights stored in the BF16 tile
+// kernel's panel layout.
+//
+//   - the device lists it exactly where the kernel runs: the kernel level in
+//     use has AVX512_BF16 (so not under GGML_CPU_ISA=avx2 of a GGML_NATIVE=OFF
+//     build), the CPU has it, GGML_CPU_NO_BF16_DOT is unset; elsewhere the
+//     list is empty and the rest of the test has nothing to check;
+//   - the type: its name, not host memory, the CPU device takes it, the
+//     allocation size of packed tensors (rows padded to 64, k to even) and
+//     of tensors it stores as they are;
+//   - get_tensor gives the values back (whole and in ranges that cut rows and
+//     groups of rows), after whole and partial set_tensor and memset, and a
+//     copy into host memory gives the original bytes; views of a packed
+//     tensor are refused;
+//   - MUL_MAT and MUL_MAT_ID with packed weights against a double-precision
+//     reference (weights and BF16-rounded activations), for rows not a
+//     multiple of 64, odd k, k over one k block of the kernel, 1 to 128
+//     columns, 3-D batches with broadcasting, strided activations, 1 and 3
+//     threads, and on the portable path (use_ref);
+//   - supports_op: MUL_MAT / MUL_MAT_ID with the packed tensor as src0 only;
+//     GET_ROWS, ADD, CPY, MUL_MAT with it as src1, and matrix products over
+//     tensors of other types in such a buffer are refused;
+//   - the scheduler, with a higher-priority device on host memory that would
+//     take every op and offload every product (a test backend that computes
+//     nothing), runs the product with packed weights on the CPU, and the
+//     op after it where it likes.
+
+#include "cpu-testing.h"
+#include "ggml-alloc.h"
+#include "ggml-backend.h"
+#include "ggml-cpu.h"
+#include "test-backend.h"
+
+#include <stdio.h>
+
+static ggml_backend_dev_t g_cpu_dev;
+
+static ggml_backend_buffer_type_t * extra_bufts(void) {
+    ggml_backend_reg_t reg = ggml_backend_dev_backend_reg(g_cpu_dev);
+    void * sym = ggml_backend_reg_get_proc_address(reg, "ggml_backend_dev_get_extra_bufts");
+    CHECK(sym != NULL);
+    if (sym == NULL) {
+        return NULL;
+    }
+    ggml_backend_dev_get_extra_bufts_t fn;
+    memcpy(&fn, &sym, sizeof(sym));
+    return fn(g_cpu_dev);
+}
+
+// whether the kernels in use (the registry's feature list) include AVX512_BF16
+static bool kernels_have_bf16(void) {
+    ggml_backend_reg_t reg = ggml_backend_dev_backend_reg(g_cpu_dev);
+    void * sym = ggml_backend_reg_get_proc_address(reg, "ggml_backend_get_features");
+    if (sym == NULL) {
+        return false;
+    }
+    ggml_backend_get_features_t fn;
+    memcpy(&fn, &sym, sizeof(sym));
+    for (const struct ggml_backend_feature * f = fn(reg); f->name != NULL; f++) {
+        if (strcmp(f->name, "AVX512_BF16") == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static struct ggml_context * ctx_new(int n_tensors) {
+    struct ggml_init_params ip = { (size_t) n_tensors * ggml_tensor_overhead() + ggml_graph_overhead(), NULL, true };
+    return ggml_init(ip);
+}
+
+static uint16_t bf16_bits(float f) {
+    return ggml_fp32_to_bf16(f).bits;
+}
+
+static double bf16_value(uint16_t bits) {
+    const ggml_bf16_t v = { .bits = bits };
+    return (double) ggml_bf16_to_fp32(v);
+}
+
+// a weight tensor's values, in the usual layout
+static uint16_t * random_bf16(size_t n, uint64_t seed) {
+    uint16_t * v = (uint16_t *) malloc(n * sizeof(uint16_t));
+    uint64_t state = seed * 0x9E3779B97F4A7C15ULL + 3;
+    for (size_t i = 0; i < n; i++) {
+        v[i] = bf16_bits((float) tt_rand_uniform(&state, -1.0, 1.0));
+    }
+    return v;
+}
+
+//
+// the buffer type and its data access
+//
+
+static void check_buffer_type(ggml_backend_buffer_type_t buft) {
+    CHECK(strcmp(ggml_backend_buft_name(buft), "CPU_REPACK") == 0);
+    CHECK(!ggml_backend_buft_is_host(buft));
+    CHECK(ggml_backend_buft_get_device(buft) == g_cpu_dev);
+    CHECK(ggml_backend_dev_supports_buft(g_cpu_dev, buft));
+
+    struct ggml_context * ctx = ctx_new(8);
+    struct ggml_tensor * a = ggml_new_tensor_2d(ctx, GGML_TYPE_BF16, 37, 70);
+    struct ggml_tensor * b = ggml_new_tensor_4d(ctx, GGML_TYPE_BF16, 64, 128, 3, 2);
+    struct ggml_tensor * f = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 37, 70);
+    CHECK_EQ_INT((long long) ggml_backend_buft_get_alloc_size(buft, a), 128LL * 19 * 4);
+    CHECK_EQ_INT((long long) ggml_backend_buft_get_alloc_size(buft, b), 128LL * 32 * 4 * 6);
+    CHECK_EQ_INT((long long) ggml_backend_buft_get_alloc_size(buft, f), (long long) ggml_nbytes(f));
+    ggml_free(ctx);
+}
+
+static void check_get_set(ggml_backend_buffer_type_t buft, int64_t k, int64_t n, int64_t ne2) {
+    struct ggml_context * ctx = ctx_new(8);
+    struct ggml_tensor * w = ggml_new_tensor_3d(ctx, GGML_TYPE_BF16, k, n, ne2);
+    ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors_from_buft(ctx, buft);
+    CHECK(buf != NULL);
+    if (buf == NULL) {
+        ggml_free(ctx);
+        return;
+    }
+    const size_t ne = (size_t) ggml_nelements(w);
+    uint16_t * want = random_bf16(ne, (uint64_t)(k * 1000 + n));
+    uint16_t * got  = (uint16_t *) calloc(ne, sizeof(uint16_t));
+
+    ggml_backend_tensor_set(w, want, 0, ne * 2);
+    ggml_backend_tensor_get(w, got, 0, ne * 2);
+    CHECK_MSG(memcmp(got, want, ne * 2) == 0, "k=%lld n=%lld: whole set/get round trip", (long long) k, (long long) n);
+
+    // partial writes and reads: ranges that start and end inside rows and groups
+    uint16_t * part = random_bf16(ne, 99);
+    const size_t e0 = (size_t) k + 5 < ne ? (size_t) k + 5 : ne / 3;
+    const size_t e1 = ne - (ne / 5);
+    ggml_backend_tensor_set(w, part + e0, e0 * 2, (e1 - e0) * 2);
+    memcpy(want + e0, part + e0, (e1 - e0) * 2);
+    memset(got, 0, ne * 2);
+    ggml_backend_tensor_get(w, got, 0, ne * 2);
+    CHECK_MSG(memcmp(got, want, ne * 2) == 0, "k=%lld n=%lld: partial set", (long long) k, (long long) n);
+    const size_t g0 = ne / 7, g1 = ne - 3;
+    memset(got, 0, ne * 2);
+    ggml_backend_tensor_get(w, got + g0, g0 * 2, (g1 - g0) * 2);
+    CHECK_MSG(memcmp(got + g0, want + g0, (g1 - g0) * 2) == 0, "k=%lld n=%lld: partial get", (long long) k, (long long) n);
+
+    // memset of a range: every byte of each value
+    const size_t m0 = ne / 4;
+    ggml_backend_tensor_memset(w, 0x3f, 2 * m0, (ne / 2) * 2);
+    for (size_t i = m0; i < m0 + ne / 2; i++) {
+        want[i] = 0x3f3f;
+    }
+    ggml_backend_tensor_get(w, got, 0, ne * 2);
+    CHECK_MSG(memcmp(got, want, ne * 2) == 0, "k=%lld n=%lld: memset", (long long) k, (long long) n);
+
+    // a copy into host memory has the tensor's bytes
+    struct ggml_context * hctx = ctx_new(2);
+    struct ggml_tensor * h = ggml_dup_tensor(hctx, w);
+    ggml_backend_buffer_t hbuf = ggml_backend_alloc_ctx_tensors_from_buft(hctx, ggml_backend_cpu_buffer_type());
+    ggml_backend_tensor_copy(w, h);
+    CHECK_MSG(memcmp(h->data, want, ne * 2) == 0, "k=%lld n=%lld: copy out", (long long) k, (long long) n);
+    // and back in
+    ((uint16_t *) h->data)[ne - 1] = 0x4000;
+    want[ne - 1] = 0x4000;
+    ggml_backend_tensor_copy(h, w);
+    ggml_backend_tensor_get(w, got, 0, ne * 2);
+    CHECK_MSG(memcmp(got, want, ne * 2) == 0, "k=%lld n=%lld: copy in", (long long) k, (long long) n);
+
+    // a view addresses bytes of another layout: refused
+    struct ggml_tensor * v = ggml_view_2d(hctx, w, k, 1, w->nb[1], 0);
+    CHECK(ggml_backend_view_init(v) != GGML_STATUS_SUCCESS);
+
+    ggml_backend_buffer_free(hbuf);
+    ggml_free(hctx);
+    free(part);
+    free(want);
+    free(got);
+    ggml_backend_buffer_free(buf);
+    ggml_free(ctx);
+}
+
+//
+// matrix products
+//
+
+struct mm_case {
+    int64_t k, n, ne2, ne3;    // weights
+    int64_t cols, xne2, xne3;  // activations
+    bool    strided;           // activations a view with a wider row stride
+};
+
+// the reference: weights times activations rounded to BF16 (the kernel's inputs)
+static double mm_ref(const struct ggml_tensor * w, const uint16_t * wv, const struct ggml_tensor * x, int64_t i0, int64_t i1,
+                     int64_t i2, int64_t i3, double * sum_abs) {
+    const int64_t k = w->ne[0];
+    const int64_t w2 = i2 / (x->ne[2] / w->ne[2]), w3 = i3 / (x->ne[3] / w->ne[3]);
+    const uint16_t * row = wv + ((w3 * w->ne[2] + w2) * w->ne[1] + i0) * k;
+    double s = 0.0, a = 0.0;
+    for (int64_t kk = 0; kk < k; kk++) {
+        const float xf = *(const float *)((const char *) x->data + kk*x->nb[0] + i1*x->nb[1] + i2*x->nb[2] + i3*x->nb[3]);
+        const double p = bf16_value(row[kk]) * bf16_value(bf16_bits(xf));
+        s += p;
+        a += fabs(p);
+    }
+    *sum_abs = a;
+    return s;
+}
+
+static void check_mul_mat(ggml_backend_t backend, ggml_backend_buffer_type_t buft, const struct mm_case * c) {
+    struct ggml_context * wctx = ctx_new(2);
+    struct ggml_tensor * w = ggml_new_tensor_4d(wctx, GGML_TYPE_BF16, c->k, c->n, c->ne2, c->ne3);
+    ggml_backend_buffer_t wbuf = ggml_backend_alloc_ctx_tensors_from_buft(wctx, buft);
+    const size_t nw = (size_t) ggml_nelements(w);
+    uint16_t * wv = random_bf16(nw, (uint64_t)(c->k * 7 + c->n * 13 + c->cols));
+    ggml_backend_tensor_set(w, wv, 0, nw * 2);
+
+    struct ggml_context * ctx = ctx_new(8);
+    struct ggml_tensor * xb = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, c->k + (c->strided ? 5 : 0), c->cols, c->xne2, c->xne3);
+    struct ggml_tensor * x = c->strided ? ggml_view_4d(ctx, xb, c->k, c->cols, c->xne2, c->xne3, xb->nb[1], xb->nb[2], xb->nb[3], 0) : xb;
+    struct ggml_tensor * y = ggml_mul_mat(ctx, w, x);
+    struct ggml_cgraph * gf = ggml_new_graph(ctx);
+    ggml_build_forward_expand(gf, y);
+    ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors_from_buft(ctx, ggml_backend_cpu_buffer_type());
+    CHECK(wbuf != NULL && buf != NULL);
+    tt_fill_uniform(xb, -1.0, 1.0, (uint64_t) c->cols + 5);
+    CHECK(ggml_backend_dev_supports_op(g_cpu_dev, y));
+
+    for (int run = 0; run < 3; run++) {
+        const int nth = run == 1 ? 3 : 1;
+        const bool use_ref = run == 2;
+        ggml_backend_cpu_set_n_threads(backend, nth);
+        ggml_backend_cpu_set_use_ref(backend, use_ref);
+        memset(y->data, 0xff, ggml_nbytes(y)); // NaN: every result must be written
+        CHECK(ggml_backend_graph_compute(backend, gf) == GGML_STATUS_SUCCESS);
+        double worst = 0.0;
+        for (int64_t i3 = 0; i3 < y->ne[3]; i3++)
+        for (int64_t i2 = 0; i2 < y->ne[2]; i2++)
+        for (int64_t i1 = 0; i1 < y->ne[1]; i1++)
+        for (int64_t i0 = 0; i0 < y->ne[0]; i0++) {
+            double sum_abs;
+            const double ref = mm_ref(w, wv, x, i0, i1, i2, i3, &sum_abs);
+            const double got = tt_get(y, i0, i1, i2, i3);
+            const double err = fabs(got - ref) / (sum_abs + 1e-30);
+            worst = isnan(got) ? INFINITY : fmax(worst, err);
+        }
+        CHECK_MSG(worst < 1e-5, "mul_mat k=%lld n=%lld w(%lld,%lld) cols=%lld x(%lld,%lld)%s %d threads%s: error %g",
+                  (long long) c->k, (long long) c->n, (long long) c->ne2, (long long) c->ne3, (long long) c->cols,
+                  (long long) c->xne2, (long long) c->xne3, c->strided ? " strided" : "", nth, use_ref ? " use_ref" : "", worst);
+    }
+    ggml_backend_cpu_set_use_ref(backend, false);
+    free(wv);
+    ggml_backend_buffer_free(buf);
+    ggml_free(ctx);
+    ggml_backend_buffer_free(wbuf);
+    ggml_free(wctx);
+}
+
+// experts [k, n, n_as]; tokens use n_used of them each
+static void check_mul_mat_id(ggml_backend_t backend, ggml_backend_buffer_type_t buft, int64_t k, int64_t n, int64_t n_as,
+                             int64_t n_used, int64_t n_tokens) {
+    struct ggml_context * wctx = ctx_new(2);
+    struct ggml_tensor * w = ggml_new_tensor_3d(wctx, GGML_TYPE_BF16, k, n, n_as);
+    ggml_backend_buffer_t wbuf = ggml_backend_alloc_ctx_tensors_from_buft(wctx, buft);
+    const size_t nw = (size_t) ggml_nelements(w);
+    uint16_t * wv = random_bf16(nw, (uint64_t)(k + n_tokens));
+    ggml_backend_tensor_set(w, wv, 0, nw * 2);
+
+    struct ggml_context * ctx = ctx_new(8);
+    struct ggml_tensor * x   = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, k, 1, n_tokens);
+    struct ggml_tensor * ids = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, n_used, n_tokens);
+    struct ggml_tensor * y = ggml_mul_mat_id(ctx, w, x, ids);
+    struct ggml_cgraph * gf = ggml_new_graph(ctx);
+    ggml_build_forward_expand(gf, y);
+    ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors_from_buft(ctx, ggml_backend_cpu_buffer_type());
+    tt_fill_uniform(x, -1.0, 1.0, 11);
+    // distinct experts per token, the first ones more often (some get many columns, some none)
+    for (int64_t t = 0; t < n_tokens; t++) {
+        for (int64_t s = 0; s < n_used; s++) {
+            ((int32_t *) ids->data)[t * n_used + s] = (int32_t)((t % 2 + s * (1 + t % 3)) % n_as);
+        }
+        if (n_used == 2 && ((int32_t *) ids->data)[t * 2] == ((int32_t *) ids->data)[t * 2 + 1]) {
+            ((int32_t *) ids->data)[t * 2 + 1] = (int32_t)((((int32_t *) ids->data)[t * 2] + 1) % n_as);
+        }
+    }
+    CHECK(ggml_backend_dev_supports_op(g_cpu_dev, y));
+    for (int run = 0; run < 2; run++) {
+        ggml_backend_cpu_set_n_threads(backend, run == 0 ? 1 : 3);
+        memset(y->data, 0xff, ggml_nbytes(y));
+        CHECK(ggml_backend_graph_compute(backend, gf) == GGML_STATUS_SUCCESS);
+        double worst = 0.0;
+        for (int64_t t = 0; t < n_tokens; t++)
+        for (int64_t s = 0; s < n_used; s++) {
+            const int64_t e = ((int32_t *) ids->data)[t * n_used + s];
+            for (int64_t i0 = 0; i0 < n; i0++) {
+                double ref = 0.0, sum_abs = 0.0;
+                for (int64_t kk = 0; kk < k; kk++) {
+                    const double p = bf16_value(wv[(e * n + i0) * k + kk]) *
+                                     bf16_value(bf16_bits(((const float *) x->data)[t * k + kk]));
+                    ref += p;
+                    sum_abs += fabs(p);
+                }
+                const double got = tt_get(y, i0, s, t, 0);
+                worst = isnan(got) ? INFINITY : fmax(worst, fabs(got - ref) / (sum_abs + 1e-30));
+            }
+        }
+        CHECK_MSG(worst < 1e-5, "mul_mat_id k=%lld n=%lld experts=%lld tokens=%lld: error %g", (long long) k, (long long) n,
+                  (long long) n_as, (long long) n_tokens, worst);
+    }
+    free(wv);
+    ggml_backend_buffer_free(buf);
+    ggml_free(ctx);
+    ggml_backend_buffer_free(wbuf);
+    ggml_free(wctx);
+}
+
+//
+// which ops may read such tensors
+//
+
+static void check_supports_op(ggml_backend_buffer_type_t buft) {
+    struct ggml_context * wctx = ctx_new(4);
+    struct ggml_tensor * w  = ggml_new_tensor_2d(wctx, GGML_TYPE_BF16, 64, 96);
+    struct ggml_tensor * wf = ggml_new_tensor_2d(wctx, GGML_TYPE_F32, 64, 96);
+    ggml_backend_buffer_t wbuf = ggml_backend_alloc_ctx_tensors_from_buft(wctx, buft);
+
+    struct ggml_context * ctx = ctx_new(32);
+    struct ggml_tensor * x   = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 64, 8);
+    struct ggml_tensor * xb  = ggml_new_tensor_2d(ctx, GGML_TYPE_BF16, 64, 8);
+    struct ggml_tensor * h   = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 64, 96);
+    struct ggml_tensor * hb  = ggml_new_tensor_2d(ctx, GGML_TYPE_BF16, 64, 96);
+    struct ggml_tensor * ids = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, 4);
+    ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors_from_buft(ctx, ggml_backend_cpu_buffer_type());
+
+    CHECK(ggml_backend_dev_supports_op(g_cpu_dev, ggml_mul_mat(ctx, w, x)));
+    CHECK(ggml_backend_dev_supports_op(g_cpu_dev, ggml_mul_mat(ctx, w, xb)));
+    CHECK(!ggml_backend_dev_supports_op(g_cpu_dev, ggml_mul_mat(ctx, hb, w)));
+    CHECK(!ggml_backend_dev_supports_op(g_cpu_dev, ggml_get_rows(ctx, w, ids)));
+    CHECK(!ggml_backend_dev_supports_op(g_cpu_dev, ggml_add(ctx, h, w)));
+    CHECK(!ggml_backend_dev_supports_op(g_cpu_dev, ggml_cpy(ctx, w, h)));
+    CHECK(!ggml_backend_dev_supports_op(g_cpu_dev, ggml_out_prod(ctx, w, hb)));
+    // a type it stores as it is: not for the matrix products either
+    CHECK(!ggml_backend_dev_supports_op(g_cpu_dev, ggml_mul_mat(ctx, wf, x)));
+    // the same ops on host memory are the CPU's as always
+    CHECK(ggml_backend_dev_supports_op(g_cpu_dev, ggml_get_rows(ctx, hb, ids)));
+    CHECK(ggml_backend_dev_supports_op(g_cpu_dev, ggml_mul_mat(ctx, hb, x)));
+
+    ggml_backend_buffer_free(buf);
+    ggml_free(ctx);
+    ggml_backend_buffer_free(wbuf);
+    ggml_free(wctx);
+}
+
+static void check_sched(ggml_backend_t cpu, ggml_backend_buffer_type_t buft) {
+    const struct test_backend_config cfg = {
+        .name = "Eager", .type = GGML_BACKEND_DEVICE_TYPE_GPU, .host_memory = true,
+        .types = ((uint64_t) 1 << GGML_TYPE_F32) | ((uint64_t) 1 << GGML_TYPE_BF16) | ((uint64_t) 1 << GGML_TYPE_I32),
+        .skip_compute = true, .offload_min_batch = 1,
+    };
+    ggml_backend_reg_t reg = test_backend_reg_new(&cfg);
+    ggml_backend_t eager = ggml_backend_dev_init(test_backend_device(reg), NULL);
+    CHECK(eager != NULL);
+
+    const int64_t k = 100, n = 70, cols = 40;
+    struct ggml_context * wctx = ctx_new(2);
+    struct ggml_tensor * w = ggml_new_tensor_2d(wctx, GGML_TYPE_BF16, k, n);
+    ggml_backend_buffer_t wbuf = ggml_backend_alloc_ctx_tensors_from_buft(wctx, buft);
+    ggml_backend_buffer_set_usage(wbuf, GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
+    uint16_t * wv = random_bf16((size_t)(k * n), 5);
+    ggml_backend_tensor_set(w, wv, 0, (size_t)(k * n) * 2);
+
+    struct ggml_context * ctx = ctx_new(16);
+    struct ggml_tensor * x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, k, cols);
+    ggml_set_input(x);
+    struct ggml_tensor * y = ggml_mul_mat(ctx, w, x);
+    ggml_set_output(y);
+    struct ggml_tensor * z = ggml_scale(ctx, y, 2.0f);
+    ggml_set_output(z);
+    struct ggml_cgraph * gf = ggml_new_graph(ctx);
+    ggml_build_forward_expand(gf, z);
+
+    ggml_backend_t backends[2] = { eager, cpu };
+    ggml_backend_sched_t sched = ggml_backend_sched_new(backends, NULL, 2, GGML_DEFAULT_GRAPH_SIZE, false, true);
+    CHECK(ggml_backend_sched_alloc_graph(sched, gf));
+    CHECK(ggml_backend_sched_get_tensor_backend(sched, y) == cpu);
+    float * xv = (float *) malloc((size_t)(k * cols) * sizeof(float));
+    uint64_t state = 77;
+    for (int64_t i = 0; i < k * cols; i++) {
+        xv[i] = (float) tt_rand_uniform(&state, -1.0, 1.0);
+    }
+    ggml_backend_tensor_set(x, xv, 0, ggml_nbytes(x));
+    CHECK(ggml_backend_sched_graph_compute(sched, gf) == GGML_STATUS_SUCCESS);
+    float * yv = (float *) malloc(ggml_nbytes(y));
+    ggml_backend_tensor_get(y, yv, 0, ggml_nbytes(y));
+    double worst = 0.0;
+    for (int64_t j = 0; j < cols; j++) {
+        for (int64_t i = 0; i < n; i++) {
+            double ref = 0.0, sum_abs = 0.0;
+            for (int64_t kk = 0; kk < k; kk++) {
+                const double p = bf16_value(wv[i * k + kk]) * bf16_value(bf16_bits(xv[j * k + kk]));
+                ref += p;
+                sum_abs += fabs(p);
+            }
+            worst = fmax(worst, isnan(yv[j * n + i]) ? INFINITY : fabs(yv[j * n + i] - ref) / (sum_abs + 1e-30));
+        }
+    }
+    CHECK_MSG(worst < 1e-5, "scheduler: error %g", worst);
+
+    free(yv);
+    free(xv);
+    ggml_backend_sched_free(sched);
+    ggml_free(ctx);
+    ggml_backend_buffer_free(wbuf);
+    ggml_free(wctx);
+    free(wv);
+    ggml_backend_free(eager);
+    test_backend_reg_free(reg);
+}
+
+int main(void) {
+    g_cpu_dev = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU);
+    CHECK(g_cpu_dev != NULL);
+    if (g_cpu_dev == NULL) {
+        return TEST_RESULT();
+    }
+    ggml_backend_buffer_type_t * bufts = extra_bufts();
+    const char * no_dot = getenv("GGML_CPU_NO_BF16_DOT");
+    const bool expect = kernels_have_bf16() && ggml_cpu_has_avx512_bf16() && (no_dot == NULL);
+    const bool listed = bufts != NULL && bufts[0] != NULL;
+    CHECK_MSG(listed == expect, "extra buffer types listed: %d, expected %d", listed, expect);
+    // the CPU's own type is no extra one
+    CHECK(!listed || bufts[0] != ggml_backend_cpu_buffer_type());
+    if (!listed) {
+        printf("no CPU_REPACK buffer type here (kernels without AVX512_BF16, or GGML_CPU_NO_BF16_DOT)\n");
+        return TEST_RESULT();
+    }
+    CHECK(bufts[1] == NULL);
+    ggml_backend_buffer_type_t buft = bufts[0];
+
+    check_buffer_type(buft);
+    check_get_set(buft, 37, 70, 1);
+    check_get_set(buft, 64, 130, 2);
+    check_get_set(buft, 3, 1, 1);
+    check_supports_op(buft);
+
+    ggml_backend_t backend = ggml_backend_cpu_init();
+    CHECK(backend != NULL);
+    const struct mm_case cases[] = {
+        { .k = 37,   .n = 70,  .ne2 = 1, .ne3 = 1, .cols = 1,   .xne2 = 1, .xne3 = 1 },
+        { .k = 37,   .n = 70,  .ne2 = 1, .ne3 = 1, .cols = 5,   .xne2 = 1, .xne3 = 1 },
+        { .k = 37,   .n = 70,  .ne2 = 1, .ne3 = 1, .cols = 128, .xne2 = 1, .xne3 = 1 },
+        { .k = 4100, .n = 65,  .ne2 = 1, .ne3 = 1, .cols = 1,   .xne2 = 1, .xne3 = 1 },
+        { .k = 4100, .n = 65,  .ne2 = 1, .ne3 = 1, .cols = 30,  .xne2 = 1, .xne3 = 1, .strided = true },
+        { .k = 2051, .n = 3,   .ne2 = 1, .ne3 = 1, .cols = 7,   .xne2 = 1, .xne3 = 1 },
+        { .k = 33,   .n = 64,  .ne2 = 2, .ne3 = 1, .cols = 5,   .xne2 = 4, .xne3 = 1 },
+        { .k = 48,   .n = 129, .ne2 = 2, .ne3 = 2, .cols = 9,   .xne2 = 2, .xne3 = 4, .strided = true },
+        { .k = 256,  .n = 200, .ne2 = 1, .ne3 = 1, .cols = 128, .xne2 = 1, .xne3 = 1 },
+    };
+    for (size_t i = 0; backend != NULL && i < sizeof(cases) / sizeof(cases[0]); i++) {
+        check_mul_mat(backend, buft, &cases[i]);
+    }
+    if (backend != NULL) {
+        ggml_backend_cpu_set_n_threads(backend, 2);
+        check_sched(backend, buft);
+        check_mul_mat_id(backend, buft, 40, 67, 4, 2, 3);
+        check_mul_mat_id(backend, buft, 41, 130, 3, 2, 40);
+        ggml_backend_free(backend);
+    }
+    return TEST_RESULT();
+}
