@@ -210,7 +210,10 @@ static void bf16_dot_detect(void) {
         return;
     }
     const bool bf16 = a >> 5 & 1;
-    g_bf16_dot = f && bw && vl && bf16 && getenv("GGML_CPU_NO_BF16_DOT") == NULL;
+    // the kernel level in use must include the instruction too: GGML_CPU_ISA
+    // caps it (avx2 means no vdpbf16ps), as it caps every other kernel family
+    const bool level = (ggml_cpu_kernels_active()->features & GGML_CPU_X86_AVX512_BF16) != 0;
+    g_bf16_dot = f && bw && vl && bf16 && level && getenv("GGML_CPU_NO_BF16_DOT") == NULL;
 }
 #endif
 
