@@ -8,6 +8,7 @@
 //   tt_compute       compute a graph on the CPU with n threads
 //   tt_same_bits     compare two tensors byte for byte
 //   tt_max_err       the largest |got - ref| relative to a tolerance scale
+//   tt_check_vec_dot the traits' vec_dot of one weight row against a double sum
 //
 // Tensors are in context memory (no backend buffers), so kernels can be
 // tested with ggml_graph_compute alone. References are computed by the test
@@ -168,4 +169,20 @@ static inline double tt_max_err(const struct ggml_tensor * got, tt_ref_fn ref, v
         worst = e > worst ? e : worst;
     }
     return worst;
+}
+
+// The CPU traits' vec_dot of one row of k weights of type t (w) with the
+// activation row yq, whose dequantized values are xq, checked against the
+// double sum of the weights' dequantized values (the type's to_float) times
+// xq, within 4e-6 of the sum of the magnitudes; wf: k floats of scratch
+static inline void tt_check_vec_dot(enum ggml_type t, int64_t k, const void * w, const void * yq, const float * xq, float * wf) {
+    ggml_get_type_traits(t)->to_float(w, wf, k);
+    double ref = 0.0, mag = 0.0;
+    for (int64_t i = 0; i < k; i++) {
+        ref += (double) wf[i] * xq[i];
+        mag += fabs((double) wf[i] * xq[i]);
+    }
+    float got = 0.0f;
+    ggml_get_type_traits_cpu(t)->vec_dot((int) k, &got, 0, w, 0, yq, 0, 1);
+    CHECK_MSG(fabs(got - ref) <= mag * 4e-6, "%s random blocks: %g, want %g", ggml_type_name(t), got, ref);
 }

@@ -18,7 +18,7 @@
 #include "ggml.h"
 #include "ggml-cpu.h"
 #include "ggml-quants.h"
-#include "testing.h"
+#include "cpu-testing.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -714,15 +714,7 @@ static void test_lowbit_random_blocks(void) {
                 quantize_row_q8_0_ref(x, yq, K);
                 dequantize_row_q8_0(yq, xq, K);
             }
-            ggml_get_type_traits(t)->to_float(w, wf, K);
-            double ref = 0, mag = 0;
-            for (int i = 0; i < K; i++) {
-                ref += (double) wf[i] * xq[i];
-                mag += fabs((double) wf[i] * xq[i]);
-            }
-            float got = 0;
-            ggml_get_type_traits_cpu(t)->vec_dot(K, &got, 0, w, 0, yq, 0, 1);
-            CHECK_MSG(fabs(got - ref) <= mag * 4e-6, "%s random blocks: %g, want %g", ggml_type_name(t), got, ref);
+            tt_check_vec_dot(t, K, w, yq, xq, wf);
         }
     }
 }
