@@ -18,6 +18,8 @@ pkgs="$pkgs libopenmpi-dev openmpi-bin"
 # cmake/toolchains/aarch64-linux-gnu.cmake and s390x-linux-gnu.cmake
 pkgs="$pkgs gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross"
 pkgs="$pkgs gcc-s390x-linux-gnu g++-s390x-linux-gnu libc6-dev-s390x-cross qemu-user-static"
+# dpkg-dev: dpkg-shlibdeps, which the Debian packages (cpack -G DEB) take their dependencies from
+pkgs="$pkgs dpkg-dev"
 missing=""
 for p in $pkgs; do
     dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
