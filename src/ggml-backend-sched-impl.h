@@ -102,6 +102,16 @@ struct ggml_sched_shape {
     int       cap_rewrites;
     int     * order;             // position of each node after the backends' graph_optimize
     int       cap_order;
+    // The graph the shape was taken from, as its tensors' bytes (see
+    // shape_raw_entry): a graph made of the same tensors, unchanged, has
+    // the same shape, which is then known without computing it again.
+    unsigned char * raw;         // of the graph whose shape is sig, when raw_valid
+    unsigned char * next_raw;    // of the graph being allocated, when next_raw_ok
+    size_t    cap_raw;
+    bool      raw_valid;
+    bool      next_raw_ok;
+    uint64_t  raw_graph_sig;     // graph_sig of that graph before splitting
+    uint64_t  next_raw_graph_sig;
 };
 
 struct ggml_backend_sched {

@@ -95,9 +95,72 @@ static struct ggml_tensor * tensor_at(const struct ggml_cgraph * graph, int pos)
     return pos < graph->n_nodes ? graph->nodes[pos] : graph->leafs[pos - graph->n_nodes];
 }
 
+// A tensor as the shape sees it, in raw bytes: its address, its fields from
+// type to data (every field shape_row reads but the buffer's own: op, type,
+// flags, sizes, strides, op params, sources and view source as pointers,
+// view offset, buffer), its buffer's type and usage. When every position of
+// a graph holds the tensor it held when the shape was taken and these bytes
+// are equal, every row of the shape is equal: the sources are the same
+// tensors at the same positions. (Bytes of padding that differ only send the
+// graph to the full comparison.) Comparing these is about half the work of
+// computing the rows: no hash lookups for the sources' positions.
+#define SHAPE_RAW_FIELDS (offsetof(struct ggml_tensor, data) + sizeof(void *))
+#define SHAPE_RAW_ENTRY  (sizeof(void *) + SHAPE_RAW_FIELDS + 2 * sizeof(int64_t))
+
+static void shape_raw_entry(const struct ggml_tensor * t, unsigned char * out) {
+    const int64_t buft  = t->buffer != NULL ? (int64_t)(uintptr_t) t->buffer->buft : 0;
+    const int64_t usage = t->buffer != NULL ? (int64_t) t->buffer->usage : -1;
+    memcpy(out, &t, sizeof(t));
+    memcpy(out + sizeof(void *), t, SHAPE_RAW_FIELDS);
+    memcpy(out + sizeof(void *) + SHAPE_RAW_FIELDS, &buft, sizeof(buft));
+    memcpy(out + sizeof(void *) + SHAPE_RAW_FIELDS + sizeof(buft), &usage, sizeof(usage));
+}
+
+static bool shape_raw_same(const struct ggml_tensor * t, const unsigned char * entry) {
+    const struct ggml_tensor * was;
+    memcpy(&was, entry, sizeof(was));
+    if (was != t || memcmp(entry + sizeof(void *), t, SHAPE_RAW_FIELDS) != 0) {
+        return false;
+    }
+    unsigned char tail[2 * sizeof(int64_t)];
+    const int64_t buft  = t->buffer != NULL ? (int64_t)(uintptr_t) t->buffer->buft : 0;
+    const int64_t usage = t->buffer != NULL ? (int64_t) t->buffer->usage : -1;
+    memcpy(tail, &buft, sizeof(buft));
+    memcpy(tail + sizeof(buft), &usage, sizeof(usage));
+    return memcmp(entry + sizeof(void *) + SHAPE_RAW_FIELDS, tail, sizeof(tail)) == 0;
+}
+
+// the graph is the one the current shape was taken from, unchanged
+static bool shape_raw_unchanged(const struct ggml_sched_shape * sh, const struct ggml_cgraph * graph) {
+    if (!sh->valid || !sh->raw_valid || sh->n_nodes != graph->n_nodes || sh->n_leafs != graph->n_leafs) {
+        return false;
+    }
+    const int n_pos = graph->n_nodes + graph->n_leafs;
+    for (int p = 0; p < n_pos; p++) {
+        if (!shape_raw_same(tensor_at(graph, p), sh->raw + (size_t) p * SHAPE_RAW_ENTRY)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// the raw image of the graph being allocated describes the shape now kept
+static void shape_raw_commit(struct ggml_sched_shape * sh) {
+    if (!sh->next_raw_ok) {
+        return; // the image kept is still the shape's (the graph was found unchanged)
+    }
+    unsigned char * tmp = sh->raw;
+    sh->raw           = sh->next_raw;
+    sh->next_raw      = tmp;
+    sh->raw_graph_sig = sh->next_raw_graph_sig;
+    sh->raw_valid     = true;
+    sh->next_raw_ok   = false;
+}
+
 bool ggml_sched_shape_begin(struct ggml_backend_sched * sched, struct ggml_cgraph * graph) {
     struct ggml_sched_shape * sh = &sched->shape;
     sh->next_ok = false;
+    sh->next_raw_ok = false;
     // the hash set must hold nothing but this graph (no pins, no last graph)
     if (!sched->is_reset || sched->debug) {
         return false;
@@ -126,6 +189,28 @@ bool ggml_sched_shape_begin(struct ggml_backend_sched * sched, struct ggml_cgrap
         sched->hv_graph_pos[slot] = p;
         sh->slots[p] = (int) slot;
     }
+    // the same tensors unchanged (an engine allocating its graph again): the
+    // shape is the one kept, and so is the graph's identity
+    if (shape_raw_unchanged(sh, graph)) {
+        sh->next_ok     = true;
+        sh->next_is_sig = true;
+        sh->graph_sig   = sh->raw_graph_sig;
+        return true;
+    }
+    const size_t n_raw = (size_t) n_pos * SHAPE_RAW_ENTRY;
+    if (n_raw > sh->cap_raw) {
+        unsigned char * raw = (unsigned char *) ggml_impl_realloc(sh->raw, n_raw);
+        if (raw != NULL) {
+            sh->raw = raw;
+        }
+        unsigned char * next_raw = raw != NULL ? (unsigned char *) ggml_impl_realloc(sh->next_raw, n_raw) : NULL;
+        sh->raw_valid = false; // raw may have moved or be too short: it holds no image now
+        if (next_raw == NULL) {
+            return false;
+        }
+        sh->next_raw = next_raw;
+        sh->cap_raw  = n_raw;
+    }
     // rows are compared as they are made; from the first difference on they
     // are written out, for ggml_sched_shape_record
     bool same = sh->valid && sh->n_nodes == graph->n_nodes && sh->n_leafs == graph->n_leafs;
@@ -136,6 +221,7 @@ bool ggml_sched_shape_begin(struct ggml_backend_sched * sched, struct ggml_cgrap
         graph_sig += p < graph->n_nodes ? ggml_sched_node_term(graph->nodes[p], p) : ggml_sched_leaf_term(graph->leafs[p - graph->n_nodes], p - graph->n_nodes);
         int64_t * next = sh->next_sig + (size_t) p * SHAPE_STRIDE;
         inside = shape_row(sched, tensor_at(graph, p), same ? row : next) && inside;
+        shape_raw_entry(tensor_at(graph, p), sh->next_raw + (size_t) p * SHAPE_RAW_ENTRY);
         if (same && memcmp(row, sh->sig + (size_t) p * SHAPE_STRIDE, sizeof(row)) != 0) {
             same = false;
             memcpy(sh->next_sig, sh->sig, (size_t) p * SHAPE_STRIDE * sizeof(int64_t));
@@ -145,6 +231,8 @@ bool ggml_sched_shape_begin(struct ggml_backend_sched * sched, struct ggml_cgrap
     sh->next_ok = inside;
     sh->next_is_sig = same;
     sh->graph_sig = graph_sig;
+    sh->next_raw_ok = inside;
+    sh->next_raw_graph_sig = graph_sig;
     return inside && same;
 }
 
@@ -236,6 +324,11 @@ void ggml_sched_shape_record(struct ggml_backend_sched * sched, struct ggml_cgra
     sh->n_nodes  = graph->n_nodes;
     sh->n_leafs  = graph->n_leafs;
     sh->valid    = true;
+    if (sh->next_raw_ok) {
+        shape_raw_commit(sh);
+    } else {
+        sh->raw_valid = false; // split afresh after an unchanged graph's replay failed: no image of it
+    }
 }
 
 // the copy tensors of the last graph hold its allocation: forget it
@@ -319,6 +412,7 @@ bool ggml_sched_shape_replay(struct ggml_backend_sched * sched, struct ggml_cgra
         sh->valid = false;
         return false;
     }
+    shape_raw_commit(sh);
     return true;
 }
 
@@ -343,5 +437,7 @@ void ggml_sched_shape_free(struct ggml_sched_shape * sh) {
     free(sh->graph_input_copies);
     free(sh->rewrites);
     free(sh->order);
+    free(sh->raw);
+    free(sh->next_raw);
     memset(sh, 0, sizeof(*sh));
 }

@@ -72,12 +72,16 @@ static uint8_t iq_signs8(const float * x, const float * weight, float * xval, bo
     return even_signs ? s & 127 : s;
 }
 
+// the map index of dim codes; each code is taken modulo 2^bits, so that
+// the index stays inside the map whatever L holds (iq_codes_on_grid puts
+// stray codes back in range before they are stored)
 static int iq_pack_codes(const int8_t * L, int dim, int bits) {
-    int u = 0;
+    const unsigned mask = (1u << bits) - 1;
+    unsigned u = 0;
     for (int i = 0; i < dim; i++) {
-        u |= L[i] << bits*i;
+        u |= ((unsigned) (uint8_t) L[i] & mask) << bits*i;
     }
-    return u;
+    return (int) u;
 }
 
 // the grid point whose levels best fit scale*level ~ xval under weight,
@@ -101,7 +105,25 @@ static int iq_best_neighbour(const struct ggml_iq_search * s, int u, const float
             best    = nb[j];
         }
     }
-    GGML_ASSERT(best >= 0);
+    if (best < 0) {
+        // every distance overflowed the float (weights near 1e15 square past
+        // FLT_MAX) or is NaN: the same search in double, which holds them,
+        // and the first neighbour where nothing compares (NaN input)
+        double best_d2d = DBL_MAX;
+        best = nb[1];
+        for (int j = 1; j <= nb[0]; j++) {
+            const int8_t * pg = s->points + dim*nb[j];
+            double d2 = 0;
+            for (int i = 0; i < dim; i++) {
+                const double diff = (double) scale*pg[i] - (double) xval[i];
+                d2 += (double) weight[i]*diff*diff;
+            }
+            if (d2 < best_d2d) {
+                best_d2d = d2;
+                best     = nb[j];
+            }
+        }
+    }
     const int8_t * pg = s->points + dim*best;
     for (int i = 0; i < dim; i++) {
         L[i] = (int8_t) ((pg[i] - 1)/2);
@@ -123,6 +145,25 @@ static void iq_codes_at(const struct ggml_iq_search * s, int n, int kmax, const 
         const int u = iq_pack_codes(L + dim*k, dim, s->bits);
         is_on_grid[k] = s->map[u] >= 0;
         if (!is_on_grid[k]) {
+            iq_best_neighbour(s, u, xval + dim*k, waux + dim*k, scale, L + dim*k);
+        }
+    }
+}
+
+// Puts every group of L on the grid: codes clamped to 0 .. kmax-1, a group
+// off the grid moved to its best neighbour. After a normal fit every group
+// is on the grid already and nothing changes; this catches the fits where no
+// trial scale compared (NaN or infinite sums), which would leave the codes of
+// the initial guess, out of range or off the grid.
+static void iq_codes_on_grid(const struct ggml_iq_search * s, int n, int kmax, const float * xval, const float * waux,
+                             float scale, int8_t * L) {
+    const int dim = s->dim;
+    for (int k = 0; k < n/dim; k++) {
+        for (int i = 0; i < dim; i++) {
+            L[dim*k + i] = (int8_t) iq_clamp(L[dim*k + i], 0, kmax - 1);
+        }
+        const int u = iq_pack_codes(L + dim*k, dim, s->bits);
+        if (s->map[u] < 0) {
             iq_best_neighbour(s, u, xval + dim*k, waux + dim*k, scale, L + dim*k);
         }
     }
@@ -193,6 +234,7 @@ static float iq_fit_subblock(const struct ggml_iq_search * s, const struct iq_fi
             scale = sumqx/sumq2;
         }
     }
+    iq_codes_on_grid(s, n, fit->kmax, xval, waux, scale, L);
     return scale;
 }
 

@@ -7,7 +7,8 @@
 //  - a backend whose ADD is off by 1e-3 fails exactly its ADD cases;
 //  - a backend error and failed allocations are reported for their cases and
 //    the run goes on;
-//  - the command line: exit status 1 for the broken backend, 0 for the correct one.
+//  - the command line: exit status 1 for the broken backend, 0 for the correct one,
+//    1 for -b naming no device.
 
 #include "testing.h"
 #include "tbo-run.h"
@@ -370,6 +371,11 @@ static void test_command_line(void) {
     char * argv_bad[]  = { "test-backend-ops", "test", "--quick", "-b", "Broken", "-o", "ADD", NULL };
     char * argv_bad_mul[] = { "test-backend-ops", "test", "--quick", "-b", "Broken", "-o", "MUL", NULL };
     char * argv_usage[] = { "test-backend-ops", "--no-such-option", NULL };
+    // a name no device has is an error, not every device skipped and passed
+    char * argv_unknown[] = { "test-backend-ops", "test", "--quick", "-b", "Nope", "-o", "ADD", NULL };
+    char * argv_prefix[]  = { "test-backend-ops", "test", "--quick", "-b", "TestDe", "-o", "ADD", NULL };
+    CHECK_EQ_INT(tbo_main(7, argv_unknown), 1);
+    CHECK_EQ_INT(tbo_main(7, argv_prefix), 1);
     CHECK_EQ_INT(tbo_main(7, argv_good), 0);
     CHECK_EQ_INT(tbo_main(7, argv_bad), 1);
     CHECK_EQ_INT(tbo_main(7, argv_bad_mul), 0);

@@ -12,6 +12,10 @@
 //   - round trips (with and without an importance matrix where allowed), the
 //     types that need one refusing without, all-zero sub-blocks;
 //   - ggml_validate_row_data on non-finite scales;
+//   - extreme inputs do not abort the searches: a weight of 1e15 (its
+//     distances square past FLT_MAX), NaN or inf weights, NaN, inf, zero or
+//     negative importances in one block; the other block of the row gets the
+//     bytes it gets alone;
 //   - MUL_MAT against a double-precision sum over the dequantized weights and
 //     the Q8_K activations (both kernel families, 1 and 2 threads, odd shapes,
 //     1 to 9 and 17 columns, strided src1), the
@@ -361,6 +365,51 @@ struct log_count {
     int errors;
 };
 
+// Row of two 256-value halves: half 0 holds one extreme weight (or importance) at
+// position pos, block 1 ordinary values. Each type quantizes block by block,
+// so half 1's bytes must be those it gets quantized alone.
+static void check_extreme(enum ggml_type t, float weight, float importance, int pos) {
+    float x[2*QK_K], im[2*QK_K];
+    for (int i = 0; i < 2*QK_K; i++) {
+        x[i]  = rnd_gauss();
+        im[i] = 0.5f + (float) rnd_uniform();
+    }
+    x[pos]  = weight;
+    im[pos] = importance;
+    const size_t bs = ggml_row_size(t, QK_K);
+    uint8_t * both  = (uint8_t *) malloc(2*bs);
+    uint8_t * alone = (uint8_t *) malloc(bs);
+    ggml_quantize_chunk(t, x, both, 0, 1, 2*QK_K, im);
+    ggml_quantize_chunk(t, x + QK_K, alone, 0, 1, QK_K, im + QK_K);
+    if (memcmp(both + bs, alone, bs) != 0) {
+        fprintf(stderr, "  %s: weight %g importance %g at %d: the ordinary block changed\n", ggml_type_name(t),
+                (double) weight, (double) importance, pos);
+        CHECK(false);
+    }
+    free(both);
+    free(alone);
+}
+
+static void test_extreme_inputs(void) {
+    static const enum ggml_type types[] = {
+        GGML_TYPE_IQ1_S, GGML_TYPE_IQ1_M, GGML_TYPE_IQ2_XXS, GGML_TYPE_IQ2_XS, GGML_TYPE_IQ2_S,
+        GGML_TYPE_IQ3_XXS, GGML_TYPE_IQ3_S, GGML_TYPE_IQ4_NL, GGML_TYPE_IQ4_XS,
+        GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K,
+    };
+    const float big[] = { 1e15f, -1e15f, 1e30f, 3e38f, NAN, INFINITY, -INFINITY };
+    const float bad_importance[] = { NAN, INFINITY, 0.0f, -1.0f, 1e30f };
+    for (size_t it = 0; it < sizeof(types)/sizeof(types[0]); it++) {
+        for (int pos = 0; pos < QK_K; pos += 37) {
+            for (size_t k = 0; k < sizeof(big)/sizeof(big[0]); k++) {
+                check_extreme(types[it], big[k], 1.0f, pos);
+            }
+            for (size_t k = 0; k < sizeof(bad_importance)/sizeof(bad_importance[0]); k++) {
+                check_extreme(types[it], 1.0f, bad_importance[k], pos);
+            }
+        }
+    }
+}
+
 static void count_log(enum ggml_log_level level, const char * text, void * user) {
     (void) text;
     if (level == GGML_LOG_LEVEL_ERROR) {
@@ -595,6 +644,7 @@ int main(void) {
     test_dequantize_blocks();
     test_round_trips();
     test_validate();
+    test_extreme_inputs();
     test_mul_mat();
     test_random_blocks_dot();
     test_threads();

@@ -20,7 +20,14 @@
 // - the MXFP4_MOE mix on a MoE-shaped model: the expert stacks (3-D) MXFP4,
 //   the other matrices Q8_0, the router and the norm kept, bytes those of the
 //   quantizer of the original floats, general.file_type 38; an expert stack
-//   quantized with an importance matrix of one row per expert.
+//   quantized with an importance matrix of one row per expert;
+// - NaN, infinite or negative importances (or counts) and non-finite weights
+//   are refused naming the tensor, with no file left; zero importances are
+//   raised (a matrix of zeros to 1, others to the matrix's smallest positive
+//   importance) so that no group quantizes to zeros; a weight of 1e15 is
+//   quantized by the grid types (they aborted);
+// - SIGINT and SIGTERM during a conversion end it by that signal, with no
+//   temporary file left.
 
 #define _GNU_SOURCE
 
@@ -36,7 +43,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #ifndef GGML_QUANTIZE_BIN
@@ -358,6 +367,242 @@ static void test_imatrix(void) {
     remove(model);
     remove(out);
     remove(im);
+}
+
+//
+// defect: bad importances and weights were quantized to zeros or NaN, or
+// aborted the grid searches (leaving the temporary file)
+//
+
+// a model of one matrix `name` [ne0, ne1] of type (F32 or F16) holding x
+static bool write_matrix_model(const char * path, const char * name, const float * x, int64_t ne0, int64_t ne1,
+                               enum ggml_type type) {
+    const struct ggml_init_params ip = { .mem_size = (size_t) (ne0*ne1) * 4 + (1 << 20), .mem_buffer = NULL, .no_alloc = false };
+    struct ggml_context * ctx = ggml_init(ip);
+    struct gguf_context * gguf = gguf_init_empty();
+    gguf_set_val_str(gguf, "general.architecture", "test");
+    struct ggml_tensor * t = ggml_new_tensor_2d(ctx, type, ne0, ne1);
+    ggml_set_name(t, name);
+    if (type == GGML_TYPE_F16) {
+        ggml_fp32_to_fp16_row(x, (ggml_fp16_t *) t->data, ne0*ne1);
+    } else {
+        memcpy(t->data, x, sizeof(float) * (size_t) (ne0*ne1));
+    }
+    gguf_add_tensor(gguf, t);
+    const bool ok = gguf_write_to_file(gguf, path, false);
+    gguf_free(gguf);
+    ggml_free(ctx);
+    return ok;
+}
+
+// no group of 32 weights of `name` in the file dequantizes to all zeros
+// (the weights written are all nonzero)
+static bool no_zero_groups(const char * path, const char * name) {
+    struct loaded l;
+    if (!load(path, &l)) {
+        return false;
+    }
+    const struct ggml_tensor * t = ggml_get_tensor(l.ctx, name);
+    bool ok = t != NULL && ggml_get_type_traits(t->type)->to_float != NULL;
+    float * y = ok ? (float *) malloc(sizeof(float) * (size_t) ggml_nelements(t)) : NULL;
+    if (ok) {
+        ggml_get_type_traits(t->type)->to_float(t->data, y, ggml_nelements(t));
+        for (int64_t g = 0; ok && g < ggml_nelements(t)/32; g++) {
+            bool all_zero = true;
+            for (int i = 0; i < 32; i++) {
+                all_zero = all_zero && y[32*g + i] == 0.0f && isfinite(y[32*g + i]);
+                ok = ok && isfinite(y[32*g + i]);
+            }
+            ok = ok && !all_zero;
+        }
+    }
+    free(y);
+    unload(&l);
+    return ok;
+}
+
+static void test_imatrix_values(void) {
+    char model[300], out[300], im[300];
+    temp_path(model, sizeof(model), "imv-model.gguf");
+    temp_path(out, sizeof(out), "imv-out.gguf");
+    temp_path(im, sizeof(im), "imv-imatrix.gguf");
+    static float a[IM_NE0*IM_NE1], b[IM_NE0*IM_NE1], sums_a[IM_NE0], sums_b[IM_NE0], want_a[IM_NE0], ones[IM_NE0];
+    CHECK(write_im_model(model, a, b));
+    const char * names[2] = { "a.weight", "b.weight" };
+    const int ne0[2] = { IM_NE0, IM_NE0 };
+    const float * sums[2] = { sums_a, sums_b };
+    const float counts[2] = { 2.0f, 2.0f };
+    for (int i = 0; i < IM_NE0; i++) {
+        sums_b[i] = 2.0f;
+        ones[i]   = 1.0f;
+    }
+    const char * types[] = { "q4_0", "q2_K", "q4_K", "iq4_xs", "iq1_s", "iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s" };
+    const enum ggml_type ttypes[] = { GGML_TYPE_Q4_0, GGML_TYPE_Q2_K, GGML_TYPE_Q4_K, GGML_TYPE_IQ4_XS, GGML_TYPE_IQ1_S,
+                                      GGML_TYPE_IQ2_XXS, GGML_TYPE_IQ2_XS, GGML_TYPE_IQ2_S, GGML_TYPE_IQ3_XXS, GGML_TYPE_IQ3_S };
+    const int n_types = (int) (sizeof(types)/sizeof(types[0]));
+    struct program_result r;
+
+    // NaN, infinite or negative importances: refused, naming the tensor, nothing written
+    const float bad[] = { NAN, INFINITY, -INFINITY, -1.0f };
+    for (size_t k = 0; k < sizeof(bad)/sizeof(bad[0]); k++) {
+        for (int i = 0; i < IM_NE0; i++) {
+            sums_a[i] = 2.0f;
+        }
+        sums_a[100] = bad[k];
+        CHECK(write_imatrix(im, 2, names, ne0, sums, counts, true));
+        for (int ti = 0; ti < n_types; ti++) {
+            remove(out);
+            quantize_im(model, out, types[ti], im, &r);
+            CHECK_EXIT(r, 1);
+            CHECK_MSG(strstr(r.output, "a.weight") != NULL, "%s, importance %g: output:\n%s", types[ti], (double) bad[k], r.output);
+            CHECK(access(out, F_OK) != 0);
+            CHECK_EQ_INT(count_temp_files(), 0);
+        }
+    }
+    // a count that is NaN or negative, likewise
+    const float bad_counts[2][2] = { { NAN, 2.0f }, { -1.0f, 2.0f } };
+    for (int i = 0; i < IM_NE0; i++) {
+        sums_a[i] = 2.0f;
+    }
+    for (int k = 0; k < 2; k++) {
+        CHECK(write_imatrix(im, 2, names, ne0, sums, bad_counts[k], true));
+        quantize_im(model, out, "q4_K", im, &r);
+        CHECK_EXIT(r, 1);
+        CHECK_MSG(strstr(r.output, "a.weight") != NULL, "output:\n%s", r.output);
+    }
+
+    // zero importances (columns never activated) keep the weights: a matrix
+    // of zeros is quantized as with importance 1, isolated zeros are raised
+    // to the smallest positive importance of the matrix; a warning says so
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < IM_NE0; i++) {
+            const bool zero = pass == 0 || (i / 32) % 3 == 0 || i % 7 == 0; // whole groups and scattered columns
+            sums_a[i]  = zero ? 0.0f : (float) (3 + i % 5) * 2.0f;
+            want_a[i]  = zero ? (pass == 0 ? 1.0f : 3.0f) : (float) (3 + i % 5);
+        }
+        CHECK(write_imatrix(im, 2, names, ne0, sums, counts, true));
+        for (int ti = 0; ti < n_types; ti++) {
+            quantize_im(model, out, types[ti], im, &r);
+            CHECK_EXIT(r, 0);
+            CHECK_MSG(strstr(r.output, "warning") != NULL && strstr(r.output, "a.weight") != NULL, "output:\n%s", r.output);
+            CHECK_MSG(tensor_is(out, "a.weight", ttypes[ti], a, want_a), "%s, pass %d: a.weight not quantized with the rule's importances",
+                      types[ti], pass);
+            CHECK_MSG(tensor_is(out, "b.weight", ttypes[ti], b, ones), "%s: b.weight", types[ti]);
+            CHECK_MSG(no_zero_groups(out, "a.weight"), "%s, pass %d: a group of a.weight quantized to zeros or non-finite",
+                      types[ti], pass);
+        }
+    }
+    remove(model);
+    remove(out);
+    remove(im);
+}
+
+static void test_weight_values(void) {
+    char model[300], out[300];
+    temp_path(model, sizeof(model), "wv-model.gguf");
+    temp_path(out, sizeof(out), "wv-out.gguf");
+    enum { NE0 = 512, NE1 = 4 };
+    static float x[NE0*NE1];
+    uint32_t state = 99;
+    for (int i = 0; i < NE0*NE1; i++) {
+        state = state * 1664525u + 1013904223u;
+        x[i] = (float) (state >> 8) / 16777216.0f - 0.5f;
+    }
+    struct program_result r;
+    // non-finite weights: refused, naming the tensor, for every quantized type
+    const char * types[] = { "q8_0", "q4_0", "q4_K", "iq4_xs", "iq2_s", "iq3_xxs", "iq3_s", "iq1_m", "mxfp4", "tq2_0" };
+    const float bad[] = { NAN, INFINITY, -INFINITY };
+    for (size_t k = 0; k < sizeof(bad)/sizeof(bad[0]); k++) {
+        const float keep = x[NE0 + 300];
+        x[NE0 + 300] = bad[k];
+        CHECK(write_matrix_model(model, "w.weight", x, NE0, NE1, k == 0 ? GGML_TYPE_F32 : GGML_TYPE_F16));
+        for (size_t ti = 0; ti < sizeof(types)/sizeof(types[0]); ti++) {
+            remove(out);
+            quantize(model, out, types[ti], NULL, 0, &r);
+            CHECK_EXIT(r, 1);
+            CHECK_MSG(strstr(r.output, "w.weight") != NULL && strstr(r.output, "[300, 1, 0]") != NULL,
+                      "%s, weight %g: output:\n%s", types[ti], (double) bad[k], r.output);
+            CHECK(access(out, F_OK) != 0);
+            CHECK_EQ_INT(count_temp_files(), 0);
+        }
+        x[NE0 + 300] = keep;
+    }
+    // a large finite weight is quantized (the grid searches aborted on 1e15),
+    // with the bytes of the library's quantizer
+    x[NE0 + 77] = 1e15f;
+    CHECK(write_matrix_model(model, "w.weight", x, NE0, NE1, GGML_TYPE_F32));
+    const char * big_types[] = { "iq3_s", "iq2_s", "iq3_xxs", "q4_K" };
+    const enum ggml_type big_ttypes[] = { GGML_TYPE_IQ3_S, GGML_TYPE_IQ2_S, GGML_TYPE_IQ3_XXS, GGML_TYPE_Q4_K };
+    for (int ti = 0; ti < 4; ti++) {
+        quantize(model, out, big_types[ti], NULL, 0, &r);
+        CHECK_EXIT(r, 0);
+        struct loaded l;
+        CHECK(load(out, &l));
+        const struct ggml_tensor * t = ggml_get_tensor(l.ctx, "w.weight");
+        const size_t size = ggml_row_size(big_ttypes[ti], NE0) * NE1;
+        void * want = malloc(size);
+        ggml_quantize_chunk(big_ttypes[ti], x, want, 0, NE1, NE0, NULL);
+        CHECK_MSG(t != NULL && ggml_nbytes(t) == size && memcmp(t->data, want, size) == 0, "%s: bytes", big_types[ti]);
+        free(want);
+        unload(&l);
+    }
+    CHECK_EQ_INT(count_temp_files(), 0);
+    remove(model);
+    remove(out);
+}
+
+//
+// defect: SIGINT or SIGTERM during a conversion left the temporary file
+//
+
+// starts ggml-quantize on a conversion of some seconds, waits for its
+// temporary file, sends sig: the process ends by sig and leaves no file
+static void check_signal(const char * model, const char * out, int sig) {
+    char * argv[] = { (char *) GGML_QUANTIZE_BIN, (char *) "-q", (char *) "-t", (char *) "1", (char *) model,
+                      (char *) out, (char *) "iq3_xxs", NULL };
+    const pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        const int devnull = open("/dev/null", O_WRONLY);
+        dup2(devnull, 1);
+        dup2(devnull, 2);
+        run_program_exec(argv);
+        _exit(127);
+    }
+    bool seen = false;
+    for (int i = 0; i < 60000 && !seen; i++) { // up to a minute (an emulator is slow to start)
+        seen = count_temp_files() > 0;
+        if (!seen) {
+            usleep(1000);
+        }
+    }
+    CHECK_MSG(seen, "no temporary file appeared");
+    kill(pid, sig);
+    int status = 0;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    CHECK_MSG(WIFSIGNALED(status) && WTERMSIG(status) == sig, "signal %d: ended with status 0x%x (the conversion too short?)",
+              sig, (unsigned) status);
+    CHECK_EQ_INT(count_temp_files(), 0);
+    CHECK(access(out, F_OK) != 0);
+}
+
+static void test_signals(void) {
+    char model[300], out[300];
+    temp_path(model, sizeof(model), "sig-model.gguf");
+    temp_path(out, sizeof(out), "sig-out.gguf");
+    // 8M weights: iq3_xxs on one thread takes seconds
+    enum { NE0 = 4096, NE1 = 2048 };
+    float * x = (float *) malloc(sizeof(float) * NE0 * NE1);
+    uint32_t state = 5;
+    for (int i = 0; i < NE0*NE1; i++) {
+        state = state * 1664525u + 1013904223u;
+        x[i] = (float) (state >> 8) / 16777216.0f - 0.5f;
+    }
+    CHECK(write_matrix_model(model, "w.weight", x, NE0, NE1, GGML_TYPE_F16));
+    free(x);
+    check_signal(model, out, SIGINT);
+    check_signal(model, out, SIGTERM);
+    remove(model);
 }
 
 //
@@ -882,6 +1127,9 @@ int main(void) {
     test_imatrix();
     test_mxfp4_moe();
     test_imatrix_experts();
+    test_imatrix_values();
+    test_weight_values();
+    test_signals();
 
     char garbage[300];
     temp_path(garbage, sizeof(garbage), "garbage.gguf");

@@ -11,7 +11,9 @@
 //     (supports_op) for a graph of the last one's shape;
 //   - a graph that differs in anything (token count, an op parameter, where a
 //     weight lives, one node more, a pin) is split afresh and is right;
-//   - the same graph object given again after a reset is right.
+//   - the same graph object given again after a reset is right, is not
+//     asked about again, and is split afresh when it was changed in place
+//     (an op parameter, a flag).
 //
 // Backends (tests/backend-test): GPU with device memory that has MUL_MAT,
 // ADD and copies but not SCALE, and a CPU-typed one with host memory. Each
@@ -359,10 +361,77 @@ static void test_pin_and_same_graph(void) {
     env_free(&e);
 }
 
+// one graph object allocated again and again: unchanged it is not asked
+// about; changed in place (the scheduler keeps a byte image of its tensors
+// to know it unchanged) it is split afresh and right
+static void compute_kept(ggml_backend_sched_t sched, struct env * e, struct token_graph * g, const struct variant * v,
+                         int token, int * questions) {
+    double xv[N_EMBD * MAX_TOKENS], ref[N_EMBD * MAX_TOKENS];
+    float xf[N_EMBD * MAX_TOKENS], got[N_EMBD * MAX_TOKENS];
+    ggml_backend_sched_reset(sched);
+    g_gpu_questions = 0;
+    CHECK(ggml_backend_sched_alloc_graph(sched, g->gf));
+    *questions = g_gpu_questions;
+    token_input(v, token, xv);
+    for (int i = 0; i < N_EMBD * v->n_tokens; i++) {
+        xf[i] = (float) xv[i];
+    }
+    ggml_backend_tensor_set(g->x, xf, 0, sizeof(float) * N_EMBD * (size_t) v->n_tokens);
+    CHECK(ggml_backend_sched_graph_compute(sched, g->gf) == GGML_STATUS_SUCCESS);
+    ggml_backend_tensor_get(g->out, got, 0, sizeof(float) * N_EMBD * (size_t) v->n_tokens);
+    reference(e, v, xv, ref);
+    for (int i = 0; i < N_EMBD * v->n_tokens; i++) {
+        CHECK_NEAR(got[i], ref[i], 1e-5 * (1e-3 + fabs(ref[i])));
+    }
+    struct expected want;
+    expected_of(e, v, false, &want);
+    CHECK_EQ_INT(ggml_backend_sched_get_n_splits(sched), want.n_splits);
+    for (int i = 0; i < want.n_nodes && i < 64; i++) {
+        struct ggml_tensor * node = ggml_graph_node(g->gf, i);
+        CHECK_MSG(strcmp(backend_of(sched, node), want.backend[i]) == 0, "token %d: %s on %s, a fresh scheduler says %s",
+                  token, node->name, backend_of(sched, node), want.backend[i]);
+    }
+}
+
+static void test_same_graph_changed_in_place(void) {
+    struct env e;
+    env_init(&e);
+    ggml_backend_t backends[2] = { e.gpu, e.cpu };
+    ggml_backend_sched_t sched = ggml_backend_sched_new(backends, NULL, 2, 256, false, true);
+    struct variant v = { .n_tokens = 3, .scale = 0.5f };
+    struct token_graph g;
+    token_graph_build(&g, &e, &v);
+    int questions = 0;
+    compute_kept(sched, &e, &g, &v, 0, &questions);
+    CHECK(questions > 0);
+    for (int again = 1; again < 4; again++) {
+        compute_kept(sched, &e, &g, &v, again, &questions);
+        CHECK_EQ_INT(questions, 0);
+    }
+    // an op parameter: layer 1's scale
+    struct ggml_tensor * sc1 = ggml_graph_get_tensor(g.gf, "sc1");
+    v.scale = -2.0f;
+    memcpy(sc1->op_params, &v.scale, sizeof(float));
+    compute_kept(sched, &e, &g, &v, 10, &questions);
+    CHECK_MSG(questions > 0, "a scale changed in place was not split afresh");
+    compute_kept(sched, &e, &g, &v, 11, &questions);
+    CHECK_EQ_INT(questions, 0);
+    // a flag: layer 1's sum becomes an output (its memory is then kept)
+    ggml_set_output(ggml_graph_get_tensor(g.gf, "add1"));
+    compute_kept(sched, &e, &g, &v, 12, &questions);
+    CHECK_MSG(questions > 0, "an output flag set in place was not split afresh");
+    compute_kept(sched, &e, &g, &v, 13, &questions);
+    CHECK_EQ_INT(questions, 0);
+    ggml_free(g.ctx);
+    ggml_backend_sched_free(sched);
+    env_free(&e);
+}
+
 int main(void) {
     test_tokens(false);
     test_tokens(true);
     test_changes();
     test_pin_and_same_graph();
+    test_same_graph_changed_in_place();
     return TEST_RESULT();
 }

@@ -2,7 +2,8 @@
 // where there is no GPU): buffers and their limits, the pinned host buffer
 // type, asynchronous copies, events and copies between streams, matrix
 // products against a double-precision reference, and the scheduler over
-// Vulkan + CPU with pipeline parallelism. Exits 77 (skipped) when the
+// Vulkan + CPU with pipeline parallelism, SOFT_MAX and FLASH_ATTN_EXT of
+// fully masked rows (zeros, on Vulkan and the CPU alike). Exits 77 (skipped) when the
 // registry lists no Vulkan device.
 //
 // test-vulkan --no-device: run with the driver hidden (VK_ICD_FILENAMES
@@ -16,6 +17,7 @@
 #include "ggml-vulkan.h"
 #include "testing.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -428,6 +430,198 @@ static void test_sched(ggml_backend_t vk) {
     ggml_backend_free(cpu);
 }
 
+// SOFT_MAX and FLASH_ATTN_EXT of rows whose every logit is -inf (a fully
+// masked query): zeros on every backend, as the CPU (upstream's CPU gives
+// zeros with a sink and in FLASH_ATTN_EXT; its SOFT_MAX without a sink
+// computes exp(-inf - -inf) = NaN, where its debug build asserts: no result
+// to keep). The other rows against a double-precision softmax.
+enum { MR_N = 20, MR_ROWS = 4, MR_HEADS = 2, MR_D = 16, MR_KV = 8 };
+
+static const float k_neg_inf = -1.0f / 0.0f;
+
+// mask value of row r (of MR_ROWS), column c: row 1 all -inf, row 3 every other one
+static float masked_at(int r, int c) {
+    return r == 1 || (r == 3 && c % 2 == 0) ? k_neg_inf : 0.0f;
+}
+
+// the softmax of n logits (each * scale + mask), with an optional sink; zeros if all are -inf
+static void ref_softmax(const double * logits, int n, const double * sink, double * out) {
+    double mx = -INFINITY;
+    for (int i = 0; i < n; i++) {
+        mx = fmax(mx, logits[i]);
+    }
+    if (sink != NULL) {
+        mx = fmax(mx, *sink);
+    }
+    double sum = 0.0;
+    for (int i = 0; i < n; i++) {
+        out[i] = mx == -INFINITY ? 0.0 : exp(logits[i] - mx);
+        sum += out[i];
+    }
+    if (sink != NULL && mx != -INFINITY) {
+        sum += exp(*sink - mx);
+    }
+    for (int i = 0; i < n; i++) {
+        out[i] = sum > 0.0 ? out[i] / sum : 0.0;
+    }
+}
+
+// worst relative error of got against want; infinite for any non-finite value
+static double worst_error(const float * got, const double * want, int n) {
+    double worst = 0.0;
+    for (int i = 0; i < n; i++) {
+        if (!isfinite(got[i])) {
+            return INFINITY;
+        }
+        worst = fmax(worst, fabs(got[i] - want[i]) / (1.0 + fabs(want[i])));
+    }
+    return worst;
+}
+
+static void check_soft_max_masked(ggml_backend_t backend, enum ggml_type mask_type, bool with_sinks) {
+    const float scale = 0.5f;
+    struct ggml_context * ctx = new_ctx(8);
+    struct ggml_tensor * x = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, MR_N, MR_ROWS, MR_HEADS);
+    struct ggml_tensor * m = ggml_new_tensor_2d(ctx, mask_type, MR_N, MR_ROWS);
+    struct ggml_tensor * sk = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, MR_HEADS);
+    struct ggml_tensor * y = ggml_soft_max_ext(ctx, x, m, scale, 0.0f);
+    if (with_sinks) {
+        ggml_soft_max_add_sinks(y, sk);
+    }
+    struct ggml_cgraph * gf = ggml_new_graph(ctx);
+    ggml_build_forward_expand(gf, y);
+    ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors(ctx, backend);
+    CHECK(buf != NULL);
+
+    float xv[MR_N * MR_ROWS * MR_HEADS], mv[MR_N * MR_ROWS], skv[MR_HEADS] = { 0.25f, -1.5f };
+    ggml_fp16_t mh[MR_N * MR_ROWS];
+    unsigned seed = 11;
+    for (int i = 0; i < MR_N * MR_ROWS * MR_HEADS; i++) {
+        xv[i] = 4.0f * frand(&seed);
+    }
+    for (int r = 0; r < MR_ROWS; r++) {
+        for (int c = 0; c < MR_N; c++) {
+            mv[r * MR_N + c] = masked_at(r, c);
+        }
+    }
+    // head 1, row 2: every logit -inf itself, with no mask in the way
+    for (int c = 0; c < MR_N; c++) {
+        xv[(MR_ROWS + 2) * MR_N + c] = k_neg_inf;
+    }
+    ggml_fp32_to_fp16_row(mv, mh, MR_N * MR_ROWS);
+    ggml_backend_tensor_set(x, xv, 0, sizeof(xv));
+    ggml_backend_tensor_set(m, mask_type == GGML_TYPE_F16 ? (const void *) mh : (const void *) mv, 0, ggml_nbytes(m));
+    ggml_backend_tensor_set(sk, skv, 0, sizeof(skv));
+    CHECK(ggml_backend_graph_compute(backend, gf) == GGML_STATUS_SUCCESS);
+    float yv[MR_N * MR_ROWS * MR_HEADS];
+    ggml_backend_tensor_get(y, yv, 0, sizeof(yv));
+
+    for (int h = 0; h < MR_HEADS; h++) {
+        for (int r = 0; r < MR_ROWS; r++) {
+            double logits[MR_N], want[MR_N];
+            const double sink = skv[h];
+            for (int c = 0; c < MR_N; c++) {
+                logits[c] = (double) xv[(h * MR_ROWS + r) * MR_N + c] * scale + masked_at(r, c);
+            }
+            ref_softmax(logits, MR_N, with_sinks ? &sink : NULL, want);
+            const double err = worst_error(yv + (h * MR_ROWS + r) * MR_N, want, MR_N);
+            CHECK_MSG(err < 1e-5, "%s SOFT_MAX, %s mask%s, head %d row %d: error %g (first value %g)",
+                      ggml_backend_name(backend), ggml_type_name(mask_type), with_sinks ? ", sinks" : "", h, r, err,
+                      (double) yv[(h * MR_ROWS + r) * MR_N]);
+        }
+    }
+    ggml_backend_buffer_free(buf);
+    ggml_free(ctx);
+}
+
+static void check_flash_attn_masked(ggml_backend_t backend, bool with_sinks) {
+    const float scale = 0.25f;
+    struct ggml_context * ctx = new_ctx(8);
+    struct ggml_tensor * q = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, MR_D, MR_ROWS, MR_HEADS);
+    struct ggml_tensor * k = ggml_new_tensor_3d(ctx, GGML_TYPE_F16, MR_D, MR_KV, MR_HEADS);
+    struct ggml_tensor * v = ggml_new_tensor_3d(ctx, GGML_TYPE_F16, MR_D, MR_KV, MR_HEADS);
+    struct ggml_tensor * m = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, MR_KV, MR_ROWS);
+    struct ggml_tensor * sk = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, MR_HEADS);
+    struct ggml_tensor * y = ggml_flash_attn_ext(ctx, q, k, v, m, scale, 0.0f, 0.0f);
+    if (with_sinks) {
+        ggml_flash_attn_ext_add_sinks(y, sk);
+    }
+    struct ggml_cgraph * gf = ggml_new_graph(ctx);
+    ggml_build_forward_expand(gf, y);
+    ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors(ctx, backend);
+    CHECK(buf != NULL);
+
+    float qv[MR_D * MR_ROWS * MR_HEADS], kv[MR_D * MR_KV * MR_HEADS], vv[MR_D * MR_KV * MR_HEADS];
+    float mv[MR_KV * MR_ROWS], skv[MR_HEADS] = { 0.5f, -2.0f };
+    ggml_fp16_t kh[MR_D * MR_KV * MR_HEADS], vh[MR_D * MR_KV * MR_HEADS], mh[MR_KV * MR_ROWS];
+    unsigned seed = 23;
+    for (int i = 0; i < MR_D * MR_ROWS * MR_HEADS; i++) {
+        qv[i] = frand(&seed);
+    }
+    for (int i = 0; i < MR_D * MR_KV * MR_HEADS; i++) {
+        kv[i] = ggml_fp16_to_fp32(ggml_fp32_to_fp16(frand(&seed)));
+        vv[i] = ggml_fp16_to_fp32(ggml_fp32_to_fp16(frand(&seed)));
+    }
+    for (int r = 0; r < MR_ROWS; r++) {
+        for (int c = 0; c < MR_KV; c++) {
+            mv[r * MR_KV + c] = masked_at(r, c);
+        }
+    }
+    ggml_fp32_to_fp16_row(kv, kh, MR_D * MR_KV * MR_HEADS);
+    ggml_fp32_to_fp16_row(vv, vh, MR_D * MR_KV * MR_HEADS);
+    ggml_fp32_to_fp16_row(mv, mh, MR_KV * MR_ROWS);
+    ggml_backend_tensor_set(q, qv, 0, sizeof(qv));
+    ggml_backend_tensor_set(k, kh, 0, sizeof(kh));
+    ggml_backend_tensor_set(v, vh, 0, sizeof(vh));
+    ggml_backend_tensor_set(m, mh, 0, sizeof(mh));
+    ggml_backend_tensor_set(sk, skv, 0, sizeof(skv));
+    CHECK(ggml_backend_graph_compute(backend, gf) == GGML_STATUS_SUCCESS);
+    // the result is [D, heads, rows]
+    float yv[MR_D * MR_HEADS * MR_ROWS];
+    ggml_backend_tensor_get(y, yv, 0, sizeof(yv));
+
+    for (int h = 0; h < MR_HEADS; h++) {
+        for (int r = 0; r < MR_ROWS; r++) {
+            double logits[MR_KV], p[MR_KV], want[MR_D];
+            const double sink = skv[h];
+            for (int j = 0; j < MR_KV; j++) {
+                double dot = 0.0;
+                for (int d = 0; d < MR_D; d++) {
+                    // Q is rounded to F16 for the product on every backend, as upstream
+                    dot += (double) ggml_fp16_to_fp32(ggml_fp32_to_fp16(qv[(h * MR_ROWS + r) * MR_D + d])) *
+                           kv[(h * MR_KV + j) * MR_D + d];
+                }
+                logits[j] = dot * scale + masked_at(r, j);
+            }
+            ref_softmax(logits, MR_KV, with_sinks ? &sink : NULL, p);
+            for (int d = 0; d < MR_D; d++) {
+                want[d] = 0.0;
+                for (int j = 0; j < MR_KV; j++) {
+                    want[d] += p[j] * vv[(h * MR_KV + j) * MR_D + d];
+                }
+            }
+            const double err = worst_error(yv + (r * MR_HEADS + h) * MR_D, want, MR_D);
+            CHECK_MSG(err < 2e-3, "%s FLASH_ATTN_EXT%s, head %d row %d: error %g (first value %g)", ggml_backend_name(backend),
+                      with_sinks ? ", sinks" : "", h, r, err, (double) yv[(r * MR_HEADS + h) * MR_D]);
+        }
+    }
+    ggml_backend_buffer_free(buf);
+    ggml_free(ctx);
+}
+
+static void test_masked_rows(ggml_backend_t vk) {
+    ggml_backend_t cpu = ggml_backend_cpu_init();
+    ggml_backend_t backends[2] = { cpu, vk };
+    for (int b = 0; b < 2; b++) {
+        for (int sinks = 0; sinks < 2; sinks++) {
+            check_soft_max_masked(backends[b], GGML_TYPE_F32, sinks);
+            check_soft_max_masked(backends[b], GGML_TYPE_F16, sinks);
+            check_flash_attn_masked(backends[b], sinks);
+        }
+    }
+    ggml_backend_free(cpu);
+}
+
 int main(int argc, char ** argv) {
     ggml_log_set(capture_log, NULL);
     if (argc > 1 && strcmp(argv[1], "--no-device") == 0) {
@@ -453,6 +647,7 @@ int main(int argc, char ** argv) {
     CHECK(vk != NULL);
     test_mul_mat(vk);
     test_sched(vk);
+    test_masked_rows(vk);
     ggml_backend_free(vk);
     return TEST_RESULT();
 }

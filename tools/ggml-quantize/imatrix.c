@@ -10,6 +10,8 @@
 
 #include "gguf.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,6 +47,37 @@ static bool ends_with(const char * s, const char * suffix) {
     return ls >= lx && strcmp(s + ls - lx, suffix) == 0;
 }
 
+// Zero importances are legitimate: llama-imatrix writes 0 for a column whose
+// activations were all 0 (never used). The quantizers weigh each value's
+// error by its importance, so a block whose importances are all 0 has no
+// error to minimise and quantizes to zeros (upstream's tool writes such
+// blocks as zeros). So that no block is lost, a 0 is raised to the smallest
+// positive importance of the same matrix, and a matrix whose importances are
+// all 0 (no signal at all) gets 1 for each, as one that saw no input.
+// Scaling the importances of a block by a constant changes none of the
+// quantizers' choices, so a block of zeros is quantized as without imatrix.
+static void gq_imatrix_raise_zeros(float * v, int64_t n, const char * path, const char * base, int64_t mat) {
+    float min_pos = 0.0f;
+    int64_t n_zero = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (v[i] == 0.0f) {
+            n_zero++;
+        } else if (min_pos == 0.0f || v[i] < min_pos) {
+            min_pos = v[i];
+        }
+    }
+    if (n_zero == 0) {
+        return;
+    }
+    const float floor = n_zero == n ? 1.0f : min_pos;
+    for (int64_t i = 0; i < n; i++) {
+        v[i] = v[i] == 0.0f ? floor : v[i];
+    }
+    fprintf(stderr, "ggml-quantize: warning: %s: entry %s (matrix %lld): %lld of %lld importances are 0; %s\n", path,
+            base, (long long) mat, (long long) n_zero, (long long) n,
+            n_zero == n ? "the matrix is quantized as without importances" : "they are raised to the smallest positive one");
+}
+
 // importances of one entry from its sums and counts tensors
 static bool gq_imatrix_entry_from(struct gq_imatrix_entry * e, const char * path, const char * base,
                                   const struct ggml_tensor * sums, const struct ggml_tensor * counts) {
@@ -67,9 +100,23 @@ static bool gq_imatrix_entry_from(struct gq_imatrix_entry * e, const char * path
     const float * s = (const float *) sums->data;
     const float * c = (const float *) counts->data;
     for (int64_t j = 0; j < e->n_mat; j++) {
-        for (int64_t i = 0; i < e->n_per_row; i++) {
-            e->values[j*e->n_per_row + i] = c[j] > 0.0f ? s[j*e->n_per_row + i] / c[j] : 1.0f;
+        if (!isfinite(c[j]) || c[j] < 0.0f) {
+            gq_error("%s: entry %s: the count of matrix %lld is %g (a count is finite and >= 0)", path, base,
+                     (long long) j, (double) c[j]);
+            return false;
         }
+        for (int64_t i = 0; i < e->n_per_row; i++) {
+            const float v = c[j] > 0.0f ? s[j*e->n_per_row + i] / c[j] : 1.0f;
+            // a sum of squares over a positive count: finite and >= 0
+            if (!isfinite(v) || v < 0.0f) {
+                gq_error("%s: entry %s: the importance of column %lld (matrix %lld) is %g, from the sum %g over %g "
+                         "tokens; importances are finite and >= 0 (a damaged file?)", path, base, (long long) i,
+                         (long long) j, (double) v, (double) s[j*e->n_per_row + i], (double) c[j]);
+                return false;
+            }
+            e->values[j*e->n_per_row + i] = v;
+        }
+        gq_imatrix_raise_zeros(e->values + j*e->n_per_row, e->n_per_row, path, base, j);
     }
     return true;
 }

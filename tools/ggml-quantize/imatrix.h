@@ -6,6 +6,14 @@
 // tensor NAME.counts of [1, n_mat] token counts. The importance of column i
 // of matrix j is in_sum2[j][i] / counts[j], or 1 where counts[j] is 0 (a
 // matrix that saw no input), as upstream's quantize tool computes it.
+//
+// Loading refuses (naming the entry, which is the weight tensor's name) an
+// importance that is NaN, infinite or negative, and a count that is: no
+// sum of squares gives one, and the quantizers turn them into NaN or zero
+// weights. A zero importance (a column never activated) is raised to the
+// smallest positive importance of its matrix, and a matrix of zeros gets 1
+// for each (see gq_imatrix_raise_zeros), with a warning: the quantizers
+// would write a block of zero importances as zeros.
 
 #include <stdint.h>
 
@@ -16,7 +24,7 @@ extern "C" {
 struct gq_imatrix;
 
 // the file's entries, or NULL after reporting why (unreadable, not GGUF,
-// a sums tensor without counts, wrong types or shapes)
+// a sums tensor without counts, wrong types or shapes, values out of range)
 struct gq_imatrix * gq_imatrix_load(const char * path);
 void gq_imatrix_free(struct gq_imatrix * im);
 

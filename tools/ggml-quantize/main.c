@@ -1,6 +1,7 @@
 // ggml-quantize: writes a copy of a GGUF model with its weight matrices
 // converted to another type (see quantize.h for which tensors convert).
 
+#include "output-file.h"
 #include "quantize.h"
 
 #include <stdio.h>
@@ -106,6 +107,10 @@ int main(int argc, char ** argv) {
         fprintf(stderr, "ggml-quantize: error: unknown type '%s' (q8_0, q4_0, q4_1, q5_0, q5_1, q2_K, q3_K, q4_K, q5_K, q6_K, "
                         "iq4_nl, iq4_xs, mxfp4, tq1_0, tq2_0, iq1_s, iq1_m, iq2_xxs, iq2_xs, iq2_s, iq3_xxs, iq3_s, nvfp4, q1_0, f16, bf16, f32; mixes Q2_K, Q3_K_S, Q3_K_M, Q3_K_L, Q4_K_S, Q4_K_M, "
                         "Q5_K_S, Q5_K_M, Q6_K, IQ4_NL, IQ4_XS, MXFP4_MOE)\n", pos[2]);
+        return 1;
+    }
+    // an interrupted or crashed conversion leaves no temporary file behind
+    if (!gq_output_catch_signals()) {
         return 1;
     }
     struct gq_stats stats;

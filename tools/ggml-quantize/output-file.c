@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,106 @@
 
 // tells apart the temporary files of several conversions in one process
 static atomic_uint g_output_serial;
+
+//
+// the temporary files a fatal signal removes
+//
+
+// One open output's temporary file. Slots are pushed on g_temp_slots and
+// never freed, so the signal handler can walk the list while threads open
+// and close outputs; a slot whose output ended is claimed again by the next.
+struct gq_temp_slot {
+    _Atomic(char *)       path;   // the temporary file, NULL while none is open
+    char                * owned;  // the last path stored, freed by the next owner of the slot
+    atomic_bool           in_use; // held by an open output
+    struct gq_temp_slot * next;   // set before the slot is published, then fixed
+};
+
+static _Atomic(struct gq_temp_slot *) g_temp_slots;
+
+// a slot holding a copy of tmp (the handler may read it while the output frees its own)
+static struct gq_temp_slot * temp_slot_claim(const char * tmp) {
+    char * copy = strdup(tmp);
+    if (copy == NULL) {
+        return NULL;
+    }
+    struct gq_temp_slot * slot = atomic_load(&g_temp_slots);
+    for (; slot != NULL; slot = slot->next) {
+        bool free_slot = false;
+        if (atomic_compare_exchange_strong(&slot->in_use, &free_slot, true)) {
+            break;
+        }
+    }
+    if (slot == NULL) {
+        slot = (struct gq_temp_slot *) calloc(1, sizeof(*slot));
+        if (slot == NULL) {
+            free(copy);
+            return NULL;
+        }
+        atomic_init(&slot->path, NULL);
+        atomic_init(&slot->in_use, true);
+        slot->next = atomic_load(&g_temp_slots);
+        while (!atomic_compare_exchange_weak(&g_temp_slots, &slot->next, slot)) {
+        }
+    }
+    // the previous path has not been published since its output ended, a
+    // whole conversion ago: no handler can be reading it now
+    free(slot->owned);
+    slot->owned = copy;
+    atomic_store(&slot->path, copy);
+    return slot;
+}
+
+static void temp_slot_release(struct gq_temp_slot * slot) {
+    if (slot == NULL) {
+        return;
+    }
+    // a handler that read the path before this unlinks a file that is
+    // already gone or renamed away (ENOENT): the name holds our pid and a
+    // serial that no other file has. The string stays (slot->owned) for such
+    // a handler; the slot's next owner frees it.
+    atomic_store(&slot->path, NULL);
+    atomic_store(&slot->in_use, false);
+}
+
+static const int k_fatal_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGABRT, SIGSEGV, SIGBUS, SIGFPE };
+
+// async-signal-safe: atomic loads, unlink, raise, _exit
+static void on_fatal_signal(int sig) {
+    for (struct gq_temp_slot * slot = atomic_load(&g_temp_slots); slot != NULL; slot = slot->next) {
+        char * path = atomic_load(&slot->path);
+        if (path != NULL) {
+            unlink(path);
+        }
+    }
+    // SA_RESETHAND put the default action back and SA_NODEFER leaves the
+    // signal unblocked: this ends the process by sig, as without the handler
+    raise(sig);
+    _exit(128 + sig);
+}
+
+bool gq_output_catch_signals(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_fatal_signal;
+    sa.sa_flags   = SA_RESETHAND | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof(k_fatal_signals)/sizeof(k_fatal_signals[0]); i++) {
+        struct sigaction old;
+        if (sigaction(k_fatal_signals[i], NULL, &old) != 0) {
+            gq_error("cannot install a handler for signal %d: %s", k_fatal_signals[i], strerror(errno));
+            return false;
+        }
+        if (old.sa_handler == SIG_IGN) {
+            continue; // ignored by who started us (nohup): it stays so
+        }
+        if (sigaction(k_fatal_signals[i], &sa, NULL) != 0) {
+            gq_error("cannot install a handler for signal %d: %s", k_fatal_signals[i], strerror(errno));
+            return false;
+        }
+    }
+    return true;
+}
 
 // the path written to: an existing file reached through links is replaced in
 // its own directory, so that the links keep pointing at it
@@ -50,8 +151,10 @@ static char * output_resolve(const char * path) {
     return dest;
 }
 
-// a new file of a name no one holds, in the destination's directory
-static int output_create_temp(const char * dest, char ** tmp_out) {
+// a new file of a name no one holds, in the destination's directory, and
+// the slot through which a fatal signal removes it. The slot is filled once
+// the file is ours: a name that existed (EEXIST) is someone else's.
+static int output_create_temp(const char * dest, char ** tmp_out, struct gq_temp_slot ** slot_out) {
     const size_t size = strlen(dest) + 64;
     char * tmp = (char *) malloc(size);
     if (tmp == NULL) {
@@ -63,7 +166,16 @@ static int output_create_temp(const char * dest, char ** tmp_out) {
         snprintf(tmp, size, "%s.%ld-%u.tmp", dest, (long) getpid(), serial);
         const int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (fd >= 0) {
-            *tmp_out = tmp;
+            struct gq_temp_slot * slot = temp_slot_claim(tmp);
+            if (slot == NULL) {
+                gq_error("out of memory");
+                close(fd);
+                unlink(tmp);
+                free(tmp);
+                return -1;
+            }
+            *tmp_out  = tmp;
+            *slot_out = slot;
             return fd;
         }
         if (errno != EEXIST) {
@@ -75,13 +187,14 @@ static int output_create_temp(const char * dest, char ** tmp_out) {
 }
 
 bool gq_output_open(struct gq_output * out, const char * path) {
-    *out = (struct gq_output) { .file = NULL, .dest = NULL, .tmp = NULL };
+    *out = (struct gq_output) { .file = NULL, .dest = NULL, .tmp = NULL, .slot = NULL };
     char * dest = output_resolve(path);
     if (dest == NULL) {
         return false;
     }
     char * tmp = NULL;
-    const int fd = output_create_temp(dest, &tmp);
+    struct gq_temp_slot * slot = NULL;
+    const int fd = output_create_temp(dest, &tmp, &slot);
     if (fd < 0) {
         free(dest);
         return false;
@@ -92,6 +205,7 @@ bool gq_output_open(struct gq_output * out, const char * path) {
         gq_error("cannot give %s the permissions of %s: %s", tmp, dest, strerror(errno));
         close(fd);
         unlink(tmp);
+        temp_slot_release(slot);
         free(tmp);
         free(dest);
         return false;
@@ -101,18 +215,20 @@ bool gq_output_open(struct gq_output * out, const char * path) {
         gq_error("cannot write %s: %s", tmp, strerror(errno));
         close(fd);
         unlink(tmp);
+        temp_slot_release(slot);
         free(tmp);
         free(dest);
         return false;
     }
-    *out = (struct gq_output) { .file = f, .dest = dest, .tmp = tmp };
+    *out = (struct gq_output) { .file = f, .dest = dest, .tmp = tmp, .slot = slot };
     return true;
 }
 
 static void output_release(struct gq_output * out) {
+    temp_slot_release(out->slot);
     free(out->dest);
     free(out->tmp);
-    *out = (struct gq_output) { .file = NULL, .dest = NULL, .tmp = NULL };
+    *out = (struct gq_output) { .file = NULL, .dest = NULL, .tmp = NULL, .slot = NULL };
 }
 
 void gq_output_abort(struct gq_output * out) {

@@ -10,15 +10,29 @@
 // the commit the destination is exactly as it was, whatever fails.
 //
 // The object is owned by the caller; one of commit or abort ends it.
+//
+// A signal that ends the process (gq_output_catch_signals: SIGINT, SIGTERM,
+// SIGHUP, and the crashes SIGABRT, SIGSEGV, SIGBUS, SIGFPE) removes the
+// temporary files of every output still open, and only those, then ends the
+// process by the same signal. The handler does only async-signal-safe
+// things: it walks a list of slots that is never freed (a slot is reused
+// by the next output once its own has ended), unlinks, and re-raises.
 
 #include <stdbool.h>
 #include <stdio.h>
+
+struct gq_temp_slot;
 
 struct gq_output {
     FILE * file;      // the temporary file, open for writing
     char * dest;      // the path renamed over (symbolic links resolved)
     char * tmp;       // the temporary file's path
+    struct gq_temp_slot * slot; // where the signal handler finds tmp
 };
+
+// Installs the handlers that remove the temporary files on a fatal signal
+// (the program calls it once, before converting). False after printing why.
+bool gq_output_catch_signals(void);
 
 // False after printing why: the destination is a directory, not a regular
 // file, a dangling link, or the temporary file cannot be created.

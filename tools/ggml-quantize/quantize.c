@@ -9,6 +9,7 @@
 #include "gguf.h"
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -252,6 +253,24 @@ static void gq_to_f32(enum ggml_type type, const void * src, float * dst, int64_
     }
 }
 
+// A NaN or infinite weight cannot be quantized: the block's scale becomes
+// NaN or infinite and takes its whole block with it (and the searches of
+// the grid types find no nearest point). Refused, naming the tensor and the
+// place; float targets (f16, bf16, f32) store them as they are.
+static bool gq_check_finite(const struct ggml_tensor * t, const float * x, int64_t row0, int64_t nrows) {
+    const int64_t ne0 = t->ne[0];
+    for (int64_t i = 0; i < nrows*ne0; i++) {
+        if (!isfinite(x[i])) {
+            const int64_t row = row0 + i/ne0;
+            gq_error("tensor %s: weight [%lld, %lld, %lld] is %g: a non-finite weight cannot be quantized",
+                     t->name, (long long) (i % ne0), (long long) (row % t->ne[1]), (long long) (row / t->ne[1]),
+                     (double) x[i]);
+            return false;
+        }
+    }
+    return true;
+}
+
 static bool gq_convert_tensor(struct gq_io * io, const struct ggml_tensor * t, uint64_t src_offset,
                               enum ggml_type target, const float * imatrix, int n_threads) {
     const int64_t ne0 = t->ne[0], nrows = ggml_nrows(t);
@@ -281,7 +300,8 @@ static bool gq_convert_tensor(struct gq_io * io, const struct ggml_tensor * t, u
              gguf_tensor_data_to_host(t->name, t->type, io->src_buf, (size_t) n * src_row);
         if (ok) {
             gq_to_f32(t->type, io->src_buf, io->f32_buf, n * ne0);
-            ok = gq_quantize_rows(target, im, io->f32_buf, io->dst_buf, n, ne0, n_threads) &&
+            ok = (!ggml_is_quantized(target) || gq_check_finite(t, io->f32_buf, r, n)) &&
+                 gq_quantize_rows(target, im, io->f32_buf, io->dst_buf, n, ne0, n_threads) &&
                  gguf_tensor_data_to_host(t->name, target, io->dst_buf, (size_t) n * dst_row) &&
                  gq_write(io, io->dst_buf, (size_t) n * dst_row);
         }

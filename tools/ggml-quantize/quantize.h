@@ -51,7 +51,8 @@ bool gq_file_type(enum ggml_type type, uint32_t * file_type);
 // matrices it has an entry for are quantized with it (the types that need
 // one refuse matrices it lacks, as upstream's tool does). False after
 // reporting why (unreadable or corrupt input or importance matrix, an entry
-// of the wrong length, unsupported type, quantized weights without
+// of the wrong length or with a NaN, infinite or negative importance, a NaN
+// or infinite weight in a matrix converted to a quantized type, unsupported type, quantized weights without
 // allow_requantize, an output path that is a directory or not a regular
 // file, write failure); out_path is then left as it was. stats may be NULL.
 bool gq_quantize_file(const char * in_path, const char * out_path, const struct gq_params * params,

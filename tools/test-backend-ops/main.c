@@ -330,6 +330,24 @@ static bool run_device(const struct options * o, ggml_backend_dev_t dev, size_t 
     return ok;
 }
 
+// -b names a device of the registry: a name that matches none is an error
+// (upstream skips every device and reports them all passed), reported with
+// the names there are
+static bool backend_name_known(const char * name) {
+    const size_t n_dev = ggml_backend_dev_count();
+    for (size_t i = 0; i < n_dev; i++) {
+        if (strcmp(name, ggml_backend_dev_name(ggml_backend_dev_get(i))) == 0) {
+            return true;
+        }
+    }
+    fprintf(stderr, "test-backend-ops: error: no backend named '%s'; the backends are:", name);
+    for (size_t i = 0; i < n_dev; i++) {
+        fprintf(stderr, "%s %s", i > 0 ? "," : "", ggml_backend_dev_name(ggml_backend_dev_get(i)));
+    }
+    fprintf(stderr, "\n");
+    return false;
+}
+
 int tbo_main(int argc, char ** argv) {
     struct options o;
     if (!parse_args(argc, argv, &o)) {
@@ -371,6 +389,10 @@ int tbo_main(int argc, char ** argv) {
     tbo_print_header(&printer);
 
     const size_t n_dev = ggml_backend_dev_count();
+    if (o.backend_filter != NULL && !backend_name_known(o.backend_filter)) {
+        tbo_case_list_free(&cases);
+        return 1;
+    }
     tbo_print_testing_start(&printer, n_dev);
 
     ggml_backend_t cpu = NULL;

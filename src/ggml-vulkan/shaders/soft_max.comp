@@ -2,7 +2,8 @@
 // soft_max.comp: SOFT_MAX of F32 rows, one workgroup per row:
 // y = softmax(x*scale + slope*mask) with the optional mask (F32 or F16 by
 // M_F16, broadcast over dims 2 and 3), ALiBi slopes when max_bias > 0, and
-// the optional per-head sink logit that joins the normalisation only.
+// the optional per-head sink logit that joins the normalisation only. A row
+// whose logits are all -inf (and sink, if any, too) gives zeros.
 #include "common.glsl"
 
 #define WG 128
@@ -69,7 +70,8 @@ void main() {
         slope = i2 < p.n_head_log2 ? pow(p.m0, float(i2 + 1)) : pow(p.m1, float(2 * (i2 - p.n_head_log2) + 1));
     }
 
-    float mx = -1.0 / 0.0;
+    const float NEG_INF = -1.0 / 0.0;
+    float mx = NEG_INF;
     for (uint i = tid; i < p.ne00; i += WG) {
         float v = a[src + i] * p.scale;
         if (p.has_mask != 0) {
@@ -83,6 +85,15 @@ void main() {
     if (p.has_sinks != 0) {
         sink = sinks[p.s_off + i2];
         mx = max(mx, sink);
+    }
+    // every logit -inf (a fully masked row) and no finite sink: zeros, as
+    // the CPU gives, rather than exp(-inf - -inf) = NaN. mx is the workgroup's
+    // reduction, the same in every invocation, so all of them return here.
+    if (mx == NEG_INF) {
+        for (uint i = tid; i < p.ne00; i += WG) {
+            d[dst + i] = 0.0;
+        }
+        return;
     }
     float sum = 0.0;
     for (uint i = tid; i < p.ne00; i += WG) {
