@@ -249,6 +249,15 @@ static bool context_reserve_logits(struct run_context * rc, int64_t rows) {
     return true;
 }
 
+// An input that no node of the graph reads was given no memory by the
+// scheduler (the cells when no layer writes its cache with set_rows, the
+// full mask when every layer has a sliding window): nothing to write.
+static void input_set(struct ggml_tensor * input, const void * data, size_t size) {
+    if (input != NULL && input->buffer != NULL) {
+        ggml_backend_tensor_set(input, data, 0, size);
+    }
+}
+
 static bool set_inputs(struct run_context * rc, const struct run_graph_inputs * in, const int32_t * tokens,
                        int64_t n_tokens, int64_t n_kv) {
     int32_t     * pos   = (int32_t *)     run_malloc((size_t) n_tokens * sizeof(int32_t), "the graph inputs");
@@ -272,14 +281,12 @@ static bool set_inputs(struct run_context * rc, const struct run_graph_inputs * 
                 }
             }
         }
-        ggml_backend_tensor_set(in->tokens, tokens, 0, (size_t) n_tokens * sizeof(int32_t));
-        ggml_backend_tensor_set(in->positions, pos, 0, (size_t) n_tokens * sizeof(int32_t));
-        if (in->cells->buffer != NULL) { // no layer writes its cache with set_rows: not in the graph
-            ggml_backend_tensor_set(in->cells, cells, 0, (size_t) n_tokens * sizeof(int64_t));
-        }
-        ggml_backend_tensor_set(in->mask, mask, 0, (size_t) (n_tokens * n_kv) * sizeof(ggml_fp16_t));
+        input_set(in->tokens, tokens, (size_t) n_tokens * sizeof(int32_t));
+        input_set(in->positions, pos, (size_t) n_tokens * sizeof(int32_t));
+        input_set(in->cells, cells, (size_t) n_tokens * sizeof(int64_t));
+        input_set(in->mask, mask, (size_t) (n_tokens * n_kv) * sizeof(ggml_fp16_t));
         if (swa != NULL) {
-            ggml_backend_tensor_set(in->mask_swa, swa, 0, (size_t) (n_tokens * n_kv) * sizeof(ggml_fp16_t));
+            input_set(in->mask_swa, swa, (size_t) (n_tokens * n_kv) * sizeof(ggml_fp16_t));
         }
     }
     free(pos);

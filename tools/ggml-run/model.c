@@ -600,6 +600,7 @@ static bool model_place_weights(struct run_model * model, const struct run_model
     }
     if (ok && repack_buft != NULL) {
         ok = model_upload_device_weights(model, refs, n_refs, cpu, repack_buft, true);
+        model->repack_buft = repack_buft;
     }
 
     if (ok) {
