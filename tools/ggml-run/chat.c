@@ -258,6 +258,7 @@ struct token_list {
     int32_t * t;
     int64_t   n, cap;
     bool      ok;
+    bool      reported; // the failure was reported (text that cannot be encoded)
 };
 
 static void tl_push(struct token_list * l, const int32_t * t, int64_t n) {
@@ -286,6 +287,7 @@ static void tl_push_text(struct token_list * l, const struct run_vocab * vocab, 
     int32_t * t = n > 0 ? (int32_t *) malloc((size_t) n * sizeof(int32_t)) : NULL;
     if (n < 0 || (n > 0 && t == NULL)) {
         l->ok = false;
+        l->reported = n < 0;
         return;
     }
     if (n > 0) {
@@ -317,7 +319,7 @@ static int32_t special_at(const struct run_vocab * vocab, enum run_chat_template
 
 int32_t * run_chat_tokenize(const struct run_vocab * vocab, enum run_chat_template tmpl, const char * text,
                             bool add_bos, int64_t * n_tokens) {
-    struct token_list l = { .t = NULL, .n = 0, .cap = 0, .ok = true };
+    struct token_list l = { .t = NULL, .n = 0, .cap = 0, .ok = true, .reported = false };
     if (add_bos && vocab->bos >= 0) {
         tl_push(&l, &vocab->bos, 1);
     }
@@ -336,7 +338,9 @@ int32_t * run_chat_tokenize(const struct run_vocab * vocab, enum run_chat_templa
     }
     tl_push_text(&l, vocab, frag, strlen(frag));
     if (!l.ok) {
-        run_error("out of memory tokenizing a chat message");
+        if (!l.reported) {
+            run_error("out of memory tokenizing a chat message");
+        }
         free(l.t);
         return NULL;
     }
