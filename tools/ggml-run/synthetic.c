@@ -415,7 +415,9 @@ static void * synth_fill_worker(void * arg) {
 }
 
 static bool synth_fill(const struct run_synth_params * p, struct gguf_context * gguf, struct ggml_tensor ** tensors, uint8_t * data) {
-    const int nth = p->n_threads > 0 ? p->n_threads : 1;
+    // the bytes do not depend on the count: no more threads than cores (-t may ask for more than can start)
+    const long n_cpu = sysconf(_SC_NPROCESSORS_ONLN);
+    const int nth = p->n_threads <= 0 ? 1 : n_cpu > 0 && p->n_threads > n_cpu ? (int) n_cpu : p->n_threads;
     struct synth_fill_job * jobs = (struct synth_fill_job *) run_calloc((size_t) nth, sizeof(*jobs), "the weight generator");
     pthread_t * threads = (pthread_t *) run_calloc((size_t) nth, sizeof(pthread_t), "the weight generator");
     bool * started = (bool *) run_calloc((size_t) nth, sizeof(bool), "the weight generator");

@@ -636,7 +636,11 @@ static void report_unencodable(const struct run_vocab * vocab, const char * text
         start--;
     }
     uint32_t cp = 0;
-    const size_t n = run_utf8_decode(text + start, len - start, &cp);
+    size_t n = run_utf8_decode(text + start, len - start, &cp);
+    char again[4];
+    if (n > 4 || run_utf8_encode(cp, again) != n || memcmp(again, text + start, n) != 0) {
+        n = 0; // no UTF-8 there (the decoder gave U+FFFD for it)
+    }
     char what[64];
     if (n > 0 && start + n > at && cp >= 0x20 && cp != 0x7F) {
         snprintf(what, sizeof(what), "the character '%.*s' (U+%04X)", (int) n, text + start, (unsigned) cp);
