@@ -358,6 +358,7 @@ static void test_overflowing_heads(void) {
     gguf_set_val_u32(gguf, "phi3.attention.head_count", INT32_MAX);
     gguf_set_val_u32(gguf, "phi3.attention.head_count_kv", INT32_MAX);
     gguf_set_val_u32(gguf, "phi3.attention.key_length", INT32_MAX);
+    gguf_set_val_u32(gguf, "phi3.rope.dimension_count", 64); // even, as the filer's: the shapes were computed
     gguf_set_val_f32(gguf, "phi3.attention.layer_norm_rms_epsilon", 1e-5f);
     char msg[1024];
     CHECK_MSG(!load_hparams(gguf, msg, sizeof(msg)) && strstr(msg, "phi3.*") != NULL &&
