@@ -21,7 +21,8 @@
 //   during generation a note (status 0);
 // - the generated text ends with its newline before the statistics; the
 //   extra buffer type's own name is kept (and printed);
-// - -t beyond what the system can start is refused before any work;
+// - -t beyond what the system can start (threads of a stack no mapping can
+//   hold) is refused before any work;
 // - (--vulkan) a KV cache larger than the device's largest buffer is
 //   reported with the sizes.
 
@@ -325,10 +326,23 @@ static void test_i32_embeddings(void) {
 }
 
 static void test_threads(void) {
-    // more threads than the system starts (its map and thread limits are far below)
+    // More threads than the system starts. Not by running into its limits:
+    // threads draw on the machine's process ids (pid_max, often 32768) and
+    // would starve every other program meanwhile. A thread's default stack
+    // is the stack limit (glibc): at 1 TiB no mapping for one is granted.
+    struct rlimit old, huge;
+    const rlim_t tib = (rlim_t) 1 << 40;
+    if (getrlimit(RLIMIT_STACK, &old) != 0 || (old.rlim_max != RLIM_INFINITY && old.rlim_max < tib)) {
+        printf("the stack limit cannot be raised to 1 TiB: -t beyond the system not checked\n");
+        return;
+    }
+    huge = old;
+    huge.rlim_cur = tib;
+    CHECK(setrlimit(RLIMIT_STACK, &huge) == 0);
     const char * args[] = { "--size", "tiny", "-t", "100000", "-pp", "2", "-tg", "1", "-dev", "none", NULL };
     struct program_result r;
     run_tool(args, NULL, &r);
+    CHECK(setrlimit(RLIMIT_STACK, &old) == 0);
     char e[32];
     CHECK_MSG(ended(&r, 1) && strstr(r.output, "cannot start 100000 threads") != NULL &&
               strstr(r.output, "prompt:") == NULL && strstr(r.output, "computing the graph failed") == NULL,
