@@ -382,8 +382,8 @@ static void test_overflowing_heads(void) {
 
 static void test_float_keys(void) {
     static const struct { const char * key; double value; bool f64; } cases[] = {
-        { "llama.attention.layer_norm_rms_epsilon", INFINITY, false },
-        { "llama.attention.layer_norm_rms_epsilon", NAN, false },
+        { "llama.attention.layer_norm_rms_epsilon", (double) INFINITY, false },
+        { "llama.attention.layer_norm_rms_epsilon", (double) NAN, false },
         { "llama.attention.layer_norm_rms_epsilon", 1e-40, false },  // subnormal
         { "llama.attention.layer_norm_rms_epsilon", 1e-40, true },   // normal as a double, not as a float
         { "llama.attention.layer_norm_rms_epsilon", 2.0, false },    // beyond 1
@@ -391,7 +391,7 @@ static void test_float_keys(void) {
         { "llama.rope.freq_base", 1e300, true },                     // no float
         { "llama.rope.freq_base", -10000.0, false },
         { "llama.rope.scaling.factor", 1e-40, false },
-        { "llama.rope.scaling.factor", -INFINITY, false },
+        { "llama.rope.scaling.factor", -(double) INFINITY, false },
         { "llama.rope.scaling.factor", 1e30, false },
         { "llama.rope.scale_linear", 1e-40, false },
     };

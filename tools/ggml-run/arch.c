@@ -198,7 +198,7 @@ static bool hp_get_float(const struct gguf_context * gguf, const char * key, boo
     }
     double v;
     switch (gguf_get_kv_type(gguf, id)) {
-        case GGUF_TYPE_FLOAT32: v = gguf_get_val_f32(gguf, id); break;
+        case GGUF_TYPE_FLOAT32: v = (double) gguf_get_val_f32(gguf, id); break;
         case GGUF_TYPE_FLOAT64: v = gguf_get_val_f64(gguf, id); break;
         default:
             run_error("key %s must be a float, not %s", key, gguf_type_name(gguf_get_kv_type(gguf, id)));
@@ -357,8 +357,8 @@ bool run_hparams_load(struct run_hparams * hp, const struct gguf_context * gguf)
               hp_get_int(gguf, KEY("feed_forward_length"), !moe, 0, &hp->n_ff) &&
               hp_get_int(gguf, KEY("attention.head_count"), true, 0, &hp->n_head) &&
               hp_get_int(gguf, KEY("attention.head_count_kv"), false, hp->n_head, &hp->n_head_kv) &&
-              hp_get_float(gguf, KEY("attention.layer_norm_rms_epsilon"), true, 0.0f, FLT_MIN, 1.0, false, &hp->rms_eps) &&
-              hp_get_float(gguf, KEY("rope.freq_base"), false, 10000.0f, 1.0, FLT_MAX, false, &hp->rope_freq_base) &&
+              hp_get_float(gguf, KEY("attention.layer_norm_rms_epsilon"), true, 0.0f, (double) FLT_MIN, 1.0, false, &hp->rms_eps) &&
+              hp_get_float(gguf, KEY("rope.freq_base"), false, 10000.0f, 1.0, (double) FLT_MAX, false, &hp->rope_freq_base) &&
               hp_get_int(gguf, KEY("attention.key_length"), false, hp->n_head > 0 ? hp->n_embd / hp->n_head : 0, &hp->head_dim) &&
               hp_get_int(gguf, KEY("attention.value_length"), false, hp->head_dim, &value_length) &&
               hp_get_int(gguf, KEY("rope.dimension_count"), false, hp->head_dim, &hp->n_rot) &&
