@@ -219,8 +219,10 @@ static bool spin_for_job(struct ggml_threadpool * tp, int last_job) {
     }
 }
 
-static void wait_for_job(struct ggml_threadpool * tp, int last_job) {
-    if (spin_for_job(tp, last_job)) {
+// spin: whether to spin before sleeping (not before the first job: a pool
+// of many threads being started would spend its cores spinning)
+static void wait_for_job(struct ggml_threadpool * tp, int last_job, bool spin) {
+    if (spin && spin_for_job(tp, last_job)) {
         return;
     }
     pthread_mutex_lock(&tp->mutex);
@@ -241,7 +243,7 @@ static void * worker_main(void * arg) {
 
     int last_job = 0;
     for (;;) {
-        wait_for_job(tp, last_job);
+        wait_for_job(tp, last_job, last_job != 0);
         if (atomic_load(&tp->stop)) {
             break;
         }

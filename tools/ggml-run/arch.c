@@ -8,6 +8,7 @@
 #include "ggml.h"
 #include "gguf.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -181,7 +182,12 @@ static bool hp_get_int(const struct gguf_context * gguf, const char * key, bool 
     return true;
 }
 
-static bool hp_get_float(const struct gguf_context * gguf, const char * key, bool required, float def, float * out) {
+// A float key within [min, max] (0 also allowed when zero_ok: "none"), or
+// def when absent and not required. Values a float computation cannot use
+// are refused naming the key: not finite, subnormal (as a float: a float64
+// key is checked before it is narrowed), out of the range.
+static bool hp_get_float(const struct gguf_context * gguf, const char * key, bool required, float def,
+                         double min, double max, bool zero_ok, float * out) {
     *out = def;
     const int64_t id = gguf_find_key(gguf, key);
     if (id < 0) {
@@ -190,13 +196,31 @@ static bool hp_get_float(const struct gguf_context * gguf, const char * key, boo
         }
         return !required;
     }
+    double v;
     switch (gguf_get_kv_type(gguf, id)) {
-        case GGUF_TYPE_FLOAT32: *out = gguf_get_val_f32(gguf, id); break;
-        case GGUF_TYPE_FLOAT64: *out = (float) gguf_get_val_f64(gguf, id); break;
+        case GGUF_TYPE_FLOAT32: v = (double) gguf_get_val_f32(gguf, id); break;
+        case GGUF_TYPE_FLOAT64: v = gguf_get_val_f64(gguf, id); break;
         default:
             run_error("key %s must be a float, not %s", key, gguf_type_name(gguf_get_kv_type(gguf, id)));
             return false;
     }
+    if (!isfinite(v) || fabs(v) > (double) FLT_MAX) {
+        run_error("key %s is %g: not a finite float", key, v);
+        return false;
+    }
+    if (v == 0.0 && zero_ok) {
+        *out = 0.0f;
+        return true;
+    }
+    if (v != 0.0 && fabs(v) < (double) FLT_MIN) {
+        run_error("key %s is %g: a subnormal float, too small to compute with", key, v);
+        return false;
+    }
+    if (!(v >= min && v <= max)) {
+        run_error("key %s is %g: out of the range [%g, %g]", key, v, min, max);
+        return false;
+    }
+    *out = (float) v;
     return true;
 }
 
@@ -224,6 +248,28 @@ static const struct run_arch * hp_find_arch(const struct gguf_context * gguf) {
     return arch;
 }
 
+// The tensor dimensions made of several keys must fit an int32 as each key
+// does; computed in int64, where they cannot overflow (every key is at most
+// INT32_MAX, checked), and refused naming the keys.
+static bool hp_check_dim(const struct run_hparams * hp, int64_t size, const char * what, const char * keys) {
+    if (size > INT32_MAX) {
+        run_error("the %s size %lld (%s of %s.*) is more than a tensor dimension may be (%d)", what, (long long) size,
+                  keys, hp->arch->name, INT32_MAX);
+        return false;
+    }
+    return true;
+}
+
+static bool hp_check_dims(const struct run_hparams * hp) {
+    const int64_t q  = hp->n_head * hp->head_dim;
+    const int64_t kv = hp->n_head_kv * hp->head_dim;
+    return hp_check_dim(hp, q, "query", "attention.head_count x attention.key_length") &&
+           hp_check_dim(hp, kv, "key/value", "attention.head_count_kv x attention.key_length") &&
+           hp_check_dim(hp, q + 2 * kv, "fused query/key/value",
+                        "(attention.head_count + 2 x attention.head_count_kv) x attention.key_length") &&
+           hp_check_dim(hp, 2 * hp->n_ff, "fused gate/up", "2 x feed_forward_length");
+}
+
 static bool hp_check(const struct run_hparams * hp) {
     if (hp->n_embd <= 0 || hp->n_layer <= 0 || hp->n_ff <= 0 || hp->n_head <= 0 || hp->n_ctx_train <= 0) {
         run_error("the model's sizes are invalid (embedding %lld, layers %lld, feed-forward %lld, heads %lld, context %lld)",
@@ -237,6 +283,9 @@ static bool hp_check(const struct run_hparams * hp) {
     }
     if (hp->n_head_kv <= 0 || hp->n_head % hp->n_head_kv != 0) {
         run_error("%lld heads cannot share %lld key/value heads", (long long) hp->n_head, (long long) hp->n_head_kv);
+        return false;
+    }
+    if (!hp_check_dims(hp)) {
         return false;
     }
     if (hp->n_rot <= 0 || hp->n_rot > hp->head_dim || hp->n_rot % 2 != 0) {
@@ -261,12 +310,18 @@ static const char * arch_key(char * buf, size_t size, const char * arch, const c
     return buf;
 }
 
+// the linear RoPE factors taken: beyond any model's, and their inverses normal floats
+static const double RUN_ROPE_FACTOR_MIN = 1.0 / 65536.0;
+static const double RUN_ROPE_FACTOR_MAX = 65536.0;
+
 // RoPE scaling: linear is a frequency scale; the kinds that change the
 // frequencies otherwise (YaRN, LongRoPE) are refused rather than run wrong
 static bool hp_load_rope_scale(struct run_hparams * hp, const struct gguf_context * gguf, const char * arch) {
     char key[128];
     float factor = 0.0f;
-    if (!hp_get_float(gguf, arch_key(key, sizeof(key), arch, "rope.scale_linear"), false, 0.0f, &factor)) {
+    // a factor of 0 means none; others, and their inverse (the frequency scale), are normal floats
+    if (!hp_get_float(gguf, arch_key(key, sizeof(key), arch, "rope.scale_linear"), false, 0.0f, RUN_ROPE_FACTOR_MIN,
+                      RUN_ROPE_FACTOR_MAX, true, &factor)) {
         return false;
     }
     const char * type = hp_get_str(gguf, arch_key(key, sizeof(key), arch, "rope.scaling.type"));
@@ -275,7 +330,8 @@ static bool hp_load_rope_scale(struct run_hparams * hp, const struct gguf_contex
         return false;
     }
     if (type != NULL && strcmp(type, "linear") == 0) {
-        if (!hp_get_float(gguf, arch_key(key, sizeof(key), arch, "rope.scaling.factor"), false, 0.0f, &factor)) {
+        if (!hp_get_float(gguf, arch_key(key, sizeof(key), arch, "rope.scaling.factor"), false, 0.0f, RUN_ROPE_FACTOR_MIN,
+                          RUN_ROPE_FACTOR_MAX, true, &factor)) {
             return false;
         }
     }
@@ -301,8 +357,8 @@ bool run_hparams_load(struct run_hparams * hp, const struct gguf_context * gguf)
               hp_get_int(gguf, KEY("feed_forward_length"), !moe, 0, &hp->n_ff) &&
               hp_get_int(gguf, KEY("attention.head_count"), true, 0, &hp->n_head) &&
               hp_get_int(gguf, KEY("attention.head_count_kv"), false, hp->n_head, &hp->n_head_kv) &&
-              hp_get_float(gguf, KEY("attention.layer_norm_rms_epsilon"), true, 0.0f, &hp->rms_eps) &&
-              hp_get_float(gguf, KEY("rope.freq_base"), false, 10000.0f, &hp->rope_freq_base) &&
+              hp_get_float(gguf, KEY("attention.layer_norm_rms_epsilon"), true, 0.0f, (double) FLT_MIN, 1.0, false, &hp->rms_eps) &&
+              hp_get_float(gguf, KEY("rope.freq_base"), false, 10000.0f, 1.0, (double) FLT_MAX, false, &hp->rope_freq_base) &&
               hp_get_int(gguf, KEY("attention.key_length"), false, hp->n_head > 0 ? hp->n_embd / hp->n_head : 0, &hp->head_dim) &&
               hp_get_int(gguf, KEY("attention.value_length"), false, hp->head_dim, &value_length) &&
               hp_get_int(gguf, KEY("rope.dimension_count"), false, hp->head_dim, &hp->n_rot) &&

@@ -258,6 +258,7 @@ struct token_list {
     int32_t * t;
     int64_t   n, cap;
     bool      ok;
+    bool      reported; // the failure was reported (text that cannot be encoded)
 };
 
 static void tl_push(struct token_list * l, const int32_t * t, int64_t n) {
@@ -286,6 +287,7 @@ static void tl_push_text(struct token_list * l, const struct run_vocab * vocab, 
     int32_t * t = n > 0 ? (int32_t *) malloc((size_t) n * sizeof(int32_t)) : NULL;
     if (n < 0 || (n > 0 && t == NULL)) {
         l->ok = false;
+        l->reported = n < 0;
         return;
     }
     if (n > 0) {
@@ -317,7 +319,7 @@ static int32_t special_at(const struct run_vocab * vocab, enum run_chat_template
 
 int32_t * run_chat_tokenize(const struct run_vocab * vocab, enum run_chat_template tmpl, const char * text,
                             bool add_bos, int64_t * n_tokens) {
-    struct token_list l = { .t = NULL, .n = 0, .cap = 0, .ok = true };
+    struct token_list l = { .t = NULL, .n = 0, .cap = 0, .ok = true, .reported = false };
     if (add_bos && vocab->bos >= 0) {
         tl_push(&l, &vocab->bos, 1);
     }
@@ -336,7 +338,9 @@ int32_t * run_chat_tokenize(const struct run_vocab * vocab, enum run_chat_templa
     }
     tl_push_text(&l, vocab, frag, strlen(frag));
     if (!l.ok) {
-        run_error("out of memory tokenizing a chat message");
+        if (!l.reported) {
+            run_error("out of memory tokenizing a chat message");
+        }
         free(l.t);
         return NULL;
     }
@@ -430,6 +434,60 @@ static bool chat_turn(struct run_context * rc, struct run_sampler * sampler, con
     return ok;
 }
 
+// The most bytes a message may have: each token stands for at most the
+// longest piece of the vocabulary, so a longer message cannot fit the
+// tokens left in the context (and is not read on, whatever its length).
+static size_t chat_message_limit(const struct run_context * rc, size_t * longest) {
+    const struct run_vocab * vocab = &rc->model->vocab;
+    *longest = 1;
+    for (int32_t i = 0; i < vocab->n_tokens; i++) {
+        *longest = vocab->len[i] > *longest ? vocab->len[i] : *longest;
+    }
+    const size_t room = rc->kv.n_ctx > rc->n_past ? (size_t) (rc->kv.n_ctx - rc->n_past) : 0;
+    return room > SIZE_MAX / *longest ? SIZE_MAX : room * *longest;
+}
+
+enum chat_read { CHAT_READ_LINE, CHAT_READ_END, CHAT_READ_TOO_LONG, CHAT_READ_ERROR };
+
+// One line of in (its newline dropped) into *line, at most limit bytes;
+// CHAT_READ_END at the end of the input or on Ctrl-C, CHAT_READ_ERROR
+// (errno set) when the input cannot be read or memory runs out.
+static enum chat_read chat_read_line(FILE * in, size_t limit, char ** line, size_t * cap, size_t * len) {
+    size_t n = 0;
+    for (;;) {
+        const int c = getc(in);
+        if (c == EOF) {
+            if (ferror(in) && !chat_interrupted) {
+                return CHAT_READ_ERROR;
+            }
+            if (n == 0 || chat_interrupted) {
+                return CHAT_READ_END;
+            }
+            break; // a last line without its newline
+        }
+        if (c == '\n') {
+            break;
+        }
+        if (n >= limit) {
+            return CHAT_READ_TOO_LONG;
+        }
+        if (n + 1 >= *cap) {
+            const size_t grown = *cap < 64 ? 128 : *cap * 2;
+            char * p = (char *) realloc(*line, grown);
+            if (p == NULL) {
+                errno = ENOMEM;
+                return CHAT_READ_ERROR;
+            }
+            *line = p;
+            *cap  = grown;
+        }
+        (*line)[n++] = (char) c;
+    }
+    (*line)[n] = '\0';
+    *len = n;
+    return CHAT_READ_LINE;
+}
+
 int run_chat_loop(struct run_context * rc, struct run_sampler * sampler, const struct run_chat_params * params,
                   FILE * in, FILE * out) {
     const char * eot_piece = run_chat_end_of_turn(params->tmpl);
@@ -449,13 +507,31 @@ int run_chat_loop(struct run_context * rc, struct run_sampler * sampler, const s
         fputs("> ", out);
         fflush(out);
         chat_interrupted = 0;
-        const ssize_t len = getline(&line, &cap, in);
-        if (len < 0) { // the end of the input, or Ctrl-C
+        size_t longest = 1;
+        const size_t limit = chat_message_limit(rc, &longest);
+        size_t n = 0;
+        const enum chat_read got = chat_read_line(in, limit, &line, &cap, &n);
+        if (got == CHAT_READ_END) {
             fputc('\n', out);
             break;
         }
-        size_t n = (size_t) len;
-        while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r')) {
+        if (got == CHAT_READ_ERROR) {
+            fputc('\n', out);
+            fflush(out);
+            run_error("cannot read a message from the input: %s", strerror(errno));
+            status = 1;
+            break;
+        }
+        if (got == CHAT_READ_TOO_LONG) {
+            fputc('\n', out);
+            fflush(out);
+            run_error("a message of more than %zu bytes cannot fit the %lld tokens left in the context "
+                      "(a token is at most %zu bytes of text here; see -c)", limit,
+                      (long long) (rc->kv.n_ctx - rc->n_past), longest);
+            status = 1;
+            break;
+        }
+        while (n > 0 && line[n - 1] == '\r') {
             line[--n] = '\0';
         }
         if (n == 0) {

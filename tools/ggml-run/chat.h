@@ -77,7 +77,9 @@ struct run_chat_params {
 // The conversation: messages read line by line from in, answers written to
 // out as they are generated, a "> " prompt before each message. Returns the
 // exit status: 0 at the end of the input or on Ctrl-C while waiting, 1 when
-// a decode fails or the context is full.
+// a decode fails, the context is full, the input cannot be read, or a
+// message is longer than the context left can hold (more bytes than the
+// tokens left times the vocabulary's longest piece: reading stops there).
 int run_chat_loop(struct run_context * rc, struct run_sampler * sampler, const struct run_chat_params * params,
                   FILE * in, FILE * out);
 

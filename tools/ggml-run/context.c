@@ -45,11 +45,44 @@ static void backend_set_threads(ggml_backend_t backend, int n_threads) {
     set_n_threads(backend, n_threads);
 }
 
+// a function of backend's registry by name, or NULL
+static void * backend_proc(ggml_backend_t backend, const char * name) {
+    ggml_backend_dev_t dev = ggml_backend_get_device(backend);
+    ggml_backend_reg_t reg = dev != NULL ? ggml_backend_dev_backend_reg(dev) : NULL;
+    return reg != NULL ? ggml_backend_reg_get_proc_address(reg, name) : NULL;
+}
+
+// A backend that runs on a thread pool (the CPU) gets one made now, so that
+// a thread count the system cannot start is refused before any work rather
+// than failing the first graph.
+static bool backend_start_threadpool(struct run_context * rc, int i) {
+    void * new_sym = backend_proc(rc->backends[i], "ggml_threadpool_new");
+    void * set_sym = backend_proc(rc->backends[i], "ggml_backend_cpu_set_threadpool");
+    if (new_sym == NULL || set_sym == NULL) {
+        return true;
+    }
+    // ISO C has no object-to-function pointer conversion; POSIX makes the bits agree
+    struct ggml_threadpool * (*pool_new)(struct ggml_threadpool_params *);
+    void (*set_pool)(ggml_backend_t, struct ggml_threadpool *);
+    memcpy(&pool_new, &new_sym, sizeof(new_sym));
+    memcpy(&set_pool, &set_sym, sizeof(set_sym));
+    struct ggml_threadpool_params tpp = ggml_threadpool_params_default(rc->params.n_threads);
+    rc->threadpools[i] = pool_new(&tpp);
+    if (rc->threadpools[i] == NULL) {
+        run_error("cannot start %d threads on %s (the system refused some; see -t)", rc->params.n_threads,
+                  ggml_backend_name(rc->backends[i]));
+        return false;
+    }
+    set_pool(rc->backends[i], rc->threadpools[i]);
+    return true;
+}
+
 static bool context_start_backends(struct run_context * rc) {
     const struct run_devices * devs = &rc->model->devs;
     const int n = devs->n_layer + devs->n_helper;
-    rc->backends = (ggml_backend_t *) run_calloc((size_t) n, sizeof(ggml_backend_t), "the backends");
-    if (rc->backends == NULL) {
+    rc->backends    = (ggml_backend_t *) run_calloc((size_t) n, sizeof(ggml_backend_t), "the backends");
+    rc->threadpools = (struct ggml_threadpool **) run_calloc((size_t) n, sizeof(struct ggml_threadpool *), "the backends");
+    if (rc->backends == NULL || rc->threadpools == NULL) {
         return false;
     }
     // priority order: layer devices, helpers, the CPU last
@@ -69,6 +102,9 @@ static bool context_start_backends(struct run_context * rc) {
         }
         rc->n_backends = i + 1;
         backend_set_threads(rc->backends[i], rc->params.n_threads);
+        if (!backend_start_threadpool(rc, i)) {
+            return false;
+        }
     }
     return true;
 }
@@ -210,8 +246,16 @@ void run_context_free(struct run_context * rc) {
     }
     run_kv_cache_free(&rc->kv);
     for (int i = 0; i < rc->n_backends; i++) {
+        // a pool goes after the backend that ran on it (which does not free a lent one)
+        void * free_sym = rc->threadpools[i] != NULL ? backend_proc(rc->backends[i], "ggml_threadpool_free") : NULL;
         ggml_backend_free(rc->backends[i]);
+        if (free_sym != NULL) {
+            void (*pool_free)(struct ggml_threadpool *);
+            memcpy(&pool_free, &free_sym, sizeof(free_sym));
+            pool_free(rc->threadpools[i]);
+        }
     }
+    free(rc->threadpools);
     free(rc->backends);
     free(rc->graph_mem);
     free(rc->logits);
@@ -249,6 +293,15 @@ static bool context_reserve_logits(struct run_context * rc, int64_t rows) {
     return true;
 }
 
+// An input that no node of the graph reads was given no memory by the
+// scheduler (the cells when no layer writes its cache with set_rows, the
+// full mask when every layer has a sliding window): nothing to write.
+static void input_set(struct ggml_tensor * input, const void * data, size_t size) {
+    if (input != NULL && input->buffer != NULL) {
+        ggml_backend_tensor_set(input, data, 0, size);
+    }
+}
+
 static bool set_inputs(struct run_context * rc, const struct run_graph_inputs * in, const int32_t * tokens,
                        int64_t n_tokens, int64_t n_kv) {
     int32_t     * pos   = (int32_t *)     run_malloc((size_t) n_tokens * sizeof(int32_t), "the graph inputs");
@@ -272,14 +325,12 @@ static bool set_inputs(struct run_context * rc, const struct run_graph_inputs * 
                 }
             }
         }
-        ggml_backend_tensor_set(in->tokens, tokens, 0, (size_t) n_tokens * sizeof(int32_t));
-        ggml_backend_tensor_set(in->positions, pos, 0, (size_t) n_tokens * sizeof(int32_t));
-        if (in->cells->buffer != NULL) { // no layer writes its cache with set_rows: not in the graph
-            ggml_backend_tensor_set(in->cells, cells, 0, (size_t) n_tokens * sizeof(int64_t));
-        }
-        ggml_backend_tensor_set(in->mask, mask, 0, (size_t) (n_tokens * n_kv) * sizeof(ggml_fp16_t));
+        input_set(in->tokens, tokens, (size_t) n_tokens * sizeof(int32_t));
+        input_set(in->positions, pos, (size_t) n_tokens * sizeof(int32_t));
+        input_set(in->cells, cells, (size_t) n_tokens * sizeof(int64_t));
+        input_set(in->mask, mask, (size_t) (n_tokens * n_kv) * sizeof(ggml_fp16_t));
         if (swa != NULL) {
-            ggml_backend_tensor_set(in->mask_swa, swa, 0, (size_t) (n_tokens * n_kv) * sizeof(ggml_fp16_t));
+            input_set(in->mask_swa, swa, (size_t) (n_tokens * n_kv) * sizeof(ggml_fp16_t));
         }
     }
     free(pos);

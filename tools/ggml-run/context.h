@@ -34,6 +34,7 @@ struct run_context {
     struct run_context_params params;
     ggml_backend_t          * backends;     // the scheduler's order: layer devices, helpers, CPU
     int                       n_backends;
+    struct ggml_threadpool ** threadpools;  // [n_backends]: the pool made for a backend that takes one, or NULL
     ggml_backend_sched_t      sched;
     struct run_kv_cache       kv;
     bool                      flash_attn;   // what the graphs use
@@ -46,7 +47,8 @@ struct run_context {
     int                       n_splits;     // of the last graph
 };
 
-// NULL (reported) when a backend cannot be started or memory runs out
+// NULL (reported) when a backend cannot be started, the CPU's threads
+// cannot all be started (checked here, before any work), or memory runs out
 struct run_context * run_context_new(const struct run_model * model, const struct run_context_params * params);
 
 void run_context_free(struct run_context * rc);

@@ -30,6 +30,22 @@ static int dev_cache_write(ggml_backend_dev_t dev, enum ggml_type type, int64_t 
     return how;
 }
 
+// Whether one layer's keys (n_ctx rows) fit the largest buffer dev can
+// allocate; when not, says so with the sizes (a device refuses such a cache's
+// operations too, and the size is the reason to give).
+static bool kv_fits_device(ggml_backend_dev_t dev, enum ggml_type type, int64_t n_embd_kv, int64_t n_ctx) {
+    const size_t row = ggml_row_size(type, n_embd_kv);
+    const size_t max = ggml_backend_buft_get_max_size(ggml_backend_dev_buffer_type(dev));
+    if ((uint64_t) n_ctx <= max / row) {
+        return true;
+    }
+    char need[32], most[32];
+    run_warn("%s cannot hold a %s KV cache of %lld tokens: a layer's keys take %s, more than its largest buffer (%s); "
+             "its layers keep the cache in host memory", ggml_backend_dev_name(dev), ggml_type_name(type), (long long) n_ctx,
+             run_fmt_size(row * (size_t) n_ctx, need, sizeof(need)), run_fmt_size(max, most, sizeof(most)));
+    return false;
+}
+
 static bool kv_alloc_arrays(struct run_kv_cache * kv, int n_devs) {
     const size_t n_layer = (size_t) kv->n_layer;
     kv->k     = (struct ggml_tensor **)   run_calloc(n_layer, sizeof(*kv->k), "the KV cache");
@@ -101,7 +117,9 @@ bool run_kv_cache_init(struct run_kv_cache * kv, const struct run_model * model,
     bool ok = true;
     for (int64_t il = 0; ok && il < kv->n_layer; il++) {
         int d = offload ? model->layer_dev[il] : cpu;
-        if (how[d] == -2) {
+        if (how[d] == -2 && d != cpu && !kv_fits_device(model->devs.layer[d], type, n_embd_kv, n_ctx)) {
+            how[d] = -1; // said why
+        } else if (how[d] == -2) {
             how[d] = dev_cache_write(model->devs.layer[d], type, n_embd_kv, n_ctx);
             if (how[d] < 0 && d != cpu) {
                 run_warn("%s cannot write a %s KV cache: its layers keep the cache in host memory",

@@ -364,10 +364,10 @@ static void print_buffers(const struct run_context * rc) {
                 run_fmt_size(kv, b, sizeof(b)),
                 run_fmt_size(ggml_backend_sched_get_buffer_size(rc->sched, rc->backends[i]), c, sizeof(c)));
     }
-    if (model->repack_bytes > 0) {
+    if (model->repack_bytes > 0 && model->repack_buft != NULL) {
         char r[32];
-        fprintf(stderr, "           (CPU weights: %s of matrices in CPU_REPACK, the layout of the CPU kernels)\n",
-                run_fmt_size(model->repack_bytes, r, sizeof(r)));
+        fprintf(stderr, "           (CPU weights: %s of matrices in %s, the layout of the CPU kernels)\n",
+                run_fmt_size(model->repack_bytes, r, sizeof(r)), ggml_backend_buft_name(model->repack_buft));
     }
     fprintf(stderr, "context:   %lld tokens, batch %lld, KV cache %s, attention %s, %d CPU threads\n",
             (long long) rc->kv.n_ctx, (long long) rc->params.n_batch, ggml_type_name(rc->params.kv_type),
@@ -423,6 +423,11 @@ static int run_generation(struct run_context * rc, const int32_t * prompt, int64
         run_error("the prompt of %lld tokens does not fit the context of %lld (see -c)", (long long) n_prompt, (long long) rc->kv.n_ctx);
         return 1;
     }
+    if (n_predict == 0 && o->n_predict > 0) {
+        run_error("the prompt of %lld tokens fills the context of %lld: no room to generate (see -c)",
+                  (long long) n_prompt, (long long) rc->kv.n_ctx);
+        return 1;
+    }
     struct run_sampler * sampler = run_sampler_new(&o->sampler);
     if (sampler == NULL) {
         return 1;
@@ -448,15 +453,23 @@ static int run_generation(struct run_context * rc, const int32_t * prompt, int64
         }
     }
     const int64_t t2 = ggml_time_us();
+    // a full context ends the text as -n does (status 0), but says so
+    const bool context_full = ok && n_gen == n_predict && n_predict < o->n_predict;
     const char * rest = NULL;
     size_t n_rest = 0;
     run_detok_flush(&detok, &rest, &n_rest);
     fwrite(rest, 1, n_rest, stdout);
     run_detok_free(&detok);
+    // the text ends with its line, out before the statistics on stderr
     printf("\n");
+    fflush(stdout);
     run_sampler_free(sampler);
     if (!ok) {
         return 1;
+    }
+    if (context_full) {
+        fprintf(stderr, "(the context of %lld tokens is full: %lld of %lld tokens generated; see -c)\n",
+                (long long) rc->kv.n_ctx, (long long) n_gen, (long long) o->n_predict);
     }
     const double pp_s = (double) (t1 - t0) * 1e-6, tg_s = (double) (t2 - t1) * 1e-6;
     fprintf(stderr, "splits:    %d in the prompt graph, %d in the last graph\n", prompt_splits, rc->n_splits);

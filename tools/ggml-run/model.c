@@ -319,7 +319,9 @@ static bool dev_supports_weight(ggml_backend_dev_t dev, struct ggml_tensor * w, 
     if (ctx == NULL) {
         return false;
     }
-    const bool ok = ggml_backend_dev_supports_op(dev, weight_use_op(ctx, w, use));
+    struct ggml_tensor * op = weight_use_op(ctx, w, use);
+    // the model reads float rows: GET_ROWS of an I32 matrix gives I32 rows
+    const bool ok = ggml_backend_dev_supports_op(dev, op) && (use != RUN_USE_ROWS || op->type == GGML_TYPE_F32);
     ggml_free(ctx);
     return ok;
 }
@@ -600,6 +602,7 @@ static bool model_place_weights(struct run_model * model, const struct run_model
     }
     if (ok && repack_buft != NULL) {
         ok = model_upload_device_weights(model, refs, n_refs, cpu, repack_buft, true);
+        model->repack_buft = repack_buft;
     }
 
     if (ok) {

@@ -91,6 +91,7 @@ struct run_model {
     int                * layer_dev;    // device of each layer, n_layer + 1 entries (output last)
     size_t             * weight_bytes; // per layer device: bytes of the weights placed there
     size_t               repack_bytes; // of the CPU's: bytes copied into its extra buffer type (--no-repack: 0)
+    ggml_backend_buffer_type_t repack_buft; // that extra buffer type, NULL when none took a weight
     enum ggml_type       ftype;        // the type of most matrix weights (for display)
 
     struct run_weight_source src;

@@ -282,18 +282,59 @@ static enum ggml_type synth_tensor_type(const struct run_synth_params * p, enum 
     return use == RUN_USE_MATMUL || use == RUN_USE_MATMUL_ID || use == RUN_USE_ROWS ? p->wtype : GGML_TYPE_F32;
 }
 
-// Adds every tensor of the model to ctx and gguf, in file order, and returns
-// the bytes of their data; with ctx NULL only counts them.
-static size_t synth_tensors(struct ggml_context * ctx, struct gguf_context * gguf, const struct run_synth_params * p,
-                            const struct run_arch * arch) {
+// Adds the bytes of a tensor of type and shape ne, padded as a GGUF file
+// pads them, to *total; false when the tensor's elements overflow int64_t
+// or the bytes size_t (no tensor is created from such sizes).
+static bool synth_count_bytes(size_t * total, enum ggml_type type, const int64_t ne[3]) {
+    // every dimension is positive (checked before)
+    if (ne[1] > INT64_MAX / ne[2]) {
+        return false;
+    }
+    const int64_t rows = ne[1] * ne[2];
+    if (ne[0] > INT64_MAX / rows) {
+        return false;
+    }
+    const size_t row = ggml_row_size(type, ne[0]);
+    const size_t align = GGUF_DEFAULT_ALIGNMENT;
+    if ((uint64_t) rows > SIZE_MAX / row) {
+        return false;
+    }
+    const size_t bytes = row * (size_t) rows;
+    if (bytes > SIZE_MAX - (align - 1)) {
+        return false;
+    }
+    const size_t padded = (bytes + align - 1) / align * align;
+    if (padded > SIZE_MAX - *total) {
+        return false;
+    }
+    *total += padded;
+    return true;
+}
+
+// Adds every tensor of the model to ctx and gguf, in file order (with ctx
+// NULL only counts them), and sets *bytes to their data's size as the GGUF
+// holds it. False when that size overflows size_t: checked before any tensor
+// is made, since nothing of such a model can be allocated.
+static bool synth_tensors(struct ggml_context * ctx, struct gguf_context * gguf, const struct run_synth_params * p,
+                          const struct run_arch * arch, size_t * bytes) {
     const struct run_hparams hp = synth_hparams(p, arch);
     const int64_t embd[3] = { p->n_embd, p->n_vocab, 1 }, norm[3] = { p->n_embd, 1, 1 };
-    size_t bytes = 2 * ggml_row_size(p->wtype, p->n_embd) * (size_t) p->n_vocab + sizeof(float) * (size_t) p->n_embd;
-    if (ctx != NULL) {
-        gguf_add_tensor(gguf, synth_new(ctx, p->wtype, embd, "token_embd.weight"));
-        gguf_add_tensor(gguf, synth_new(ctx, GGML_TYPE_F32, norm, "output_norm.weight"));
-        gguf_add_tensor(gguf, synth_new(ctx, p->wtype, embd, "output.weight"));
+    *bytes = 0;
+    bool ok = synth_count_bytes(bytes, p->wtype, embd) && synth_count_bytes(bytes, GGML_TYPE_F32, norm) &&
+              synth_count_bytes(bytes, p->wtype, embd);
+    for (int64_t il = 0; ok && il < p->n_layer; il++) {
+        for (int i = 0; ok && i < arch->n_layer_tensors; i++) {
+            const struct run_tensor_desc * d = &arch->layer[i];
+            const int64_t ne[3] = { run_dim_size(&hp, d->ne[0]), run_dim_size(&hp, d->ne[1]), run_dim_size(&hp, d->ne[2]) };
+            ok = !d->required || synth_count_bytes(bytes, synth_tensor_type(p, d->use), ne);
+        }
     }
+    if (!ok || ctx == NULL) {
+        return ok;
+    }
+    gguf_add_tensor(gguf, synth_new(ctx, p->wtype, embd, "token_embd.weight"));
+    gguf_add_tensor(gguf, synth_new(ctx, GGML_TYPE_F32, norm, "output_norm.weight"));
+    gguf_add_tensor(gguf, synth_new(ctx, p->wtype, embd, "output.weight"));
     for (int64_t il = 0; il < p->n_layer; il++) {
         for (int i = 0; i < arch->n_layer_tensors; i++) {
             const struct run_tensor_desc * d = &arch->layer[i];
@@ -301,16 +342,12 @@ static size_t synth_tensors(struct ggml_context * ctx, struct gguf_context * ggu
                 continue;
             }
             const int64_t ne[3] = { run_dim_size(&hp, d->ne[0]), run_dim_size(&hp, d->ne[1]), run_dim_size(&hp, d->ne[2]) };
-            const enum ggml_type type = synth_tensor_type(p, d->use);
-            bytes += ggml_row_size(type, ne[0]) * (size_t) (ne[1] * ne[2]);
-            if (ctx != NULL) {
-                char name[GGML_MAX_NAME];
-                snprintf(name, sizeof(name), "blk.%lld.%s", (long long) il, d->name);
-                gguf_add_tensor(gguf, synth_new(ctx, type, ne, name));
-            }
+            char name[GGML_MAX_NAME];
+            snprintf(name, sizeof(name), "blk.%lld.%s", (long long) il, d->name);
+            gguf_add_tensor(gguf, synth_new(ctx, synth_tensor_type(p, d->use), ne, name));
         }
     }
-    return bytes;
+    return true;
 }
 
 //
@@ -378,7 +415,9 @@ static void * synth_fill_worker(void * arg) {
 }
 
 static bool synth_fill(const struct run_synth_params * p, struct gguf_context * gguf, struct ggml_tensor ** tensors, uint8_t * data) {
-    const int nth = p->n_threads > 0 ? p->n_threads : 1;
+    // the bytes do not depend on the count: no more threads than cores (-t may ask for more than can start)
+    const long n_cpu = sysconf(_SC_NPROCESSORS_ONLN);
+    const int nth = p->n_threads <= 0 ? 1 : n_cpu > 0 && p->n_threads > n_cpu ? (int) n_cpu : p->n_threads;
     struct synth_fill_job * jobs = (struct synth_fill_job *) run_calloc((size_t) nth, sizeof(*jobs), "the weight generator");
     pthread_t * threads = (pthread_t *) run_calloc((size_t) nth, sizeof(pthread_t), "the weight generator");
     bool * started = (bool *) run_calloc((size_t) nth, sizeof(bool), "the weight generator");
@@ -420,7 +459,8 @@ size_t run_synth_weight_bytes(const struct run_synth_params * p) {
         (arch->moe && (p->n_ff_exp <= 0 || p->n_ff_exp % blck != 0))) {
         return 0;
     }
-    return synth_tensors(NULL, NULL, p, arch);
+    size_t bytes = 0;
+    return synth_tensors(NULL, NULL, p, arch, &bytes) ? bytes : 0;
 }
 
 static void synth_release(void * base, size_t size) {
@@ -435,6 +475,13 @@ bool run_synth_source(const struct run_synth_params * p, struct run_weight_sourc
     if (!synth_check(p, &arch)) {
         return false;
     }
+    size_t bytes = 0;
+    if (!synth_tensors(NULL, NULL, p, arch, &bytes)) {
+        run_error("cannot allocate the synthetic weights: with embedding %lld, feed-forward %lld, %lld layers and vocabulary %lld "
+                  "they exceed the address space (%zu bytes)", (long long) p->n_embd, (long long) p->n_ff,
+                  (long long) p->n_layer, (long long) p->n_vocab, (size_t) SIZE_MAX);
+        return false;
+    }
     const size_t n_tensors = (size_t) (3 + arch->n_layer_tensors * p->n_layer);
     const struct ggml_init_params ip = { .mem_size = n_tensors * ggml_tensor_overhead(), .mem_buffer = NULL, .no_alloc = true };
     src->meta = ggml_init(ip);
@@ -447,8 +494,7 @@ bool run_synth_source(const struct run_synth_params * p, struct run_weight_sourc
     synth_set_hparams(src->gguf, p, arch);
     bool ok = synth_set_vocab(src->gguf, p->n_vocab);
     if (ok) {
-        synth_tensors(src->meta, src->gguf, p, arch);
-        ok = run_source_index_tensors(src);
+        ok = synth_tensors(src->meta, src->gguf, p, arch, &bytes) && run_source_index_tensors(src);
     }
     if (ok) {
         const int64_t last = gguf_get_n_tensors(src->gguf) - 1;

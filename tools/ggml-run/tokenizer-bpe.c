@@ -140,6 +140,8 @@ bool run_bpe_load_merges(struct run_vocab * vocab, const struct gguf_context * g
 
 struct bpe_state {
     const struct run_vocab * vocab;
+    const char             * word;       // the word as given
+    size_t                   word_start; // its offset in the fragment tokenised
     const char             * text; // the word in the byte alphabet
     struct run_symbol      * symbols;
     struct run_bigram_heap   heap;
@@ -199,6 +201,13 @@ static void bpe_emit_symbol(const struct bpe_state * s, const struct run_symbol 
         const int32_t token = run_vocab_find(s->vocab, s->text + sym->start + i, cl);
         if (token >= 0 || s->vocab->unk >= 0) {
             run_token_out_push(out, token >= 0 ? token : s->vocab->unk);
+        } else {
+            // each character of the alphabet stands for one byte of the word
+            size_t byte = 0;
+            for (size_t m = 0; m < sym->start + i; byte++) {
+                m += run_bpe_byte_to_cp((uint8_t) s->word[byte]) < 0x80 ? 1 : 2;
+            }
+            run_token_out_unencodable(out, s->word_start + byte);
         }
         i += cl;
     }
@@ -245,13 +254,15 @@ bool run_bpe_tokenize(const struct run_vocab * vocab, const char * text, size_t 
         longest = words.end[w] - start > longest ? words.end[w] - start : longest;
     }
     // each byte is at most 2 bytes in the alphabet
-    struct bpe_state s = { .vocab = vocab, .text = NULL, .symbols = NULL, .heap = { NULL, 0, 0 } };
+    struct bpe_state s = { .vocab = vocab, .word = NULL, .word_start = 0, .text = NULL, .symbols = NULL, .heap = { NULL, 0, 0 } };
     char * mapped = (char *) run_malloc(2 * longest + 1, "the text to tokenise");
     s.text    = mapped;
     s.symbols = (struct run_symbol *) run_malloc((2 * longest + 1) * sizeof(struct run_symbol), "the text to tokenise");
     bool ok = mapped != NULL && s.symbols != NULL;
     for (size_t w = 0, start = 0; ok && w < words.n; start = words.end[w++]) {
         const size_t n = bpe_map_bytes(text + start, words.end[w] - start, mapped);
+        s.word       = text + start;
+        s.word_start = start;
         ok = bpe_word(&s, n, out);
     }
     free(s.heap.items);

@@ -17,7 +17,17 @@ struct run_token_out {
     int32_t * out;
     int64_t   capacity;
     int64_t   n;
+    bool      unencodable; // some text has no token, no byte token and no unknown token to stand for it
+    size_t    bad_at;      // then: the byte offset of the first such text in the fragment tokenised
 };
+
+// notes the first text (at byte offset at of the fragment) that cannot be encoded
+static inline void run_token_out_unencodable(struct run_token_out * o, size_t at) {
+    if (!o->unencodable) {
+        o->unencodable = true;
+        o->bad_at      = at;
+    }
+}
 
 static inline void run_token_out_push(struct run_token_out * o, int32_t token) {
     if (o->n < o->capacity) {
@@ -57,11 +67,14 @@ struct run_bigram run_bigram_pop(struct run_bigram_heap * h);
 int32_t run_symbols_split(struct run_symbol * symbols, const char * text, size_t len);
 
 // SentencePiece: appends the tokens of text[0, len) (with a space in front if
-// space_prefix); false when memory runs out
+// space_prefix); false when memory runs out. A character with no token and
+// no byte token (nor unknown token) for a byte of it is left out and noted
+// in out (run_token_out_unencodable).
 bool run_spm_tokenize(const struct run_vocab * vocab, const char * text, size_t len, bool space_prefix,
                       struct run_token_out * out);
 
-// byte-level BPE: appends the tokens of text[0, len); false when memory runs out
+// byte-level BPE: appends the tokens of text[0, len); false when memory runs
+// out. A byte with no token (nor unknown token) is noted in out as above.
 bool run_bpe_tokenize(const struct run_vocab * vocab, const char * text, size_t len, struct run_token_out * out);
 
 // reads tokenizer.ggml.merges into the vocabulary's merge table

@@ -12,6 +12,8 @@
 
 struct spm_state {
     const struct run_vocab * vocab;
+    const char             * orig; // the text as given
+    bool                     space_prefix;
     const char             * text; // escaped text
     struct run_symbol      * symbols;
     struct run_bigram_heap   heap;
@@ -88,6 +90,16 @@ static bool spm_merge(struct spm_state * s, int32_t n_symbols) {
     return true;
 }
 
+// the offset in the text as given of byte at of the escaped text (the
+// prefix's space stands at 0, before the text)
+static size_t spm_orig_offset(const struct spm_state * s, size_t at) {
+    size_t e = s->space_prefix ? RUN_SPACE_ESCAPE_LEN : 0, i = 0;
+    for (; e < at; i++) { // at starts a character: some i starts there
+        e += s->orig[i] == ' ' ? RUN_SPACE_ESCAPE_LEN : 1;
+    }
+    return i;
+}
+
 // Every merged symbol is a token (only token pairs merge); a single
 // character that is no token goes out byte by byte.
 static void spm_emit(const struct spm_state * s, int32_t n_symbols, struct run_token_out * out) {
@@ -99,7 +111,12 @@ static void spm_emit(const struct spm_state * s, int32_t n_symbols, struct run_t
             continue;
         }
         for (size_t j = 0; j < sym->n; j++) {
-            run_token_out_push(out, s->vocab->byte_token[(uint8_t) s->text[sym->start + j]]);
+            const int32_t byte_token = s->vocab->byte_token[(uint8_t) s->text[sym->start + j]];
+            if (byte_token < 0) {
+                run_token_out_unencodable(out, spm_orig_offset(s, sym->start));
+                break;
+            }
+            run_token_out_push(out, byte_token);
         }
     }
 }
@@ -107,7 +124,8 @@ static void spm_emit(const struct spm_state * s, int32_t n_symbols, struct run_t
 bool run_spm_tokenize(const struct run_vocab * vocab, const char * text, size_t len, bool space_prefix,
                       struct run_token_out * out) {
     size_t esc_len = 0;
-    struct spm_state s = { .vocab = vocab, .text = NULL, .symbols = NULL, .heap = { NULL, 0, 0 } };
+    struct spm_state s = { .vocab = vocab, .orig = text, .space_prefix = space_prefix, .text = NULL, .symbols = NULL,
+                           .heap = { NULL, 0, 0 } };
     char * esc = spm_escape(text, len, space_prefix, &esc_len);
     s.text    = esc;
     s.symbols = esc != NULL && esc_len > 0

@@ -628,9 +628,36 @@ static bool partition_special(const struct run_vocab * vocab, const char * text,
     return ok;
 }
 
+// "the character 'é' (U+00E9) at byte 5" for the character holding byte at,
+// or "the byte 0xFF at byte 5" where the bytes are no UTF-8
+static void report_unencodable(const struct run_vocab * vocab, const char * text, size_t len, size_t at) {
+    size_t start = at;
+    while (start > 0 && at - start < 3 && ((uint8_t) text[start] & 0xC0) == 0x80) {
+        start--;
+    }
+    uint32_t cp = 0;
+    size_t n = run_utf8_decode(text + start, len - start, &cp);
+    char again[4];
+    if (n > 4 || run_utf8_encode(cp, again) != n || memcmp(again, text + start, n) != 0) {
+        n = 0; // no UTF-8 there (the decoder gave U+FFFD for it)
+    }
+    char what[64];
+    if (n > 0 && start + n > at && cp >= 0x20 && cp != 0x7F) {
+        snprintf(what, sizeof(what), "the character '%.*s' (U+%04X)", (int) n, text + start, (unsigned) cp);
+    } else if (n > 0 && start + n > at) {
+        snprintf(what, sizeof(what), "the character U+%04X", (unsigned) cp);
+    } else {
+        snprintf(what, sizeof(what), "the byte 0x%02X", (unsigned) (uint8_t) text[at]);
+        start = at;
+    }
+    run_error("the text cannot be encoded: %s at byte %zu has no token, and the vocabulary has %s",
+              what, start, vocab->kind == RUN_VOCAB_SPM ? "no byte tokens for it and no unknown token"
+                                                        : "no token for its bytes and no unknown token");
+}
+
 int64_t run_tokenize_opts(const struct run_vocab * vocab, const char * text, size_t len,
                           const struct run_tokenize_opts * opts, int32_t * out, int64_t capacity) {
-    struct run_token_out o = { out, capacity, 0 };
+    struct run_token_out o = { .out = out, .capacity = capacity, .n = 0, .unencodable = false, .bad_at = 0 };
     if (opts->add_special && vocab->add_bos && vocab->bos >= 0) {
         run_token_out_push(&o, vocab->bos);
     }
@@ -649,6 +676,10 @@ int64_t run_tokenize_opts(const struct run_vocab * vocab, const char * text, siz
             ok = run_spm_tokenize(vocab, text + frag->start, frag->len, vocab->add_space_prefix && after_special, &o);
         } else {
             ok = run_bpe_tokenize(vocab, text + frag->start, frag->len, &o);
+        }
+        if (ok && o.unencodable) {
+            report_unencodable(vocab, text, len, frag->start + (o.bad_at < frag->len ? o.bad_at : 0));
+            ok = false;
         }
         after_special = false;
     }

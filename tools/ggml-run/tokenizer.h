@@ -116,7 +116,9 @@ struct run_tokenize_opts {
 
 // Tokenises text[0, len). Writes at most capacity tokens to out and returns
 // how many the text has (more than capacity: call again with a larger out),
-// or -1 when memory runs out (reported).
+// or -1 when memory runs out or some text cannot be encoded: a character
+// with no token, no byte token (byte fallback) and no unknown token to
+// stand for it (reported, naming the character and its byte offset).
 int64_t run_tokenize_opts(const struct run_vocab * vocab, const char * text, size_t len,
                           const struct run_tokenize_opts * opts, int32_t * out, int64_t capacity);
 
