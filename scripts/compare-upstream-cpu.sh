@@ -10,6 +10,12 @@
 #   WORK_DIR        where the renamed copies of our libraries and the shim go
 #   arguments       passed on after "test -b OURCPU" (e.g. -o FLASH_ATTN_EXT);
 #                   MODE=support runs "support" instead of "test"
+#   --per-op [OP..] instead: one run per op (the given ones, or all of upstream's case list),
+#                   logs in WORK_DIR/per-op/OP.log, a run that ends in neither 0
+#                   nor 1 (the harness itself failing, e.g. a thread it could not
+#                   start on a loaded machine) tried again up to twice; then the
+#                   counts per op and in all: OK, FAIL, not supported by ours
+#                   only, by upstream's CPU only, by both
 #
 # How: our libggml-base and libggml-cpu are copied with sonames of their own
 # (libggml-ours-base.so, libggml-ours-cpu.so; patchelf), so that the loader
@@ -23,7 +29,7 @@
 set -eu
 
 if [ $# -lt 3 ]; then
-    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
 fi
 ours=$(cd "$1" && pwd)
@@ -52,4 +58,44 @@ ${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -shared -fPIC -I"$repo/include" "$r
 
 export GGML_BACKEND_PATH="$work/libggml-ourcpu-shim.so"
 export OURCPU_LIB="$work/libggml-ours-cpu.so"
-exec "$up/bin/test-backend-ops" "${MODE:-test}" -b OURCPU "$@"
+if [ "${1:-}" != "--per-op" ]; then
+    exec "$up/bin/test-backend-ops" "${MODE:-test}" -b OURCPU "$@"
+fi
+
+strip_colors() { sed 's/\x1b\[[0-9;]*m//g' "$@"; }
+
+shift
+mkdir -p "$work/per-op"
+if [ $# -gt 0 ]; then
+    ops="$*"
+else
+    ops=$("$up/bin/test-backend-ops" support -b OURCPU | strip_colors | sed -n 's/^  \([A-Z_0-9]*\)(.*/\1/p' | sort -u)
+fi
+for op in $ops; do
+    log="$work/per-op/$op.log"
+    for try in 1 2 3; do
+        rc=0
+        "$up/bin/test-backend-ops" test -b OURCPU -o "$op" > "$log" 2>&1 || rc=$?
+        echo "rc=$rc" >> "$log"
+        [ $rc -le 1 ] && break
+    done
+done
+
+printf "%-24s %6s %6s %8s %8s %8s %s\n" OP OK FAIL ours-no up-no both-no exit
+for op in $ops; do
+    log="$work/per-op/$op.log"
+    printf "%-24s %6d %6d %8d %8d %8d %s\n" "$op" \
+        "$(strip_colors "$log" | grep -cE '\): OK( |$)')" \
+        "$(strip_colors "$log" | grep -cE '\): FAIL( |$)')" \
+        "$(strip_colors "$log" | grep -c 'not supported \[OURCPU\]')" \
+        "$(strip_colors "$log" | grep -c 'not supported \[CPU\]')" \
+        "$(strip_colors "$log" | grep -c 'not supported \[OURCPU, CPU\]')" \
+        "$(tail -1 "$log")"
+done | tee "$work/per-op/summary.txt"
+awk '{ ok += $2; fail += $3; on += $4; un += $5; bn += $6 }
+     END { printf "all ops: OK %d, FAIL %d; not supported: by ours only %d, by upstream'"'"'s CPU only %d, by both %d\n", ok, fail, on, un, bn }' \
+    "$work/per-op/summary.txt"
+echo "failing cases:"
+for op in $ops; do
+    strip_colors "$work/per-op/$op.log" | sed -n '/^Failing tests:/,$p' | grep -E '^  [A-Z_0-9]+\(' || true
+done
