@@ -44,13 +44,22 @@ static inline struct ggml_context * tt_ctx_new(size_t mem_mib) {
 
 // Fill every element of t (which may be a non-contiguous view) with values
 // uniform in [lo, hi). Quantized tensors must be contiguous: whole rows are
-// quantized with the type's reference quantizer.
+// quantized with the type's reference quantizer, or, for the IQ types that
+// have none (iq2_xxs, iq2_xs, iq1_s, iq1_m), by ggml_quantize_chunk with a
+// uniform importance matrix.
 static inline void tt_fill_uniform(struct ggml_tensor * t, double lo, double hi, uint64_t seed) {
     uint64_t state = seed * 0x9E3779B97F4A7C15ULL + 1;
     const struct ggml_type_traits * tr = ggml_get_type_traits(t->type);
     if (ggml_is_quantized(t->type)) {
         const int64_t n = t->ne[0];
         float * row = (float *) malloc(sizeof(float) * (size_t) n);
+        float * ones = NULL;
+        if (tr->from_float_ref == NULL) {
+            ones = (float *) malloc(sizeof(float) * (size_t) n);
+            for (int64_t i0 = 0; i0 < n; i0++) {
+                ones[i0] = 1.0f;
+            }
+        }
         for (int64_t i3 = 0; i3 < t->ne[3]; i3++)
         for (int64_t i2 = 0; i2 < t->ne[2]; i2++)
         for (int64_t i1 = 0; i1 < t->ne[1]; i1++) {
@@ -58,8 +67,13 @@ static inline void tt_fill_uniform(struct ggml_tensor * t, double lo, double hi,
                 row[i0] = (float) tt_rand_uniform(&state, lo, hi);
             }
             char * dst = (char *) t->data + i1*t->nb[1] + i2*t->nb[2] + i3*t->nb[3];
-            tr->from_float_ref(row, dst, n);
+            if (ones != NULL) {
+                ggml_quantize_chunk(t->type, row, dst, 0, 1, n, ones);
+            } else {
+                tr->from_float_ref(row, dst, n);
+            }
         }
+        free(ones);
         free(row);
         return;
     }

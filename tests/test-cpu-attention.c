@@ -6,8 +6,9 @@
 // softmax (with the head's sink logit in the denominator), times V. Keys with
 // a -INF mask take no part; a row with none left (and no sink) must be zeros.
 //
-// Cases cover F32, F16, BF16 and quantized K/V (K and V of different types
-// too), no mask / random masks with -INF entries / causal masks / sliding
+// Cases cover F32, F16, BF16 and quantized K/V of every stored type (the
+// 32-value formats, the K-quants, IQ, ternary, MXFP4/NVFP4, Q1_0/Q2_0; K and
+// V of different types too), no mask / random masks with -INF entries / causal masks / sliding
 // windows / a fully masked row, mask broadcast over heads and dim 3, ALiBi with head counts that
 // are and are not powers of two, softcap, sinks, grouped-query heads, ne3 > 1,
 // head sizes 40 to 128 (DK != DV too), n_kv from 0 to 1000, n_batch 1 to 32,
@@ -368,6 +369,46 @@ static const struct fa_case g_cases[] = {
     { .name = "q5_1 k, bf16 v", .DK = 64, .DV = 64, .n_kv = 7, .n_batch = 1, .n_head = 2, .n_head_kv = 2, .ne3 = 1,
       .tk = GGML_TYPE_Q5_1, .tv = GGML_TYPE_BF16, .mask = MASK_RANDOM, .mask_ne2 = 1, .mask_ne3 = 1,
       .scale = 0.125f, .sinks = true },
+    // the other quantized KV cache types (upstream's CPU takes every one)
+    { .name = "iq4_nl k and v, cache views", .DK = 64, .DV = 64, .n_kv = 113, .n_batch = 3, .n_head = 4, .n_head_kv = 2, .ne3 = 1,
+      .tk = GGML_TYPE_IQ4_NL, .tv = GGML_TYPE_IQ4_NL, .mask = MASK_RANDOM, .mask_ne2 = 1, .mask_ne3 = 1,
+      .scale = 0.125f, .sinks = true, .kv_view = true, .q_layout = Q_PERMUTED },
+    { .name = "iq4_nl k and v, one query, d96", .DK = 96, .DV = 96, .n_kv = 600, .n_batch = 1, .n_head = 2, .n_head_kv = 1, .ne3 = 2,
+      .tk = GGML_TYPE_IQ4_NL, .tv = GGML_TYPE_IQ4_NL, .mask = MASK_CAUSAL, .mask_ne2 = 1, .mask_ne3 = 1,
+      .scale = 0.1f, .max_bias = 8.0f },
+    { .name = "q4_K k, iq4_xs v", .DK = 256, .DV = 256, .n_kv = 33, .n_batch = 7, .n_head = 2, .n_head_kv = 1, .ne3 = 1,
+      .tk = GGML_TYPE_Q4_K, .tv = GGML_TYPE_IQ4_XS, .mask = MASK_CAUSAL, .mask_ne2 = 1, .mask_ne3 = 1,
+      .scale = 0.0625f },
+    { .name = "q2_K k, q3_K v", .DK = 256, .DV = 256, .n_kv = 7, .n_batch = 1, .n_head = 2, .n_head_kv = 2, .ne3 = 1,
+      .tk = GGML_TYPE_Q2_K, .tv = GGML_TYPE_Q3_K, .mask = MASK_NONE, .mask_ne2 = 1, .mask_ne3 = 1,
+      .scale = 0.0625f },
+    { .name = "q5_K k, q6_K v, kv views", .DK = 256, .DV = 256, .n_kv = 33, .n_batch = 3, .n_head = 2, .n_head_kv = 1, .ne3 = 1,
+      .tk = GGML_TYPE_Q5_K, .tv = GGML_TYPE_Q6_K, .mask = MASK_RANDOM, .mask_ne2 = 1, .mask_ne3 = 1,
+      .scale = 0.0625f, .kv_view = true },
+    { .name = "iq2_xxs k, iq2_xs v", .DK = 256, .DV = 256, .n_kv = 17, .n_batch = 2, .n_head = 2, .n_head_kv = 1, .ne3 = 1,
+      .tk = GGML_TYPE_IQ2_XXS, .tv = GGML_TYPE_IQ2_XS, .mask = MASK_RANDOM, .mask_ne2 = 1, .mask_ne3 = 1,
+      .scale = 0.0625f },
+    { .name = "iq2_s k, iq3_xxs v", .DK = 256, .DV = 256, .n_kv = 17, .n_batch = 2, .n_head = 2, .n_head_kv = 2, .ne3 = 1,
+      .tk = GGML_TYPE_IQ2_S, .tv = GGML_TYPE_IQ3_XXS, .mask = MASK_NONE, .mask_ne2 = 1, .mask_ne3 = 1,
+      .scale = 0.0625f, .sinks = true },
+    { .name = "iq3_s k, iq1_s v", .DK = 256, .DV = 256, .n_kv = 17, .n_batch = 3, .n_head = 2, .n_head_kv = 1, .ne3 = 1,
+      .tk = GGML_TYPE_IQ3_S, .tv = GGML_TYPE_IQ1_S, .mask = MASK_CAUSAL, .mask_ne2 = 1, .mask_ne3 = 1,
+      .scale = 0.0625f },
+    { .name = "iq1_m k, tq1_0 v", .DK = 256, .DV = 256, .n_kv = 9, .n_batch = 1, .n_head = 1, .n_head_kv = 1, .ne3 = 1,
+      .tk = GGML_TYPE_IQ1_M, .tv = GGML_TYPE_TQ1_0, .mask = MASK_NONE, .mask_ne2 = 1, .mask_ne3 = 1,
+      .scale = 0.0625f },
+    { .name = "tq2_0 k, f16 v", .DK = 256, .DV = 64, .n_kv = 9, .n_batch = 3, .n_head = 2, .n_head_kv = 1, .ne3 = 1,
+      .tk = GGML_TYPE_TQ2_0, .tv = GGML_TYPE_F16, .mask = MASK_RANDOM, .mask_ne2 = 1, .mask_ne3 = 1,
+      .scale = 0.0625f },
+    { .name = "mxfp4 k, nvfp4 v", .DK = 64, .DV = 128, .n_kv = 70, .n_batch = 5, .n_head = 4, .n_head_kv = 2, .ne3 = 1,
+      .tk = GGML_TYPE_MXFP4, .tv = GGML_TYPE_NVFP4, .mask = MASK_RANDOM, .mask_ne2 = 1, .mask_ne3 = 1,
+      .scale = 0.125f, .kv_view = true },
+    { .name = "q1_0 k, q2_0 v", .DK = 128, .DV = 64, .n_kv = 70, .n_batch = 3, .n_head = 2, .n_head_kv = 2, .ne3 = 2,
+      .tk = GGML_TYPE_Q1_0, .tv = GGML_TYPE_Q2_0, .mask = MASK_CAUSAL, .mask_ne2 = 1, .mask_ne3 = 1,
+      .scale = 0.0883883476f, .softcap = 3.0f },
+    { .name = "q2_0 k, q1_0 v", .DK = 64, .DV = 128, .n_kv = 33, .n_batch = 32, .n_head = 2, .n_head_kv = 1, .ne3 = 1,
+      .tk = GGML_TYPE_Q2_0, .tv = GGML_TYPE_Q1_0, .mask = MASK_RANDOM, .mask_ne2 = 1, .mask_ne3 = 1,
+      .scale = 0.125f },
     { .name = "sliding window, mqa, sinks", .DK = 64, .DV = 64, .n_kv = 1000, .n_batch = 3, .n_head = 4, .n_head_kv = 1, .ne3 = 1,
       .tk = GGML_TYPE_F16, .tv = GGML_TYPE_F16, .mask = MASK_WINDOW, .mask_ne2 = 1, .mask_ne3 = 1,
       .scale = 0.125f, .sinks = true },
@@ -495,7 +536,7 @@ static void test_two_nodes(void) {
 // what the backend reports it can compute
 static void test_supports(void) {
     ggml_backend_dev_t dev = ggml_backend_reg_dev_get(ggml_backend_cpu_reg(), 0);
-    struct ggml_context * ctx = tt_ctx_new(4);
+    struct ggml_context * ctx = tt_ctx_new(8);
 
     struct ggml_tensor * q  = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 64, 3, 4, 1);
     struct ggml_tensor * k  = ggml_new_tensor_4d(ctx, GGML_TYPE_F16, 64, 8, 2, 1);
@@ -505,7 +546,7 @@ static void test_supports(void) {
     struct ggml_tensor * ok = ggml_flash_attn_ext(ctx, q, k, v, m, 0.125f, 0.0f, 0.0f);
     CHECK(ggml_backend_dev_supports_op(dev, ok));
 
-    // K/V types: everything with a conversion to F32 except the activation format q8_1
+    // K/V types: everything with a conversion to F32 except the activation formats q8_1 and q8_K
     const enum ggml_type kv_ok[] = { GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q4_0, GGML_TYPE_Q4_1,
                                      GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_Q8_0 };
     for (size_t i = 0; i < sizeof(kv_ok) / sizeof(kv_ok[0]); i++) {
@@ -519,6 +560,23 @@ static void test_supports(void) {
         CHECK_MSG(!ggml_backend_dev_supports_op(dev, ggml_flash_attn_ext(ctx, q, kt, v, m, 1.0f, 0.0f, 0.0f)), "K %s", ggml_type_name(kv_bad[i]));
         CHECK_MSG(!ggml_backend_dev_supports_op(dev, ggml_flash_attn_ext(ctx, q, k, kt, m, 1.0f, 0.0f, 0.0f)), "V %s", ggml_type_name(kv_bad[i]));
     }
+
+    // every other stored quantized type too (a quantized KV cache): rows of 256 values
+    struct ggml_tensor * q256 = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 256, 3, 4, 1);
+    struct ggml_tensor * k256 = ggml_new_tensor_4d(ctx, GGML_TYPE_F16, 256, 8, 2, 1);
+    struct ggml_tensor * v256 = ggml_new_tensor_4d(ctx, GGML_TYPE_F16, 256, 8, 2, 1);
+    const enum ggml_type kv_quant[] = { GGML_TYPE_IQ4_NL, GGML_TYPE_IQ4_XS, GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K,
+                                        GGML_TYPE_Q5_K, GGML_TYPE_Q6_K, GGML_TYPE_IQ2_XXS, GGML_TYPE_IQ2_XS, GGML_TYPE_IQ2_S,
+                                        GGML_TYPE_IQ3_XXS, GGML_TYPE_IQ3_S, GGML_TYPE_IQ1_S, GGML_TYPE_IQ1_M, GGML_TYPE_TQ1_0,
+                                        GGML_TYPE_TQ2_0, GGML_TYPE_MXFP4, GGML_TYPE_NVFP4, GGML_TYPE_Q1_0, GGML_TYPE_Q2_0 };
+    for (size_t i = 0; i < sizeof(kv_quant) / sizeof(kv_quant[0]); i++) {
+        struct ggml_tensor * kt = ggml_new_tensor_4d(ctx, kv_quant[i], 256, 8, 2, 1);
+        CHECK_MSG(ggml_backend_dev_supports_op(dev, ggml_flash_attn_ext(ctx, q256, kt, v256, m, 1.0f, 0.0f, 0.0f)), "K %s", ggml_type_name(kv_quant[i]));
+        CHECK_MSG(ggml_backend_dev_supports_op(dev, ggml_flash_attn_ext(ctx, q256, k256, kt, m, 1.0f, 0.0f, 0.0f)), "V %s", ggml_type_name(kv_quant[i]));
+    }
+    struct ggml_tensor * k8k = ggml_new_tensor_4d(ctx, GGML_TYPE_Q8_K, 256, 8, 2, 1);
+    CHECK(!ggml_backend_dev_supports_op(dev, ggml_flash_attn_ext(ctx, q256, k8k, v256, m, 1.0f, 0.0f, 0.0f)));
+    CHECK(!ggml_backend_dev_supports_op(dev, ggml_flash_attn_ext(ctx, q256, k256, k8k, m, 1.0f, 0.0f, 0.0f)));
 
     // q must be F32
     struct ggml_tensor * q16 = ggml_new_tensor_4d(ctx, GGML_TYPE_F16, 64, 3, 4, 1);

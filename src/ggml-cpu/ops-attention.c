@@ -637,20 +637,19 @@ static size_t work_size_flash_attn_ext(const struct ggml_tensor * op, int n_thre
     return (p.partials + (size_t) n_threads * p.per_thread) * sizeof(float);
 }
 
+// K and V rows of any storage type are converted to F32 (attn_block_rows):
+// every type with a conversion except the activation formats q8_1 and q8_K,
+// which are not stored in a KV cache (upstream's kernel takes neither).
+// Upstream's CPU takes every other quantized type too, the IQ and K-quant
+// formats included (`-ctk iq4_nl` in llama.cpp).
 static bool attn_kv_type_supported(enum ggml_type type) {
-    switch (type) {
-        case GGML_TYPE_F32:
-        case GGML_TYPE_F16:
-        case GGML_TYPE_BF16:
-        case GGML_TYPE_Q4_0:
-        case GGML_TYPE_Q4_1:
-        case GGML_TYPE_Q5_0:
-        case GGML_TYPE_Q5_1:
-        case GGML_TYPE_Q8_0:
-            return true;
-        default:
-            return false;
+    if (type == GGML_TYPE_F32) {
+        return true;
     }
+    if (type == GGML_TYPE_Q8_1 || type == GGML_TYPE_Q8_K) {
+        return false;
+    }
+    return ggml_get_type_traits(type)->to_float != NULL;
 }
 
 static bool supports_flash_attn_ext(const struct ggml_tensor * op) {

@@ -772,6 +772,16 @@ static void mm_forward_mul_mat_id(const struct ggml_compute_params * params, str
 #define OP_SEG  256          // values of an i0 segment (a multiple of every block size)
 #define OP_LDA  (OP_SEG + 16) // panel row stride: an odd number of cache lines
 
+// quantized src0 rows are converted segment by segment with the type's
+// to_float, so a segment must hold whole blocks: every quantized type with a
+// conversion (as upstream: the K-quants, IQ, MXFP4/NVFP4, Q1_0/Q2_0 and
+// ternary formats of a fine-tuned model's weights), but not the activation
+// formats q8_1 and q8_K, which weights are not stored in
+static bool op_quant_supported(enum ggml_type t) {
+    return ggml_is_quantized(t) && t != GGML_TYPE_Q8_1 && t != GGML_TYPE_Q8_K &&
+           ggml_get_type_traits(t)->to_float != NULL && OP_SEG % ggml_blck_size(t) == 0;
+}
+
 static bool op_supports(const struct ggml_tensor * op) {
     const struct ggml_tensor * a = op->src[0];
     const struct ggml_tensor * b = op->src[1];
@@ -785,7 +795,7 @@ static bool op_supports(const struct ggml_tensor * op) {
         return true;
     }
     // upstream converts F16 and quantized rows without broadcasting
-    return (a->type == GGML_TYPE_F16 || mm_is_quant(a->type)) && a->ne[2] == b->ne[2] && a->ne[3] == b->ne[3];
+    return (a->type == GGML_TYPE_F16 || op_quant_supported(a->type)) && a->ne[2] == b->ne[2] && a->ne[3] == b->ne[3];
 }
 
 static size_t op_panel_size(const struct ggml_tensor * node) {
