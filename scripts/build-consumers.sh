@@ -8,7 +8,7 @@
 #
 #   scripts/build-consumers.sh --prefix DIR --out DIR [--llama DIR] [--whisper DIR] [--jobs N]
 #
-# Built: llama.cpp's llama-bench, llama-cli, llama-quantize, test-llama-archs and
+# Built: llama.cpp's llama-bench, llama-completion, llama-quantize, test-llama-archs and
 # test-tokenizer-0; whisper.cpp's whisper-cli, whisper-bench and its tests (ctest).
 set -euo pipefail
 
@@ -58,7 +58,7 @@ if [ -n "$llama" ]; then
         -DLLAMA_USE_SYSTEM_GGML=ON -DCMAKE_PREFIX_PATH="$prefix" \
         -DLLAMA_BUILD_TESTS=ON -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_EXAMPLES=OFF \
         -DLLAMA_BUILD_SERVER=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF >"$out/llama-configure.log"
-    cmake --build "$out/llama" -j"$jobs" --target llama-bench llama-cli llama-quantize test-llama-archs test-tokenizer-0
+    cmake --build "$out/llama" -j"$jobs" --target llama-bench llama-completion llama-quantize test-llama-archs test-tokenizer-0
     echo "   $out/llama/bin: $(ls "$out/llama/bin" | tr '\n' ' ')"
 fi
 
