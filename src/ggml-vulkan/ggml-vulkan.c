@@ -388,7 +388,7 @@ static size_t select_devices(VkPhysicalDevice * all, uint32_t n_all, uint32_t * 
         }
     }
     if (n == 0) {
-        GGML_LOG_INFO("ggml_vulkan: no Vulkan device: the driver lists only CPU devices (GGML_VK_VISIBLE_DEVICES=<index> names one)\n");
+        GGML_LOG_INFO("ggml_vulkan: no Vulkan device: the driver lists only CPU devices (GGML_VK_VISIBLE_DEVICES names one by its index)\n");
     }
     return n;
 }
