@@ -158,7 +158,7 @@ int main(int argc, char ** argv) {
     }
     ggml_backend_t vk = ggml_backend_vk_init((size_t) device);
     if (vk == NULL) {
-        fprintf(stderr, "bench-vulkan: no Vulkan device %d\n", device);
+        fprintf(stderr, "bench-vulkan: no Vulkan device %d (a CPU driver such as lavapipe is listed only when GGML_VK_VISIBLE_DEVICES names it)\n", device);
         return 1;
     }
     ggml_backend_t cpu = ggml_backend_cpu_init();

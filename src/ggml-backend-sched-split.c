@@ -16,7 +16,9 @@
 //      sources [3.best].
 //   4. sources: views follow their source [4.vsrc], remaining sources follow
 //      their consumer [4.cur]; a node nobody could take goes to the first
-//      backend that supports it.
+//      backend that supports it. Then in-place ops: one placed where the
+//      memory it writes cannot be reached moves, with that memory's owner
+//      and its views, to a backend that runs them all [4.inpl].
 //   5. splitting: a new split starts where the backend changes (or where a
 //      weight would have to move between incompatible buffers); every source
 //      a split reads from a buffer its backend cannot use gets a copy on the
@@ -444,6 +446,95 @@ static bool sched_assign_sources(struct ggml_backend_sched * sched, struct ggml_
 }
 
 //
+// pass 4b: in-place ops and the memory they write
+//
+
+// every node on the memory of root (in-place ops, views): is b able to run them all?
+static bool sched_runs_users_of(struct ggml_backend_sched * sched, struct ggml_cgraph * graph, struct ggml_tensor * root, int b) {
+    if (root->op != GGML_OP_NONE && !sched_supports_op(sched, b, root)) {
+        return false;
+    }
+    for (int i = 0; i < graph->n_nodes; i++) {
+        struct ggml_tensor * node = graph->nodes[i];
+        if (node->view_src == root && !sched_supports_op(sched, b, node)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// An in-place op (ggml_*_inplace, SET_ROWS, CPY: a node that is a view of
+// its root) writes the root's memory. The root is allocated in its backend's
+// buffer type, so a backend that cannot use that memory cannot run the op
+// (it would write through a pointer into another device's memory): where an
+// in-place op ended up on such a backend (the root's backend lacks the op),
+// the root and everything on its memory move to the highest-priority
+// backend that runs them all [4.inpl]; users already on a backend that can
+// use that backend's memory stay. Roots already in a buffer were placed in
+// pass 1. False when some root has no such backend, or out of memory.
+static bool sched_assign_inplace(struct ggml_backend_sched * sched, struct ggml_cgraph * graph) {
+    struct ggml_tensor ** roots = NULL;
+    int n_roots = 0;
+    int cap_roots = 0;
+    bool ok = true;
+    for (int i = 0; i < graph->n_nodes && ok; i++) {
+        struct ggml_tensor * node = graph->nodes[i];
+        struct ggml_tensor * root = node->view_src;
+        if (root == NULL || root->buffer != NULL || sched_is_view_op(node->op)) {
+            continue;
+        }
+        const int root_id = *sched_tensor_backend_id(sched, root);
+        const int node_id = *sched_tensor_backend_id(sched, node);
+        if (root_id == node_id || (root_id != -1 && ggml_backend_supports_buft(sched->backends[node_id], sched->bufts[root_id]))) {
+            continue;
+        }
+        bool known = false;
+        for (int k = 0; k < n_roots && !known; k++) {
+            known = roots[k] == root;
+        }
+        if (!known) {
+            ok = tensor_list_reserve_one(&roots, &cap_roots, n_roots);
+            if (ok) {
+                roots[n_roots++] = root;
+            } else {
+                GGML_LOG_ERROR("%s: out of host memory\n", __func__);
+            }
+        }
+    }
+    for (int k = 0; k < n_roots && ok; k++) {
+        struct ggml_tensor * root = roots[k];
+        int b = 0;
+        while (b < sched->n_backends && !sched_runs_users_of(sched, graph, root, b)) {
+            b++;
+        }
+        if (b == sched->n_backends) {
+            GGML_LOG_ERROR("%s: no backend of the scheduler runs %s (%s) and the in-place ops on its memory\n",
+                           __func__, root->name, ggml_op_desc(root));
+            ok = false;
+            break;
+        }
+        *sched_tensor_backend_id(sched, root) = b;
+        ggml_sched_set_cause(sched, root, "4.inpl");
+        for (int i = 0; i < graph->n_nodes; i++) {
+            struct ggml_tensor * node = graph->nodes[i];
+            int * id = sched_tensor_backend_id(sched, node);
+            if (node->view_src == root && (sched_is_view_op(node->op) || *id == -1 ||
+                                           !ggml_backend_supports_buft(sched->backends[*id], sched->bufts[b]))) {
+                *id = b;
+                ggml_sched_set_cause(sched, node, "4.inpl");
+            }
+        }
+        for (int i = 0; i < graph->n_leafs; i++) {
+            if (graph->leafs[i]->view_src == root) {
+                *sched_tensor_backend_id(sched, graph->leafs[i]) = b;
+            }
+        }
+    }
+    free(roots);
+    return ok;
+}
+
+//
 // pass 5: splitting
 //
 
@@ -772,7 +863,7 @@ bool ggml_sched_assign_and_split(struct ggml_backend_sched * sched, struct ggml_
     sched_assign_from_current(sched, graph);
     sched_expand(sched, graph);
     sched_upgrade(sched, graph);
-    if (!sched_assign_sources(sched, graph)) {
+    if (!sched_assign_sources(sched, graph) || !sched_assign_inplace(sched, graph)) {
         return false;
     }
     if (!sched_split(sched, graph)) {

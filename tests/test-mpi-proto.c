@@ -265,9 +265,51 @@ static void test_graph(void) {
     ggml_free(ctx);
 }
 
+// ggml_cast is a CPY that is its own destination (src[1] is the node itself):
+// it travels, and the worker's copy names itself too and computes
+static void test_graph_cast(void) {
+    struct ggml_init_params ip = { 8 * ggml_tensor_overhead() + ggml_graph_overhead(), NULL, true };
+    struct ggml_context * ctx = ggml_init(ip);
+    struct ggml_tensor * a = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 5);
+    struct ggml_tensor * c = ggml_cast(ctx, ggml_scale(ctx, a, 2.0f), GGML_TYPE_F16);
+    ggml_set_name(c, "c");
+    CHECK(c->src[1] == c);
+    struct ggml_cgraph * gf = ggml_new_graph(ctx);
+    ggml_build_forward_expand(gf, c);
+    g_buffer = ggml_backend_alloc_ctx_tensors_from_buft(ctx, ggml_backend_cpu_buffer_type());
+    const float av[5] = { 1.0f, -0.5f, 0.25f, 3.0f, -2.0f };
+    ggml_backend_tensor_set(a, av, 0, sizeof(av));
+
+    struct ggml_mpi_writer w;
+    ggml_mpi_writer_init(&w);
+    CHECK(ggml_mpi_put_graph(&w, gf, ref_cpu, NULL));
+    struct ggml_mpi_reader r = ggml_mpi_reader_of(w.data, w.size);
+    struct ggml_context * gctx = NULL;
+    struct ggml_cgraph * g = ggml_mpi_get_graph(&r, find_cpu, NULL, &gctx);
+    CHECK(g != NULL);
+    if (g != NULL) {
+        struct ggml_tensor * gc = ggml_graph_node(g, -1);
+        CHECK(gc->op == GGML_OP_CPY && gc->src[1] == gc && gc->data == c->data);
+        ggml_backend_t cpu = ggml_backend_cpu_init();
+        CHECK(ggml_backend_graph_compute(cpu, g) == GGML_STATUS_SUCCESS);
+        ggml_backend_free(cpu);
+        ggml_fp16_t got[5];
+        ggml_backend_tensor_get(gc, got, 0, sizeof(got));
+        for (int i = 0; i < 5; i++) {
+            CHECK_NEAR(ggml_fp16_to_fp32(got[i]), 2.0 * av[i], 1e-6);
+        }
+    }
+    ggml_free(gctx);
+    ggml_mpi_writer_free(&w);
+    ggml_backend_buffer_free(g_buffer);
+    g_buffer = NULL;
+    ggml_free(ctx);
+}
+
 int main(void) {
     test_fields();
     test_extent();
+    test_graph_cast();
     ggml_log_set(quiet_log, NULL); // the refusals below log one line each
     test_graph();
     ggml_log_set(NULL, NULL);

@@ -3,7 +3,9 @@
 // Ranks other than 0 are workers (ggml_backend_mpi_worker); rank 0 checks:
 //
 // - the devices: MPI<rank>:CPU for every worker, typed GPU, the rank in the
-//   description;
+//   description; a worker's integrated GPU (a test device typed IGPU,
+//   registered by the worker) is a GPU on rank 0 too, as upstream's RPC
+//   devices are, whatever they are on their host;
 // - buffers: set/get at odd offsets and sizes, memset, clear, a buffer too
 //   large for the worker (NULL, not a crash);
 // - copies: within a worker, worker to worker (not through rank 0), host to
@@ -34,6 +36,7 @@
 #include "ggml-mpi.h"
 
 #include "ggml-mpi/mpi-proto.h"
+#include "backend-test/test-backend.h"
 
 #include <mpi.h>
 #include <math.h>
@@ -70,6 +73,12 @@ static void test_devices(int n_ranks) {
         ggml_backend_dev_memory(dev, &free_mem, &total);
         CHECK(total > 0 && free_mem <= total);
         CHECK(!ggml_backend_buft_is_host(ggml_backend_dev_buffer_type(dev)));
+        snprintf(name, sizeof(name), "MPI%d:TestIGPU", r);
+        dev = dev_named(name);
+        if (dev != NULL) {
+            CHECK_MSG(ggml_backend_dev_type(dev) == GGML_BACKEND_DEVICE_TYPE_GPU, "%s has type %d", name,
+                      (int) ggml_backend_dev_type(dev));
+        }
     }
 }
 
@@ -541,6 +550,9 @@ static void test_model(int n_ranks) {
 int main(void) {
     ggml_backend_load_all();
     if (ggml_backend_mpi_rank() != 0) {
+        // an integrated GPU of the worker's host, in device memory of its own there
+        struct test_backend_config igpu = { .name = "TestIGPU", .type = GGML_BACKEND_DEVICE_TYPE_IGPU };
+        ggml_backend_register(test_backend_reg_new(&igpu));
         return ggml_backend_mpi_worker(1) == GGML_STATUS_SUCCESS ? 0 : 1;
     }
     int n_ranks = 1;

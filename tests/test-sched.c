@@ -866,6 +866,132 @@ static void test_debug_output(void) {
     }
 }
 
+//
+// in-place ops write the memory of their root: they must run where that
+// memory is. The GPU here has no SET and no SCALE.
+//   (i) a result written chunk by chunk (a linear-attention layer's shape):
+//       v = mul_mat(w, x) [6,8]                 GPU by its weights (1.wgt)
+//       v = set_inplace(v, add(mul_mat(w, x_c), b), chunk c of v's columns),
+//           c = 0, 1: only the CPU has SET: v and both SETs -> CPUT (4.inpl)
+//       y = add(view of v, b)                   GPU, v copied to it
+//       y = w x + 2 b (each chunk's columns overwritten with w x_c + b)
+//   (ii) an in-place op the GPU has, on memory of an op only the CPU has
+//       (a top-k mask's shape: SET_ROWS on a FILL):
+//       h = mul_mat(w, x) [6,4]                 GPU
+//       r = scale(h, 2)                          CPUT (3.best)
+//       m = add_inplace(rows 2-3 of r, rows 0-1 of h): the GPU has ADD and
+//           expansion gives it the GPU, but it writes r: -> CPUT (4.inpl)
+//       y = scale(r, 0.5) after m               CPUT
+// Before, the SETs of (i) wrote through pointers into the GPU's memory and
+// the ADD of (ii) into host memory from the GPU: the test backends refuse to
+// compute on memory they cannot reach, so the computation failed.
+//
+
+static void test_inplace_other_memory(void) {
+    struct env e;
+    env_init(&e, 0);
+    struct ggml_context * ctx_w = ctx_new(4);
+    struct ggml_tensor * w = ggml_new_tensor_2d(ctx_w, GGML_TYPE_F32, 8, 6);
+    struct ggml_tensor * b = ggml_new_tensor_1d(ctx_w, GGML_TYPE_F32, 6);
+    ggml_backend_buffer_t buf_w = ggml_backend_alloc_ctx_tensors(ctx_w, e.gpu);
+    ggml_backend_buffer_set_usage(buf_w, GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
+    fill(w, 0.5f, 0.1f);
+    fill(b, 1.0f, -0.2f);
+    float wv[48], bv[6], xv[64];
+    get_all(w, wv);
+    get_all(b, bv);
+    for (int i = 0; i < 64; i++) {
+        xv[i] = (float) ((i * 37) % 17 - 8) / 8.0f;
+    }
+    double wd[48], xd[64], ref[64];
+    for (int i = 0; i < 48; i++) {
+        wd[i] = wv[i];
+    }
+    for (int i = 0; i < 64; i++) {
+        xd[i] = xv[i];
+    }
+    ref_mul_mat(wd, xd, ref, 8, 6, 8); // ref[col*6 + row] = (w x)[row, col]
+    ggml_backend_t backends[2] = { e.gpu, e.cpu };
+
+    // (i)
+    {
+        struct ggml_context * ctx = ctx_new(64);
+        struct ggml_tensor * x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 8, 8);
+        ggml_set_input(x);
+        struct ggml_tensor * v = ggml_mul_mat(ctx, w, x);
+        ggml_set_name(v, "v");
+        struct ggml_tensor * root = v;
+        struct ggml_tensor * sets[2];
+        for (int c = 0; c < 2; c++) {
+            struct ggml_tensor * xc = ggml_view_2d(ctx, x, 8, 4, x->nb[1], (size_t) c * 4 * x->nb[1]);
+            struct ggml_tensor * oc = ggml_add(ctx, ggml_mul_mat(ctx, w, xc), b);
+            v = ggml_set_inplace(ctx, v, oc, v->nb[1], v->nb[2], v->nb[3], (size_t) c * 4 * v->nb[1]);
+            sets[c] = v;
+        }
+        struct ggml_tensor * y = ggml_add(ctx, ggml_view_2d(ctx, v, 6, 8, v->nb[1], 0), b);
+        ggml_set_name(y, "y");
+        struct ggml_cgraph * gf = ggml_new_graph(ctx);
+        ggml_build_forward_expand(gf, y);
+        ggml_backend_sched_t sched = ggml_backend_sched_new(backends, NULL, 2, 64, false, true);
+        CHECK(ggml_backend_sched_alloc_graph(sched, gf));
+        CHECK_BACKEND(sched, root, "CPUT");
+        CHECK_BACKEND(sched, sets[0], "CPUT");
+        CHECK_BACKEND(sched, sets[1], "CPUT");
+        CHECK_BACKEND(sched, y, "GPU");
+        ggml_backend_tensor_set(x, xv, 0, sizeof(xv));
+        CHECK(ggml_backend_sched_graph_compute(sched, gf) == GGML_STATUS_SUCCESS);
+        float yv[48];
+        get_all(y, yv);
+        for (int col = 0; col < 8; col++) {
+            for (int row = 0; row < 6; row++) {
+                CHECK_NEAR(yv[col*6 + row], ref[col*6 + row] + 2.0 * bv[row], 1e-4);
+            }
+        }
+        ggml_backend_sched_free(sched);
+        ggml_free(ctx);
+    }
+
+    // (ii)
+    {
+        struct ggml_context * ctx = ctx_new(64);
+        struct ggml_tensor * x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 8, 4);
+        ggml_set_input(x);
+        struct ggml_tensor * h = ggml_mul_mat(ctx, w, x);
+        struct ggml_tensor * r = ggml_scale(ctx, h, 2.0f);
+        ggml_set_name(h, "h");
+        ggml_set_name(r, "r");
+        struct ggml_tensor * m = ggml_add_inplace(ctx, ggml_view_2d(ctx, r, 6, 2, r->nb[1], 2 * r->nb[1]),
+                                                  ggml_view_2d(ctx, h, 6, 2, h->nb[1], 0));
+        ggml_set_name(m, "m");
+        struct ggml_cgraph * gf = ggml_new_graph(ctx);
+        ggml_build_forward_expand(gf, m);
+        struct ggml_tensor * y = ggml_scale(ctx, r, 0.5f);
+        ggml_set_name(y, "y");
+        ggml_build_forward_expand(gf, y);
+        ggml_backend_sched_t sched = ggml_backend_sched_new(backends, NULL, 2, 64, false, true);
+        CHECK(ggml_backend_sched_alloc_graph(sched, gf));
+        CHECK_BACKEND(sched, h, "GPU");
+        CHECK_BACKEND(sched, r, "CPUT");
+        CHECK_BACKEND(sched, m, "CPUT");
+        ggml_backend_tensor_set(x, xv, 0, 32 * sizeof(float));
+        CHECK(ggml_backend_sched_graph_compute(sched, gf) == GGML_STATUS_SUCCESS);
+        float yv[24];
+        get_all(y, yv);
+        for (int col = 0; col < 4; col++) {
+            for (int row = 0; row < 6; row++) {
+                const double want = ref[col*6 + row] + (col >= 2 ? 0.5 * ref[(col - 2)*6 + row] : 0.0);
+                CHECK_NEAR(yv[col*6 + row], want, 1e-4);
+            }
+        }
+        ggml_backend_sched_free(sched);
+        ggml_free(ctx);
+    }
+
+    ggml_backend_buffer_free(buf_w);
+    ggml_free(ctx_w);
+    env_free(&e);
+}
+
 int main(void) {
     test_debug_output();
     test_scenario_a();
@@ -879,5 +1005,6 @@ int main(void) {
     test_no_limits();
     test_too_large();
     test_reserve();
+    test_inplace_other_memory();
     return TEST_RESULT();
 }

@@ -6,9 +6,18 @@
 // fully masked rows (zeros, on Vulkan and the CPU alike). Exits 77 (skipped) when the
 // registry lists no Vulkan device.
 //
+// The device it tests is the one GGML_VK_VISIBLE_DEVICES names (ctest sets 0):
+// its type is IGPU for an integrated GPU, else GPU (lavapipe too), as upstream.
+//
 // test-vulkan --no-device: run with the driver hidden (VK_ICD_FILENAMES
 // naming no driver): the registry lists no Vulkan device, says why once, and
 // the CPU computes.
+//
+// test-vulkan --default-devices: the registry without GGML_VK_VISIBLE_DEVICES
+// (unset by the test) lists upstream's default choice, compared with the
+// physical devices the test enumerates itself through the Vulkan loader: no
+// CPU driver (lavapipe) ever, all GPUs first, the driver's first non-CPU
+// device where there is no GPU.
 
 #include "ggml.h"
 #include "ggml-alloc.h"
@@ -18,6 +27,9 @@
 #include "testing.h"
 
 #include <math.h>
+#include <vulkan/vulkan.h>
+
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -622,10 +634,133 @@ static void test_masked_rows(ggml_backend_t vk) {
     ggml_backend_free(cpu);
 }
 
+//
+// the physical devices, as the test sees them through the loader itself
+//
+
+struct phys_list {
+    VkPhysicalDeviceProperties * props;
+    uint32_t                     n;
+};
+
+// false when there is no loader or no driver (then there is nothing to compare)
+static bool phys_list_get(struct phys_list * out) {
+    memset(out, 0, sizeof(*out));
+    void * lib = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (lib == NULL) {
+        return false;
+    }
+    // dlsym gives a void *: to a function pointer through memcpy (ISO C)
+    void * sym = dlsym(lib, "vkGetInstanceProcAddr");
+    PFN_vkGetInstanceProcAddr gipa = NULL;
+    if (sym != NULL) {
+        memcpy(&gipa, &sym, sizeof(gipa));
+    }
+    PFN_vkCreateInstance create = gipa != NULL ? (PFN_vkCreateInstance) gipa(VK_NULL_HANDLE, "vkCreateInstance") : NULL;
+    VkInstance inst = VK_NULL_HANDLE;
+    const VkApplicationInfo app = { .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .apiVersion = VK_API_VERSION_1_2 };
+    const VkInstanceCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app };
+    if (create == NULL || create(&ci, NULL, &inst) != VK_SUCCESS) {
+        dlclose(lib);
+        return false;
+    }
+    PFN_vkEnumeratePhysicalDevices enumerate = (PFN_vkEnumeratePhysicalDevices) gipa(inst, "vkEnumeratePhysicalDevices");
+    PFN_vkGetPhysicalDeviceProperties get_props = (PFN_vkGetPhysicalDeviceProperties) gipa(inst, "vkGetPhysicalDeviceProperties");
+    PFN_vkDestroyInstance destroy = (PFN_vkDestroyInstance) gipa(inst, "vkDestroyInstance");
+    uint32_t n = 0;
+    if (enumerate(inst, &n, NULL) == VK_SUCCESS && n > 0) {
+        VkPhysicalDevice * pd = (VkPhysicalDevice *) calloc(n, sizeof(*pd));
+        out->props = (VkPhysicalDeviceProperties *) calloc(n, sizeof(*out->props));
+        if (pd != NULL && out->props != NULL && enumerate(inst, &n, pd) == VK_SUCCESS) {
+            for (uint32_t i = 0; i < n; i++) {
+                get_props(pd[i], &out->props[i]);
+            }
+            out->n = n;
+        }
+        free(pd);
+    }
+    destroy(inst, NULL);
+    dlclose(lib);
+    return out->n > 0;
+}
+
+static bool is_gpu(VkPhysicalDeviceType t) {
+    return t == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU || t == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU;
+}
+
+// the physical device a registry device stands for, by name (-1: none)
+static int phys_by_name(const struct phys_list * pl, const char * name) {
+    for (uint32_t i = 0; i < pl->n; i++) {
+        if (strcmp(pl->props[i].deviceName, name) == 0) {
+            return (int) i;
+        }
+    }
+    return -1;
+}
+
+static int test_default_devices(void) {
+    struct phys_list pl;
+    if (!phys_list_get(&pl)) {
+        printf("no Vulkan driver: skipped\n");
+        return 77;
+    }
+    uint32_t n_gpu = 0;
+    uint32_t n_other = 0; // neither a GPU nor a CPU driver
+    for (uint32_t i = 0; i < pl.n; i++) {
+        printf("physical device %u: %s (type %d)\n", i, pl.props[i].deviceName, (int) pl.props[i].deviceType);
+        n_gpu   += is_gpu(pl.props[i].deviceType);
+        n_other += !is_gpu(pl.props[i].deviceType) && pl.props[i].deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+    }
+    const int n = ggml_backend_vk_get_device_count();
+    printf("the registry lists %d Vulkan devices\n", n);
+    // only CPU drivers: nothing listed, and the log says so
+    if (n_gpu + n_other == 0) {
+        CHECK_EQ_INT(n, 0);
+        CHECK_EQ_INT(g_log_no_device, 1);
+    }
+    // GPUs (those usable, a GPU once) where there are any, else at most one other device
+    CHECK(n <= (int) (n_gpu > 0 ? n_gpu : (n_other > 0 ? 1 : 0)));
+    for (int i = 0; i < n; i++) {
+        char desc[256];
+        ggml_backend_vk_get_device_description(i, desc, sizeof(desc));
+        const int k = phys_by_name(&pl, desc);
+        CHECK_MSG(k >= 0, "Vulkan%d (%s) is no physical device", i, desc);
+        if (k >= 0) {
+            CHECK_MSG(pl.props[k].deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU, "Vulkan%d is the CPU driver %s", i, desc);
+            CHECK_MSG(n_gpu == 0 || is_gpu(pl.props[k].deviceType), "Vulkan%d (%s) is not a GPU", i, desc);
+        }
+    }
+    free(pl.props);
+    return TEST_RESULT();
+}
+
+// the device tested is what GGML_VK_VISIBLE_DEVICES names first, with upstream's type
+static void test_named_device(ggml_backend_dev_t dev) {
+    const char * env = getenv("GGML_VK_VISIBLE_DEVICES");
+    struct phys_list pl;
+    if (env == NULL || !phys_list_get(&pl)) {
+        return;
+    }
+    const long k = strtol(env, NULL, 10);
+    CHECK(k >= 0 && k < (long) pl.n);
+    if (k >= 0 && k < (long) pl.n) {
+        CHECK(strcmp(ggml_backend_dev_description(dev), pl.props[k].deviceName) == 0);
+        const enum ggml_backend_dev_type want = pl.props[k].deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU
+            ? GGML_BACKEND_DEVICE_TYPE_IGPU : GGML_BACKEND_DEVICE_TYPE_GPU;
+        CHECK_MSG(ggml_backend_dev_type(dev) == want, "Vulkan0 (%s, Vulkan type %d) has type %d, not %d",
+                  pl.props[k].deviceName, (int) pl.props[k].deviceType, (int) ggml_backend_dev_type(dev), (int) want);
+    }
+    free(pl.props);
+}
+
 int main(int argc, char ** argv) {
     ggml_log_set(capture_log, NULL);
     if (argc > 1 && strcmp(argv[1], "--no-device") == 0) {
         return test_no_device();
+    }
+    if (argc > 1 && strcmp(argv[1], "--default-devices") == 0) {
+        unsetenv("GGML_VK_VISIBLE_DEVICES"); // before the registry is made
+        return test_default_devices();
     }
     if (ggml_backend_vk_get_device_count() == 0) {
         printf("no Vulkan device: skipped\n");
@@ -640,6 +775,7 @@ int main(int argc, char ** argv) {
     ggml_backend_vk_get_device_memory(0, &free_mem, &total_mem);
     printf("Vulkan0: %s, %zu of %zu MiB free\n", desc, free_mem >> 20, total_mem >> 20);
     CHECK(total_mem > 0 && free_mem <= total_mem);
+    test_named_device(dev);
 
     test_buffers(dev);
     test_streams(dev);

@@ -935,9 +935,9 @@ static bool add_worker_devices(struct mpi_worker * w, struct ggml_mpi_reader * r
         }
         d->worker       = w;
         d->remote_index = i;
-        // memory of its own, away from this host: a CPU there is a GPU here; others keep
-        // their type (an accelerator such as lavapipe is still used only when named)
-        d->type = type == GGML_BACKEND_DEVICE_TYPE_CPU ? GGML_BACKEND_DEVICE_TYPE_GPU : (enum ggml_backend_dev_type) type;
+        // memory of its own, away from this host: whatever it is there (a CPU, an
+        // integrated GPU), here it is a GPU, as upstream types its RPC devices
+        d->type = GGML_BACKEND_DEVICE_TYPE_GPU;
         snprintf(d->name, sizeof(d->name), "MPI%d:%s", w->rank, name);
         snprintf(d->description, sizeof(d->description), "%s (rank %d)", description, w->rank);
         snprintf(d->buft_name, sizeof(d->buft_name), "%s", d->name);

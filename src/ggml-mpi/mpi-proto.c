@@ -489,7 +489,9 @@ static bool get_tensor(struct ggml_mpi_reader * r, uint32_t i, struct ggml_conte
         return refuse("an op whose parameters are addresses of rank 0 (a custom function)", i);
     }
     for (int k = 0; k < GGML_MAX_SRC; k++) {
-        if (src[k] < -1 || src[k] >= (int32_t) i) {
+        // a CPY made by ggml_cast is its own destination (src[1] is itself)
+        const bool cast_self = op == GGML_OP_CPY && k == 1 && src[k] == (int32_t) i;
+        if (!cast_self && (src[k] < -1 || src[k] >= (int32_t) i)) {
             return refuse("a source that is not an earlier tensor", i);
         }
     }
@@ -505,7 +507,7 @@ static bool get_tensor(struct ggml_mpi_reader * r, uint32_t i, struct ggml_conte
     t->flags = (int32_t) flags;
     memcpy(t->op_params, params, sizeof(params));
     for (int k = 0; k < GGML_MAX_SRC; k++) {
-        t->src[k] = src[k] < 0 ? NULL : tensors[src[k]];
+        t->src[k] = src[k] < 0 ? NULL : src[k] == (int32_t) i ? t : tensors[src[k]];
     }
     t->view_src  = view_src < 0 ? NULL : tensors[view_src];
     t->view_offs = (size_t) view_offs;

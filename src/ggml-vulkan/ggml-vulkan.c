@@ -1,25 +1,27 @@
 // ggml-vulkan.c: the Vulkan registry entry, its devices and the public API.
 //
-// One ggml device per Vulkan physical device that has Vulkan 1.2, a compute
-// queue, 8- and 16-bit storage buffers, timeline semaphores and subgroup
-// arithmetic (a device
-// without them is skipped with a log line). Devices are listed discrete
-// GPUs first, then integrated, virtual and CPU drivers, in the driver's order
-// within each kind; GGML_VK_VISIBLE_DEVICES (comma-separated indices into the
-// driver's list) selects and orders them instead.
+// One ggml device per selected Vulkan physical device that has Vulkan 1.2, a
+// compute queue, 8- and 16-bit storage buffers, timeline semaphores and
+// subgroup arithmetic (a device without them is skipped with a log line).
+// Selected, as upstream selects them: GGML_VK_VISIBLE_DEVICES (comma-separated
+// indices into the driver's list) names the devices and their order; without
+// it, every usable discrete and integrated GPU in the driver's order (a GPU
+// that two drivers list is used through one of them), or when there is none,
+// the first device that is not a CPU driver. So a CPU driver (Mesa's lavapipe)
+// is never listed unless named: programs put every listed device in their
+// schedulers, and the CPU backend computes far faster on the same cores.
 //
-// Device types: a discrete or virtual GPU is GGML_BACKEND_DEVICE_TYPE_GPU, an
-// integrated one IGPU. A CPU driver (Mesa's lavapipe) is ACCEL: it works
-// like any Vulkan device, but nothing picks it by default
-// (ggml_backend_init_best, ggml-run's default layer devices), since the CPU
-// backend computes faster on the same cores; name it (-dev Vulkan0) to use it.
+// Device types: an integrated GPU is GGML_BACKEND_DEVICE_TYPE_IGPU, every
+// other device (a named CPU driver too) GPU.
 //
 // The list is made once, on first use, and lives until the process ends.
 
 #include "vk-impl.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <stdio.h>
+#include <string.h>
 
 struct vk_registry {
     struct ggml_vk_device ** devices;
@@ -78,11 +80,9 @@ static void vk_dev_get_memory(ggml_backend_dev_t dev, size_t * free, size_t * to
 }
 
 static enum ggml_backend_dev_type vk_dev_get_type(ggml_backend_dev_t dev) {
-    switch (dev_ctx(dev)->props.deviceType) {
-        case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return GGML_BACKEND_DEVICE_TYPE_IGPU;
-        case VK_PHYSICAL_DEVICE_TYPE_CPU:            return GGML_BACKEND_DEVICE_TYPE_ACCEL;
-        default:                                     return GGML_BACKEND_DEVICE_TYPE_GPU;
-    }
+    // as upstream: a CPU driver, listed only when named, is a GPU too
+    return dev_ctx(dev)->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ? GGML_BACKEND_DEVICE_TYPE_IGPU
+                                                                                    : GGML_BACKEND_DEVICE_TYPE_GPU;
 }
 
 static void vk_dev_get_props(ggml_backend_dev_t dev, struct ggml_backend_dev_props * props) {
@@ -224,16 +224,6 @@ static const char * device_unusable_reason(VkPhysicalDevice pd, const VkPhysical
     return NULL;
 }
 
-static int device_kind_rank(VkPhysicalDeviceType t) {
-    switch (t) {
-        case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:   return 0;
-        case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return 1;
-        case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:    return 2;
-        case VK_PHYSICAL_DEVICE_TYPE_CPU:            return 4;
-        default:                                     return 3;
-    }
-}
-
 static void add_device(VkPhysicalDevice pd, uint32_t pd_index) {
     VkPhysicalDeviceProperties props;
     ggml_vk_fn.vkGetPhysicalDeviceProperties(pd, &props);
@@ -287,7 +277,52 @@ static void add_device(VkPhysicalDevice pd, uint32_t pd_index) {
     g_vk.devices[g_vk.n_devices++] = d;
 }
 
-// the physical devices to use, in order: from GGML_VK_VISIBLE_DEVICES, or by kind
+// the identity of a physical device: the same GPU can be listed twice, by two drivers
+struct vk_identity {
+    VkPhysicalDeviceProperties2       props;
+    VkPhysicalDeviceDriverProperties  driver;
+    VkPhysicalDeviceIDProperties      id;
+};
+
+static void get_identity(VkPhysicalDevice pd, struct vk_identity * out) {
+    memset(out, 0, sizeof(*out));
+    out->id     = (VkPhysicalDeviceIDProperties) { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES };
+    out->driver = (VkPhysicalDeviceDriverProperties) { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES, .pNext = &out->id };
+    out->props  = (VkPhysicalDeviceProperties2) { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &out->driver };
+    ggml_vk_fn.vkGetPhysicalDeviceProperties2(pd, &out->props);
+}
+
+static bool same_gpu(const struct vk_identity * a, const struct vk_identity * b) {
+    if (a->driver.driverID == VK_DRIVER_ID_MOLTENVK && b->driver.driverID == VK_DRIVER_ID_MOLTENVK) {
+        return false; // MoltenVK may give distinct GPUs of one card the same UUID
+    }
+    return memcmp(a->id.deviceUUID, b->id.deviceUUID, VK_UUID_SIZE) == 0 ||
+           (a->id.deviceLUIDValid && b->id.deviceLUIDValid && memcmp(a->id.deviceLUID, b->id.deviceLUID, VK_LUID_SIZE) == 0);
+}
+
+// which of two drivers of one GPU is used: the lower rank (as upstream ranks them)
+static int driver_rank(uint32_t vendor, VkDriverId driver) {
+    if (driver == VK_DRIVER_ID_MESA_DOZEN) {
+        return 100;
+    }
+    switch (vendor) {
+        case 0x1002: // AMD
+            return driver == VK_DRIVER_ID_MESA_RADV ? 1 : driver == VK_DRIVER_ID_AMD_OPEN_SOURCE ? 2 :
+                   driver == VK_DRIVER_ID_AMD_PROPRIETARY ? 3 : INT_MAX;
+        case 0x8086: // Intel
+            return driver == VK_DRIVER_ID_INTEL_OPEN_SOURCE_MESA ? 1 : driver == VK_DRIVER_ID_INTEL_PROPRIETARY_WINDOWS ? 2 : INT_MAX;
+        case 0x10de: // NVIDIA
+            return driver == VK_DRIVER_ID_NVIDIA_PROPRIETARY ? 1 : driver == VK_DRIVER_ID_MESA_NVK ? 2 : INT_MAX;
+        case 0x5143: // Qualcomm
+            return driver == VK_DRIVER_ID_QUALCOMM_PROPRIETARY ? 1 : driver == VK_DRIVER_ID_MESA_TURNIP ? 2 : INT_MAX;
+        default:
+            return INT_MAX;
+    }
+}
+
+// the physical devices to use, in order: those GGML_VK_VISIBLE_DEVICES names,
+// else the usable discrete and integrated GPUs (one driver per GPU), else the
+// first device that is not a CPU driver
 static size_t select_devices(VkPhysicalDevice * all, uint32_t n_all, uint32_t * order) {
     const char * env = getenv("GGML_VK_VISIBLE_DEVICES");
     size_t n = 0;
@@ -318,14 +353,42 @@ static size_t select_devices(VkPhysicalDevice * all, uint32_t n_all, uint32_t * 
         }
         return n;
     }
-    for (int rank = 0; rank <= 4; rank++) {
-        for (uint32_t i = 0; i < n_all; i++) {
-            VkPhysicalDeviceProperties props;
-            ggml_vk_fn.vkGetPhysicalDeviceProperties(all[i], &props);
-            if (device_kind_rank(props.deviceType) == rank) {
-                order[n++] = i;
+    for (uint32_t i = 0; i < n_all; i++) {
+        VkPhysicalDeviceProperties props;
+        ggml_vk_fn.vkGetPhysicalDeviceProperties(all[i], &props);
+        uint32_t queue_family = 0;
+        if ((props.deviceType != VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU && props.deviceType != VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU) ||
+            device_unusable_reason(all[i], &props, &queue_family) != NULL) {
+            continue;
+        }
+        struct vk_identity cand; // Vulkan 1.2 here: the driver properties are core
+        get_identity(all[i], &cand);
+        size_t k = 0;
+        struct vk_identity old;
+        for (; k < n; k++) {
+            get_identity(all[order[k]], &old);
+            if (same_gpu(&old, &cand)) {
+                break;
             }
         }
+        if (k == n) {
+            order[n++] = i;
+        } else if (driver_rank(old.props.properties.vendorID, cand.driver.driverID) <
+                   driver_rank(old.props.properties.vendorID, old.driver.driverID)) {
+            // the better driver replaces the other, at the end of the list
+            memmove(&order[k], &order[k + 1], (n - k - 1) * sizeof(*order));
+            order[n - 1] = i;
+        }
+    }
+    for (uint32_t i = 0; i < n_all && n == 0; i++) {
+        VkPhysicalDeviceProperties props;
+        ggml_vk_fn.vkGetPhysicalDeviceProperties(all[i], &props);
+        if (props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU) {
+            order[n++] = i;
+        }
+    }
+    if (n == 0) {
+        GGML_LOG_INFO("ggml_vulkan: no Vulkan device: the driver lists only CPU devices (GGML_VK_VISIBLE_DEVICES names one by its index)\n");
     }
     return n;
 }

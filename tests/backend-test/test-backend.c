@@ -382,6 +382,28 @@ static void tb_get_rows(struct ggml_tensor * dst) {
     }
 }
 
+// dst = src0 (unless in place) with src1 written into the window of strides
+// nb1, nb2, nb3 at byte offset (op params); F32 only, src0 contiguous
+static void tb_set(struct ggml_tensor * dst) {
+    const struct ggml_tensor * a = dst->src[0];
+    const struct ggml_tensor * b = dst->src[1];
+    int32_t p[5];
+    memcpy(p, dst->op_params, sizeof(p));
+    uint8_t * pd = tb_tensor_bytes(dst);
+    if (!p[4]) {
+        memcpy(pd, tb_tensor_bytes(a), ggml_nbytes(dst));
+    }
+    const uint8_t * pb = tb_tensor_bytes(b);
+    for (int64_t i3 = 0; i3 < b->ne[3]; i3++)
+    for (int64_t i2 = 0; i2 < b->ne[2]; i2++)
+    for (int64_t i1 = 0; i1 < b->ne[1]; i1++)
+    for (int64_t i0 = 0; i0 < b->ne[0]; i0++) {
+        const size_t at = (size_t) p[3] + (size_t) i0 * sizeof(float) + (size_t) i1 * (size_t) p[0] +
+                          (size_t) i2 * (size_t) p[1] + (size_t) i3 * (size_t) p[2];
+        tb_store(dst, pd + at, tb_load(b, pb + tb_offset(b, i0, i1, i2, i3)));
+    }
+}
+
 static bool tb_is_float(enum ggml_type t) {
     return t == GGML_TYPE_F32 || t == GGML_TYPE_F16;
 }
@@ -412,6 +434,8 @@ static bool tb_can_compute(const struct ggml_tensor * op) {
                    a->ne[0] == b->ne[0] && b->ne[2] % a->ne[2] == 0 && b->ne[3] % a->ne[3] == 0;
         case GGML_OP_GET_ROWS:
             return op->type == GGML_TYPE_F32 && tb_is_float(a->type) && b->type == GGML_TYPE_I32;
+        case GGML_OP_SET:
+            return op->type == GGML_TYPE_F32 && a->type == GGML_TYPE_F32 && b->type == GGML_TYPE_F32 && ggml_is_contiguous(a);
         default:
             return false;
     }
@@ -427,6 +451,7 @@ static void tb_compute_node(const struct test_backend_config * config, struct gg
         case GGML_OP_CPY:      tb_copy_elements(node->src[0], node); break;
         case GGML_OP_MUL_MAT:  tb_mul_mat(node); break;
         case GGML_OP_GET_ROWS: tb_get_rows(node); break;
+        case GGML_OP_SET:      tb_set(node); break;
         default: tb_fail("op not supported by the test backend");
     }
 }
@@ -504,6 +529,20 @@ static void tb_backend_synchronize(ggml_backend_t backend) {
     tb_count(tb_ctx_of_backend(backend), TB_N_SYNCHRONIZE, 1);
 }
 
+// can this device compute on t where t is? its own memory, and host memory
+// only when its own memory is host memory too (a device with memory of its
+// own, like a GPU, reaches neither host memory nor another device's)
+static bool tb_reachable(const struct tb_context * ctx, const struct ggml_tensor * t) {
+    ggml_backend_buffer_t buffer = tb_tensor_buffer(t);
+    if (buffer == NULL) {
+        return true; // not allocated: nothing is read or written
+    }
+    if (tb_is_test_buffer(buffer) && ((const struct tb_buffer *) buffer->context)->ctx == ctx) {
+        return true;
+    }
+    return ctx->config.host_memory && ggml_backend_buffer_is_host(buffer);
+}
+
 static enum ggml_status tb_backend_graph_compute(ggml_backend_t backend, struct ggml_cgraph * cgraph) {
     struct tb_context * ctx = tb_ctx_of_backend(backend);
     tb_count(ctx, TB_N_GRAPH_COMPUTES, 1);
@@ -521,6 +560,14 @@ static enum ggml_status tb_backend_graph_compute(ggml_backend_t backend, struct 
         if (!tb_can_compute(node)) {
             fprintf(stderr, "test backend %s: cannot compute node %s (%s)\n", ctx->name, node->name, ggml_op_desc(node));
             return GGML_STATUS_FAILED;
+        }
+        for (int j = -1; j < GGML_MAX_SRC; j++) {
+            const struct ggml_tensor * t = j < 0 ? node : node->src[j];
+            if (t != NULL && !tb_reachable(ctx, t)) {
+                fprintf(stderr, "test backend %s: node %s (%s): tensor %s is in memory it cannot reach (%s)\n", ctx->name,
+                        node->name, ggml_op_desc(node), t->name, ggml_backend_buffer_name(tb_tensor_buffer(t)));
+                return GGML_STATUS_FAILED;
+            }
         }
         if (ctx->config.fail_op != GGML_OP_NONE && node->op == ctx->config.fail_op) {
             return GGML_STATUS_FAILED; // a fault asked for by the configuration

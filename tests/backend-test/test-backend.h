@@ -12,7 +12,10 @@
 // buffer interface, which translates addresses to offsets and checks them.
 //
 // The streams compute a small set of ops with naive code (views, ADD, MUL,
-// SCALE, DUP/CONT/CPY of F32/F16, MUL_MAT, GET_ROWS); supports_op can be
+// SCALE, DUP/CONT/CPY of F32/F16, MUL_MAT, GET_ROWS, SET of F32); a node
+// whose tensors lie in memory the device cannot reach (another device's, or
+// host memory for a device with memory of its own) fails the computation
+// with a message instead of being computed; supports_op can be
 // narrowed further by op list, type mask and callback. Everything is
 // synchronous: the async entry points, when enabled, run at once, and events
 // are complete as soon as they are recorded. Counters record what the

@@ -45,7 +45,8 @@ static bool devices_add_named(const char * names, struct run_devices * devs) {
         name[n] = '\0';
         ggml_backend_dev_t dev = ggml_backend_dev_by_name(name);
         if (dev == NULL) {
-            run_error("no device named '%s' (run with --list-devices to see them)", name);
+            run_error("no device named '%s' (run with --list-devices to see them%s)", name,
+                      strncmp(name, "Vulkan", 6) == 0 ? "; a Vulkan CPU driver such as lavapipe is listed only where GGML_VK_VISIBLE_DEVICES names it" : "");
             return false;
         }
         // the CPU is always there; accelerators on host memory help it (below)
