@@ -21,7 +21,8 @@
 set(CPACK_PACKAGE_NAME "ggml-c")
 set(CPACK_PACKAGE_VENDOR "ggml-c")
 set(CPACK_PACKAGE_VERSION "${PROJECT_VERSION}")
-set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "ggml tensor runtime and backend system, in C11")
+# no CPACK_PACKAGE_DESCRIPTION_SUMMARY: CPack would put it before every package's own
+# description; the first line of each description below is that package's summary
 set(CPACK_PACKAGE_CONTACT "ggml-c maintainers <ggml-c@localhost>")
 set(CPACK_GENERATOR "DEB")
 set(CPACK_PACKAGE_DIRECTORY "${CMAKE_BINARY_DIR}/packages")
@@ -59,28 +60,28 @@ set(CPACK_DEBIAN_RUNTIME_PACKAGE_REPLACES "${CPACK_DEBIAN_RUNTIME_PACKAGE_CONFLI
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_RECOMMENDS "libvulkan1")
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SUGGESTS "libggml-c0-blas, libggml-c0-mpi, mesa-vulkan-drivers")
 set(CPACK_DEBIAN_RUNTIME_DESCRIPTION
-    "ggml tensor runtime, in C11: core, registry, CPU and Vulkan backends\n The ggml backend system (buffers, backends, devices, registry, graph allocator,\n multi-backend scheduler) with its CPU backend, every x86-64 kernel level chosen\n at run time, and a Vulkan backend. Source-compatible with ggml's C API.")
+    "ggml tensor runtime, in C11: core, registry, CPU and Vulkan backends\nThe ggml backend system (buffers, backends, devices, registry, graph allocator,\nmulti-backend scheduler) with its CPU backend, every x86-64 kernel level chosen\nat run time, and a Vulkan backend. Source-compatible with ggml's C API.")
 
 set(CPACK_DEBIAN_BLAS_PACKAGE_NAME "libggml-c0-blas")
 set(CPACK_DEBIAN_BLAS_PACKAGE_CONFLICTS "libggml0-backend-blas")
 set(CPACK_DEBIAN_BLAS_DESCRIPTION
-    "ggml tensor runtime, in C11: BLAS backend module\n Large matrix products through the system's BLAS library, loaded by\n ggml_backend_load_all().")
+    "ggml tensor runtime, in C11: BLAS backend module\nLarge matrix products through the system's BLAS library, loaded by\nggml_backend_load_all().")
 
 set(CPACK_DEBIAN_MPI_PACKAGE_NAME "libggml-c0-mpi")
 set(CPACK_DEBIAN_MPI_PACKAGE_RECOMMENDS "openmpi-bin")
 set(CPACK_DEBIAN_MPI_DESCRIPTION
-    "ggml tensor runtime, in C11: MPI backend\n The devices of the other ranks of an MPI job as ggml devices, and\n ggml-mpi-worker, which serves them.")
+    "ggml tensor runtime, in C11: MPI backend\nThe devices of the other ranks of an MPI job as ggml devices, and\nggml-mpi-worker, which serves them.")
 
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME "libggml-c-dev")
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION "libdevel")
 set(CPACK_DEBIAN_DEV_PACKAGE_CONFLICTS "libggml-dev")
 set(CPACK_DEBIAN_DEV_PACKAGE_REPLACES "libggml-dev")
 set(CPACK_DEBIAN_DEV_DESCRIPTION
-    "ggml tensor runtime, in C11: development files\n Headers (ggml.h, ggml-backend.h, ggml-backend-impl.h, gguf.h, ...), ggml.pc\n and the CMake package: find_package(ggml) finds it with no prefix.")
+    "ggml tensor runtime, in C11: development files\nHeaders (ggml.h, ggml-backend.h, ggml-backend-impl.h, gguf.h, ...), ggml.pc\nand the CMake package: find_package(ggml) finds it with no prefix.")
 
 set(CPACK_DEBIAN_TOOLS_PACKAGE_NAME "ggml-c-tools")
 set(CPACK_DEBIAN_TOOLS_PACKAGE_SECTION "science")
 set(CPACK_DEBIAN_TOOLS_DESCRIPTION
-    "ggml tensor runtime, in C11: tools\n ggml-run (runs GGUF language models), ggml-quantize and test-backend-ops.")
+    "ggml tensor runtime, in C11: tools\nggml-run (runs GGUF language models), ggml-quantize and test-backend-ops.")
 
 include(CPack)
