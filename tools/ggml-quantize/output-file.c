@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -151,9 +152,25 @@ static char * output_resolve(const char * path) {
     return dest;
 }
 
+// the fatal signals blocked (block) or the mask of before put back
+static void temp_signals_block(bool block, sigset_t * old) {
+    if (block) {
+        sigset_t set;
+        sigemptyset(&set);
+        for (size_t i = 0; i < sizeof(k_fatal_signals)/sizeof(k_fatal_signals[0]); i++) {
+            sigaddset(&set, k_fatal_signals[i]);
+        }
+        pthread_sigmask(SIG_BLOCK, &set, old);
+    } else {
+        pthread_sigmask(SIG_SETMASK, old, NULL);
+    }
+}
+
 // a new file of a name no one holds, in the destination's directory, and
 // the slot through which a fatal signal removes it. The slot is filled once
-// the file is ours: a name that existed (EEXIST) is someone else's.
+// the file is ours: a name that existed (EEXIST) is someone else's. The
+// fatal signals wait while the file exists and its slot does not: one that
+// came in between would leave the file behind.
 static int output_create_temp(const char * dest, char ** tmp_out, struct gq_temp_slot ** slot_out) {
     const size_t size = strlen(dest) + 64;
     char * tmp = (char *) malloc(size);
@@ -164,9 +181,14 @@ static int output_create_temp(const char * dest, char ** tmp_out, struct gq_temp
     for (;;) {
         const unsigned serial = atomic_fetch_add(&g_output_serial, 1u);
         snprintf(tmp, size, "%s.%ld-%u.tmp", dest, (long) getpid(), serial);
+        sigset_t mask;
+        temp_signals_block(true, &mask);
         const int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        const int open_errno = errno;
+        struct gq_temp_slot * slot = fd >= 0 ? temp_slot_claim(tmp) : NULL;
+        temp_signals_block(false, &mask); // a signal that came meanwhile is handled here
+        errno = open_errno;
         if (fd >= 0) {
-            struct gq_temp_slot * slot = temp_slot_claim(tmp);
             if (slot == NULL) {
                 gq_error("out of memory");
                 close(fd);
