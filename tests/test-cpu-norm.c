@@ -12,7 +12,7 @@
 #include "cpu-testing.h"
 #include "cpu-sweep.h"
 
-#include "ggml-cpu/vec-math.h"
+#include "simd/vec-math.h"
 
 #include <float.h>
 #include <stdlib.h>

@@ -7,8 +7,8 @@
 // cut through a group (partial writes, reads) go value by value, through the
 // same address formula the kernel reads by.
 
-#include "repack-bf16.h"
-#include "gemm-bf16.h"
+#include "kernels/repack-bf16.h"
+#include "kernels/gemm-bf16.h"
 #include "cpu-impl.h"
 #include "cpu-variant.h"
 

@@ -181,7 +181,7 @@ int ggml_cpu_has_llamafile(void) {
 // their own, used where the CPU has them
 //
 
-#include "gemm-bf16.h"
+#include "kernels/gemm-bf16.h"
 
 #if defined(GGML_CPU_BF16_KERNEL)
 #include <cpuid.h>

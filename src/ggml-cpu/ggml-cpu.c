@@ -7,7 +7,7 @@
 #include "cpu-impl.h"
 #include "cpu-features.h"
 #include "cpu-variant.h"
-#include "repack-bf16.h"
+#include "kernels/repack-bf16.h"
 
 #include <ctype.h>
 #include <pthread.h>

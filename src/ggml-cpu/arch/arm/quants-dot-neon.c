@@ -1,0 +1,165 @@
+// quants-dot-neon.c: arm64 NEON row dot products of the weight types with
+// Q8_0 activations (Q4_0, Q8_0, and the table formats IQ4_NL and MXFP4) and of
+// IQ4_XS with Q8_K activations; the dispatch of ggml_cpu_get_dot_rows on arm64,
+// which also hands out the K-quant kernels of quants-dot-k-neon.c.
+//
+// Each block's code products are summed in integers and scaled as the
+// portable path does, sum += (dx*dy) * isum block after block, so the results
+// are the portable path's to the bit. The integer sums use SDOT where the CPU
+// has the dotprod extension, otherwise widening multiplies (quants-neon.h).
+// The table formats look their 4-bit codes up with one TBL per 16 bytes.
+
+#include "kernels/quants-dot.h"
+#include "arch/arm/quants-neon.h"
+#include "ggml-quants.h"
+
+#if defined(GGML_VEC_NEON)
+
+#if defined(GGML_NEON_DOTPROD)
+#define QN_DOTPROD 1
+#define QN_TARGET_DOTPROD GGML_NEON_TARGET_DOTPROD
+#endif
+
+// the 32 codes of a weight block as signed bytes, with the block scale
+static inline void qn_codes_q8_0(const void * blk, int8x16_t * lo, int8x16_t * hi, float * d) {
+    const block_q8_0 * b = (const block_q8_0 *) blk;
+    *lo = vld1q_s8(b->qs);
+    *hi = vld1q_s8(b->qs + 16);
+    *d  = GGML_FP16_TO_FP32(b->d);
+}
+
+// Q4_0: value j is the low nibble of byte j minus 8, value j + 16 its high nibble minus 8
+static inline void qn_codes_q4_0(const void * blk, int8x16_t * lo, int8x16_t * hi, float * d) {
+    const block_q4_0 * b = (const block_q4_0 *) blk;
+    const uint8x16_t q = vld1q_u8(b->qs);
+    const int8x16_t  o = vdupq_n_s8(8);
+    *lo = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(q, vdupq_n_u8(0x0F))), o);
+    *hi = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(q, 4)), o);
+    *d  = GGML_FP16_TO_FP32(b->d);
+}
+
+// the table formats: value j is table[low nibble of byte j], value j + 16 table[high nibble]
+static inline void qn_codes_iq4_nl(const void * blk, int8x16_t * lo, int8x16_t * hi, float * d) {
+    const block_iq4_nl * b = (const block_iq4_nl *) blk;
+    ggml_neon_lookup_nibbles(b->qs, vld1q_s8(ggml_kvalues_iq4nl()), lo, hi);
+    *d = GGML_FP16_TO_FP32(b->d);
+}
+
+static inline void qn_codes_mxfp4(const void * blk, int8x16_t * lo, int8x16_t * hi, float * d) {
+    const block_mxfp4 * b = (const block_mxfp4 *) blk;
+    ggml_neon_lookup_nibbles(b->qs, vld1q_s8(ggml_kvalues_mxfp4()), lo, hi);
+    *d = ggml_e8m0_to_fp32_half(b->e);
+}
+
+static inline int32_t qn_isum_neon(int8x16_t x0, int8x16_t x1, int8x16_t y0, int8x16_t y1) {
+    return vaddvq_s32(vaddq_s32(ggml_neon_dot4_widen(x0, y0), ggml_neon_dot4_widen(x1, y1)));
+}
+
+#if defined(QN_DOTPROD)
+QN_TARGET_DOTPROD
+static inline int32_t qn_isum_dotprod(int8x16_t x0, int8x16_t x1, int8x16_t y0, int8x16_t y1) {
+    return vaddvq_s32(vdotq_s32(vdotq_s32(vdupq_n_s32(0), x0, y0), x1, y1));
+}
+#endif
+
+// One definition per (weight type, integer sum): the codes and the sum are
+// inlined into the loop over the blocks.
+#define QN_DEFINE_ROWS(name, block, codes, isum, attr)                                                 \
+    attr static void name(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,             \
+                          const void * const * y, float * const * s, int64_t nc) {                    \
+        const int64_t nb = n / 32;                                                                     \
+        for (int64_t r = 0; r < nr; r++) {                                                             \
+            const char * xr = (const char *) x + r*bx;                                                 \
+            for (int64_t c = 0; c < nc; c++) {                                                         \
+                const block_q8_0 * yb = (const block_q8_0 *) y[c];                                     \
+                float sum = 0.0f;                                                                      \
+                for (int64_t b = 0; b < nb; b++) {                                                     \
+                    int8x16_t x0, x1;                                                                  \
+                    float dx;                                                                          \
+                    codes(xr + b*sizeof(block), &x0, &x1, &dx);                                       \
+                    const int32_t is = isum(x0, x1, vld1q_s8(yb[b].qs), vld1q_s8(yb[b].qs + 16));      \
+                    sum += (dx*GGML_FP16_TO_FP32(yb[b].d)) * (float) is;                               \
+                }                                                                                      \
+                s[c][r] = sum;                                                                         \
+            }                                                                                          \
+        }                                                                                              \
+    }
+
+QN_DEFINE_ROWS(qn_rows_q8_0_neon,      block_q8_0,   qn_codes_q8_0,   qn_isum_neon, )
+QN_DEFINE_ROWS(qn_rows_q4_0_neon,      block_q4_0,   qn_codes_q4_0,   qn_isum_neon, )
+QN_DEFINE_ROWS(qn_rows_iq4_nl_neon,    block_iq4_nl, qn_codes_iq4_nl, qn_isum_neon, )
+QN_DEFINE_ROWS(qn_rows_mxfp4_neon,     block_mxfp4,  qn_codes_mxfp4,  qn_isum_neon, )
+#if defined(QN_DOTPROD)
+QN_DEFINE_ROWS(qn_rows_q8_0_dotprod,   block_q8_0,   qn_codes_q8_0,   qn_isum_dotprod, QN_TARGET_DOTPROD)
+QN_DEFINE_ROWS(qn_rows_q4_0_dotprod,   block_q4_0,   qn_codes_q4_0,   qn_isum_dotprod, QN_TARGET_DOTPROD)
+QN_DEFINE_ROWS(qn_rows_iq4_nl_dotprod, block_iq4_nl, qn_codes_iq4_nl, qn_isum_dotprod, QN_TARGET_DOTPROD)
+QN_DEFINE_ROWS(qn_rows_mxfp4_dotprod,  block_mxfp4,  qn_codes_mxfp4,  qn_isum_dotprod, QN_TARGET_DOTPROD)
+#endif
+
+// IQ4_XS . Q8_K: eight sub-blocks of 32 with 6-bit scales s (the factor s - 32);
+// sum += (d*dy) * sum over sub-blocks of (s - 32) * isum, as the portable path
+#define QN_DEFINE_ROWS_IQ4_XS(name, isum, attr)                                                       \
+    attr static void name(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,             \
+                          const void * const * y, float * const * s, int64_t nc) {                    \
+        const int8x16_t table = vld1q_s8(ggml_kvalues_iq4nl());                                        \
+        for (int64_t r = 0; r < nr; r++) {                                                             \
+            const block_iq4_xs * xr = (const block_iq4_xs *)((const char *) x + r*bx);                 \
+            for (int64_t c = 0; c < nc; c++) {                                                         \
+                const block_q8_K * yb = (const block_q8_K *) y[c];                                     \
+                float sum = 0.0f;                                                                      \
+                for (int64_t b = 0; b < n / QK_K; b++) {                                               \
+                    int32_t is = 0;                                                                    \
+                    for (int ib = 0; ib < QK_K/32; ib++) {                                             \
+                        int8x16_t x0, x1;                                                              \
+                        ggml_neon_lookup_nibbles(xr[b].qs + 16*ib, table, &x0, &x1);                   \
+                        const int8_t * q8 = yb[b].qs + 32*ib;                                          \
+                        is += (ggml_iq4_xs_scale(&xr[b], ib) - 32) *                                   \
+                              isum(x0, x1, vld1q_s8(q8), vld1q_s8(q8 + 16));                           \
+                    }                                                                                  \
+                    sum += GGML_FP16_TO_FP32(xr[b].d) * yb[b].d * (float) is;                          \
+                }                                                                                      \
+                s[c][r] = sum;                                                                         \
+            }                                                                                          \
+        }                                                                                              \
+    }
+
+QN_DEFINE_ROWS_IQ4_XS(qn_rows_iq4_xs_neon, qn_isum_neon, )
+#if defined(QN_DOTPROD)
+QN_DEFINE_ROWS_IQ4_XS(qn_rows_iq4_xs_dotprod, qn_isum_dotprod, QN_TARGET_DOTPROD)
+#endif
+
+ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_neon(enum ggml_type type) {
+    ggml_cpu_dot_rows_t k = ggml_cpu_get_dot_rows_k_neon(type);
+    if (k != NULL) {
+        return k;
+    }
+#if defined(QN_DOTPROD)
+    if (ggml_arm_has_dotprod()) {
+        switch (type) {
+            case GGML_TYPE_Q8_0:   return qn_rows_q8_0_dotprod;
+            case GGML_TYPE_Q4_0:   return qn_rows_q4_0_dotprod;
+            case GGML_TYPE_IQ4_NL: return qn_rows_iq4_nl_dotprod;
+            case GGML_TYPE_MXFP4:  return qn_rows_mxfp4_dotprod;
+            case GGML_TYPE_IQ4_XS: return qn_rows_iq4_xs_dotprod;
+            default:               return NULL;
+        }
+    }
+#endif
+    switch (type) {
+        case GGML_TYPE_Q8_0:   return qn_rows_q8_0_neon;
+        case GGML_TYPE_Q4_0:   return qn_rows_q4_0_neon;
+        case GGML_TYPE_IQ4_NL: return qn_rows_iq4_nl_neon;
+        case GGML_TYPE_MXFP4:  return qn_rows_mxfp4_neon;
+        case GGML_TYPE_IQ4_XS: return qn_rows_iq4_xs_neon;
+        default:               return NULL;
+    }
+}
+
+#else
+
+ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_neon(enum ggml_type type) {
+    GGML_UNUSED(type);
+    return NULL;
+}
+
+#endif

@@ -1,0 +1,104 @@
+// quants-dot-lowbit.c: dot products of Q1_0, Q2_0 and NVFP4 with Q8_0
+// activation rows; portable C only.
+//
+// A weight block is decoded to int8 values (+-1; q - 1; the doubled E2M1
+// table) with one float scale per 16 values (the fp16 d for Q1_0 and Q2_0,
+// half the UE4M3 sub-block scale for NVFP4), so that value j is
+// scale[j/16] * v[j]. Each 16 values meet half a Q8_0 block: an exact int32
+// sum, times both scales.
+
+#include "kernels/quants-dot.h"
+#include "ggml-quants.h"
+
+// the block of `type` at x (blck values) as scale[j/16] * v[j]
+static void lowbit_decode(enum ggml_type type, const void * x, int8_t * v, float * scale) {
+    switch (type) {
+        case GGML_TYPE_Q1_0: {
+            const block_q1_0 * b = x;
+            for (int j = 0; j < QK1_0; j++) v[j] = (int8_t) ((b->qs[j/8] >> (j%8)) & 1 ? 1 : -1);
+            for (int s = 0; s < QK1_0/16; s++) scale[s] = GGML_FP16_TO_FP32(b->d);
+            break;
+        }
+        case GGML_TYPE_Q2_0: {
+            const block_q2_0 * b = x;
+            for (int j = 0; j < QK2_0; j++) v[j] = (int8_t) (((b->qs[j/4] >> 2*(j%4)) & 3) - 1);
+            for (int s = 0; s < QK2_0/16; s++) scale[s] = GGML_FP16_TO_FP32(b->d);
+            break;
+        }
+        case GGML_TYPE_NVFP4: {
+            const block_nvfp4 * b = x;
+            const int8_t * values = ggml_kvalues_mxfp4();
+            for (int s = 0; s < QK_NVFP4/QK_NVFP4_SUB; s++) {
+                scale[s] = ggml_ue4m3_to_fp32_half(b->d[s]);
+                for (int j = 0; j < QK_NVFP4_SUB/2; j++) {
+                    const uint8_t q = b->qs[s*(QK_NVFP4_SUB/2) + j];
+                    v[16*s + j]     = values[q & 15];
+                    v[16*s + j + 8] = values[q >> 4];
+                }
+            }
+            break;
+        }
+        default:
+            GGML_ABORT("lowbit_decode: type %s is not one of q1_0, q2_0, nvfp4", ggml_type_name(type));
+    }
+}
+
+static float lowbit_dot_row(enum ggml_type type, int64_t n, const char * x, const block_q8_0 * y) {
+    const int64_t blck = ggml_blck_size(type);
+    const size_t bs = ggml_type_size(type);
+    float sum = 0.0f;
+    for (int64_t b = 0; b < n / blck; b++) {
+        // zeroed: some compilers (gcc 12 for s390x) cannot see that the decode writes every value
+        int8_t v[QK1_0] = { 0 };
+        float scale[QK1_0/16] = { 0 };
+        lowbit_decode(type, x + b*bs, v, scale);
+        for (int s = 0; s < blck/16; s++) {
+            const block_q8_0 * yb = y + (b*blck + 16*s) / QK8_0;
+            const int8_t * q8 = yb->qs + (16*s) % QK8_0;
+            int32_t isum = 0;
+            for (int j = 0; j < 16; j++) {
+                isum += v[16*s + j] * q8[j];
+            }
+            sum += scale[s] * GGML_FP16_TO_FP32(yb->d) * (float) isum;
+        }
+    }
+    return sum;
+}
+
+#define LOWBIT_DEFINE_ROWS(name, type)                                                                 \
+    static void name(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,                  \
+                     const void * const * y, float * const * s, int64_t nc) {                         \
+        for (int64_t c = 0; c < nc; c++) {                                                             \
+            for (int64_t r = 0; r < nr; r++) {                                                         \
+                s[c][r] = lowbit_dot_row(type, n, (const char *) x + r*bx, (const block_q8_0 *) y[c]); \
+            }                                                                                          \
+        }                                                                                              \
+    }
+
+LOWBIT_DEFINE_ROWS(lowbit_rows_q1_0,  GGML_TYPE_Q1_0)
+LOWBIT_DEFINE_ROWS(lowbit_rows_q2_0,  GGML_TYPE_Q2_0)
+LOWBIT_DEFINE_ROWS(lowbit_rows_nvfp4, GGML_TYPE_NVFP4)
+
+ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_lowbit(enum ggml_type type) {
+    switch (type) {
+        case GGML_TYPE_Q1_0:  return lowbit_rows_q1_0;
+        case GGML_TYPE_Q2_0:  return lowbit_rows_q2_0;
+        case GGML_TYPE_NVFP4: return lowbit_rows_nvfp4;
+        default:              return NULL;
+    }
+}
+
+#define LOWBIT_DEFINE_VEC_DOT(name, type)                                                              \
+    void name(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx,      \
+              const void * GGML_RESTRICT y, size_t by, int nrc) {                                      \
+        GGML_ASSERT(nrc == 1);                                                                         \
+        GGML_ASSERT(n % ggml_blck_size(type) == 0);                                                    \
+        GGML_UNUSED(bs); GGML_UNUSED(bx); GGML_UNUSED(by);                                             \
+        const void * yc[1] = { y };                                                                    \
+        float *      sc[1] = { s };                                                                    \
+        ggml_cpu_get_dot_rows(type, false)(n, x, 0, 1, yc, sc, 1);                                    \
+    }
+
+LOWBIT_DEFINE_VEC_DOT(ggml_vec_dot_q1_0_q8_0,  GGML_TYPE_Q1_0)
+LOWBIT_DEFINE_VEC_DOT(ggml_vec_dot_q2_0_q8_0,  GGML_TYPE_Q2_0)
+LOWBIT_DEFINE_VEC_DOT(ggml_vec_dot_nvfp4_q8_0, GGML_TYPE_NVFP4)

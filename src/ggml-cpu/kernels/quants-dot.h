@@ -1,0 +1,90 @@
+#pragma once
+
+//
+// quants-dot.h: the activation quantizers and the row dot products of the
+// CPU backend's matrix products.
+//
+// A weight row of type T meets an activation row of T's vec_dot_type
+// (ggml_get_type_traits_cpu): Q8_0 for Q4_0, Q5_0 and Q8_0, Q8_1 for Q4_1 and
+// Q5_1, Q8_K for the K-quants and IQ4_XS, Q8_0 for IQ4_NL and MXFP4, the type
+// itself for F16 and BF16. The quantizers here write the same
+// bytes as the reference quantizers of ggml-quants.c, only faster.
+//
+// Every kernel has a vector path (AVX-512 or AVX2, with VNNI where the build
+// has it) and a portable path (the *_ref functions and the portable build);
+// the two differ only in the order of the float sums.
+//
+
+#include "simd/vec.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// fast fp32 -> Q8_0 / Q8_1 (k a multiple of 32), bytes identical to quantize_row_q8_*_ref
+void ggml_cpu_quantize_row_q8_0(const float * GGML_RESTRICT x, void * GGML_RESTRICT y, int64_t k);
+void ggml_cpu_quantize_row_q8_1(const float * GGML_RESTRICT x, void * GGML_RESTRICT y, int64_t k);
+
+// Dot products of nr weight rows (x, x + bx, ...) of `type` with nc
+// activation rows y[c] of type's vec_dot_type, n values each: s[c][r]. The
+// rows are streamed once, several at a time, for a few columns at a time (the
+// kernel of matrix-vector products). Each s[c][r] is computed the same way
+// whatever nr and nc are. F32, F16 and BF16 rows take F32 activation rows here
+// (already rounded to F16 / BF16 by the caller where the vec_dot_type asks for it).
+typedef void (*ggml_cpu_dot_rows_t)(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
+                                    const void * const * y, float * const * s, int64_t nc);
+
+// the kernel for type (NULL for types without one); use_ref picks the portable path
+ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows(enum ggml_type type, bool use_ref);
+
+// the kernels of the K-quants (quants-dot-k.c), whose activations are Q8_K rows
+ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_k(enum ggml_type type, bool use_ref);
+// the kernels of IQ4_NL, MXFP4 (Q8_0 rows), IQ4_XS, TQ1_0, TQ2_0 (Q8_K rows) (quants-dot-iq4.c)
+ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_iq4(enum ggml_type type, bool use_ref);
+// the arm64 NEON kernels of Q4_0, Q8_0, IQ4_NL, MXFP4, IQ4_XS (quants-dot-neon.c) and of the
+// K-quants (quants-dot-k-neon.c, ggml_cpu_get_dot_rows_k_neon); NULL for other types and elsewhere
+ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_neon(enum ggml_type type);
+ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_k_neon(enum ggml_type type);
+// the kernels of the grid types IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S (Q8_K rows,
+// portable only) (quants-dot-iq.c)
+ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_iq(enum ggml_type type);
+// the kernels of Q1_0, Q2_0, NVFP4 (Q8_0 rows, portable only) (quants-dot-lowbit.c)
+ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_lowbit(enum ggml_type type);
+// the AVX2 kernels of the grid types, TQ1_0, TQ2_0, Q1_0, Q2_0 and NVFP4 (quants-dot-iq-avx2.c);
+// NULL for other types and in builds without AVX2
+ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_iq_avx2(enum ggml_type type);
+
+// ggml_vec_dot_t kernels of the type traits (nrc must be 1)
+void ggml_vec_dot_f32_row (int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
+void ggml_vec_dot_f16_row (int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
+void ggml_vec_dot_bf16_row(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
+void ggml_vec_dot_q4_0_q8_0(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
+void ggml_vec_dot_q4_1_q8_1(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
+void ggml_vec_dot_q5_0_q8_0(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
+void ggml_vec_dot_q5_1_q8_1(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
+void ggml_vec_dot_q8_0_q8_0(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
+void ggml_vec_dot_q2_K_q8_K(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
+void ggml_vec_dot_q3_K_q8_K(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
+void ggml_vec_dot_q4_K_q8_K(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
+void ggml_vec_dot_q5_K_q8_K(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
+void ggml_vec_dot_q6_K_q8_K(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
+void ggml_vec_dot_iq4_nl_q8_0(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
+void ggml_vec_dot_iq4_xs_q8_K(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
+void ggml_vec_dot_mxfp4_q8_0 (int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
+void ggml_vec_dot_tq1_0_q8_K(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
+void ggml_vec_dot_tq2_0_q8_K(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
+void ggml_vec_dot_iq2_xxs_q8_K(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
+void ggml_vec_dot_iq2_xs_q8_K (int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
+void ggml_vec_dot_iq2_s_q8_K  (int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
+void ggml_vec_dot_iq3_xxs_q8_K(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
+void ggml_vec_dot_iq3_s_q8_K  (int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
+void ggml_vec_dot_iq1_s_q8_K  (int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
+void ggml_vec_dot_iq1_m_q8_K  (int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
+void ggml_vec_dot_q1_0_q8_0 (int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
+void ggml_vec_dot_q2_0_q8_0 (int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
+void ggml_vec_dot_nvfp4_q8_0(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
+void ggml_vec_dot_q8_1_q8_1(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
+
+#ifdef __cplusplus
+}
+#endif

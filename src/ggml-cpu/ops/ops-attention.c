@@ -1,0 +1,696 @@
+// ops-attention.c: fused attention (GGML_OP_FLASH_ATTN_EXT).
+//
+// For query row i of head h (and batch index i3), with keys k_j and values v_j
+// of the K and V heads that head h maps to (n_head / n_head_kv q heads share
+// one):
+//
+//   s_j = scale * q.k_j                            (logit_softcap == 0)
+//   s_j = softcap * tanh(scale * q.k_j / softcap)  (otherwise)
+//   s_j += slope_h * mask[j, i]                    (mask given; slope_h = 1 without ALiBi)
+//   out = sum_j exp(s_j - M) v_j / (sum_j exp(s_j - M) + exp(sink_h - M))
+//
+// where M is the largest logit and the sink term is there only when sinks are
+// given. Keys whose mask is -INF take no part (their K and V rows are not
+// used); a row with every key masked (and no sink) gives zeros. A NaN in any
+// input of a row (its q row, the mask row, the K or V row of a key not
+// masked, its sink) gives a row of NaN. The result is
+// stored permuted: dst[:, h, i, i3].
+//
+// Work: a tile is up to ATTN_TILE_ROWS query rows that read the same K and V
+// head: the batch rows of the q heads sharing that head (grouped-query
+// attention), heads fastest. Threads take tiles dynamically. A tile walks the
+// keys in blocks with an online softmax: each row keeps its running maximum M,
+// sum S and an F32 value accumulator, rescaled when a block raises M. K and V
+// rows of a block are converted to F32 once for the tile (F32 rows are used
+// in place, and F16 rows too when the tile has a single row); q stays F32.
+// Every output row is computed by one thread in an order fixed by the shapes,
+// so results do not depend on the number of threads.
+
+#include "kernels/attention-vec.h"
+
+#define ATTN_TILE_ROWS 32  // query rows computed together
+#define ATTN_BLOCK_MAX 64  // most keys per block of the online softmax
+#define ATTN_MIN_ITEMS 16  // fewer tiles than this: split the keys too
+#define ATTN_MIN_CHUNK 256 // fewest keys per chunk
+
+// How a node is cut into work, from its shapes alone (so that the rounding
+// does not depend on the number of threads).
+//
+// A tile is up to ATTN_TILE_ROWS query rows that read the same K and V head:
+// the G heads sharing a K and V head (G = 1 when K and V heads are grouped
+// differently), row rho of a group being query rho / G of head
+// group*G + rho % G. When there are fewer than ATTN_MIN_ITEMS tiles (token
+// generation), the keys are cut into chunks too, each tile's chunks are
+// computed apart, and their partial results (M, S, accumulator) combined.
+struct attn_plan {
+    int64_t G;
+    int64_t n_rows;    // G * n_batch: rows of a head group
+    int64_t n_tiles;   // tiles per head group and i3
+    int64_t n_items;   // tiles in all
+    int64_t block;     // keys per block of the online softmax
+    int64_t n_chunks;  // key chunks per tile
+    int64_t chunk_len; // keys per chunk, a multiple of block
+
+    // scratch, offsets in floats: the partial results of every (tile, chunk),
+    // then one area per thread (each part cache-line aligned)
+    size_t partial_row; // floats per row of a partial result: M, S, DV values
+    size_t partials;    // floats of all partial results (0 without chunks)
+    size_t q;           // ATTN_TILE_ROWS x DK: the tile's query rows in F32
+    size_t acc;         // ATTN_TILE_ROWS x DV: value accumulators
+    size_t logit;       // ATTN_TILE_ROWS x block: logits, then probabilities, of a block
+    size_t kconv;       // block x DK: K rows converted to F32 (K not F32)
+    size_t vconv;       // block x DV: V rows converted to F32 (V not F32)
+    size_t per_thread;  // floats per thread
+};
+
+static size_t attn_align_floats(int64_t n) {
+    const size_t line = GGML_CPU_CACHE_LINE / sizeof(float);
+    return ((size_t) n + line - 1) / line * line;
+}
+
+// Keys per block: a power of two from 16 to 64 such that the block's K and V
+// rows in F32 fit in about 32 KiB (L1).
+static int64_t attn_block_size(int64_t DK, int64_t DV) {
+    const int64_t fit = 8192 / (DK + DV);
+    return fit >= 64 ? 64 : fit >= 32 ? 32 : 16;
+}
+
+static struct attn_plan attn_plan_make(const struct ggml_tensor * op) {
+    const struct ggml_tensor * q = op->src[0];
+    const struct ggml_tensor * k = op->src[1];
+    const struct ggml_tensor * v = op->src[2];
+    const int64_t DK   = k->ne[0];
+    const int64_t DV   = v->ne[0];
+    const int64_t n_kv = k->ne[1];
+    const int64_t rk2  = q->ne[2] / k->ne[2];
+    const int64_t rv2  = q->ne[2] / v->ne[2];
+
+    struct attn_plan p;
+    memset(&p, 0, sizeof(p));
+    p.G       = rk2 == rv2 ? rk2 : 1;
+    p.n_rows  = p.G * q->ne[1];
+    p.n_tiles = (p.n_rows + ATTN_TILE_ROWS - 1) / ATTN_TILE_ROWS;
+    p.n_items = p.n_tiles * (q->ne[2] / p.G) * q->ne[3];
+    p.block   = attn_block_size(DK, DV);
+
+    int64_t n_chunks = 1;
+    if (p.n_items > 0 && p.n_items < ATTN_MIN_ITEMS) {
+        n_chunks = MIN((ATTN_MIN_ITEMS + p.n_items - 1) / p.n_items, n_kv / ATTN_MIN_CHUNK);
+        n_chunks = MAX(n_chunks, 1);
+    }
+    p.chunk_len = (n_kv + n_chunks - 1) / n_chunks;
+    p.chunk_len = MAX((p.chunk_len + p.block - 1) / p.block * p.block, p.block);
+    p.n_chunks  = n_chunks == 1 ? 1 : (n_kv + p.chunk_len - 1) / p.chunk_len;
+
+    p.partial_row = (size_t)(DV + 2);
+    p.partials    = p.n_chunks == 1 ? 0 : attn_align_floats(p.n_items * p.n_chunks * ATTN_TILE_ROWS * (DV + 2));
+    p.q           = 0;
+    p.acc         = p.q     + attn_align_floats(ATTN_TILE_ROWS * DK);
+    p.logit       = p.acc   + attn_align_floats(ATTN_TILE_ROWS * DV);
+    p.kconv       = p.logit + attn_align_floats(ATTN_TILE_ROWS * p.block);
+    p.vconv       = p.kconv + (k->type == GGML_TYPE_F32 ? 0 : attn_align_floats(p.block * DK));
+    p.per_thread  = p.vconv + (v->type == GGML_TYPE_F32 ? 0 : attn_align_floats(p.block * DV));
+    return p;
+}
+
+// everything a tile needs, read once per node
+struct attn_job {
+    const struct ggml_tensor * q;
+    const struct ggml_tensor * k;
+    const struct ggml_tensor * v;
+    const struct ggml_tensor * mask;  // NULL: no mask
+    const struct ggml_tensor * sinks; // NULL: no sinks
+    struct ggml_tensor * dst;
+
+    int64_t DK, DV, n_batch, n_kv, n_head;
+    int64_t rk2, rk3, rv2, rv3; // q heads (batches) per K and V head (batch)
+
+    float scale;        // applied to q.k (divided by softcap when softcap != 0)
+    float softcap;
+    float max_bias;
+    float m0, m1;       // ALiBi slope bases
+    uint32_t n_head_log2;
+
+    bool use_ref;
+    struct attn_plan plan;
+};
+
+// the ALiBi slope of head h (1 without ALiBi)
+static float attn_alibi_slope(const struct attn_job * job, int64_t h) {
+    if (job->max_bias <= 0.0f) {
+        return 1.0f;
+    }
+    const uint32_t hu = (uint32_t) h;
+    return hu < job->n_head_log2 ? powf(job->m0, (float)(hu + 1)) : powf(job->m1, (float)(2*(hu - job->n_head_log2) + 1));
+}
+
+static void attn_job_init(struct attn_job * job, struct ggml_tensor * dst, bool use_ref) {
+    const struct ggml_tensor * q = dst->src[0];
+    const struct ggml_tensor * k = dst->src[1];
+    const struct ggml_tensor * v = dst->src[2];
+
+    job->q = q;
+    job->k = k;
+    job->v = v;
+    job->mask  = dst->src[3];
+    job->sinks = dst->src[4];
+    job->dst   = dst;
+
+    job->DK      = k->ne[0];
+    job->DV      = v->ne[0];
+    job->n_batch = q->ne[1];
+    job->n_kv    = k->ne[1];
+    job->n_head  = q->ne[2];
+    job->rk2 = q->ne[2] / k->ne[2];
+    job->rk3 = q->ne[3] / k->ne[3];
+    job->rv2 = q->ne[2] / v->ne[2];
+    job->rv3 = q->ne[3] / v->ne[3];
+
+    const float scale   = ggml_get_op_params_f32(dst, 0);
+    const float softcap = ggml_get_op_params_f32(dst, 2);
+    job->softcap  = softcap;
+    job->scale    = softcap != 0.0f ? scale / softcap : scale;
+    job->max_bias = ggml_get_op_params_f32(dst, 1);
+
+    job->n_head_log2 = 1u << (uint32_t) floor(log2((double) job->n_head));
+    job->m0 = powf(2.0f, -(job->max_bias) / (float) job->n_head_log2);
+    job->m1 = powf(2.0f, -(job->max_bias / 2.0f) / (float) job->n_head_log2);
+
+    job->use_ref = use_ref;
+    job->plan    = attn_plan_make(dst);
+}
+
+// logit[j] = slope * mask[j] for the block's keys (0 without a mask); false if
+// every key of the block is masked out (-inf; a NaN in the mask is not: it
+// goes on into the logits and poisons the row)
+static bool attn_block_mask(const struct attn_job * job, const ggml_fp16_t * mrow, int64_t nc, float slope, float * logit) {
+    if (mrow == NULL) {
+        memset(logit, 0, (size_t) nc * sizeof(float));
+        return true;
+    }
+    float max;
+    if (job->use_ref) {
+        ggml_vec_fp16_to_fp32_ref(nc, mrow, logit);
+        if (slope != 1.0f) {
+            ggml_vec_scale_f32_ref(nc, logit, slope);
+        }
+        max = ggml_vec_max_f32_ref(nc, logit);
+    } else {
+        ggml_vec_fp16_to_fp32(nc, mrow, logit);
+        if (slope != 1.0f) {
+            ggml_vec_scale_f32(nc, logit, slope);
+        }
+        max = ggml_vec_max_f32(nc, logit);
+    }
+    return max != -INFINITY || ggml_vec_has_nan_f32(nc, logit);
+}
+
+// K or V rows of a block: row j at base + j*stride bytes, F16 or F32
+struct attn_rows {
+    const char * base;
+    size_t stride;
+    bool f16;
+};
+
+// out[i][t] = q_{r+i} . k_{j+t} for i < nq, t < 4; keys past the block's end
+// repeat its last, rows past nq repeat the last of them
+static void attn_qk(const struct attn_job * job, const float * qf, int64_t r, int64_t nq, const struct attn_rows * k,
+                    int64_t j, int64_t nc, float out[ATTN_QK_ROWS][4]) {
+    const void * krows[4];
+    for (int64_t t = 0; t < 4; t++) {
+        krows[t] = k->base + MIN(j + t, nc - 1)*k->stride;
+    }
+    const ggml_fp16_t * const k16[4] = { krows[0], krows[1], krows[2], krows[3] };
+    const float       * const k32[4] = { krows[0], krows[1], krows[2], krows[3] };
+    if (job->use_ref) {
+        for (int64_t i = 0; i < nq; i++) {
+            if (k->f16) {
+                attn_dot4_ref_f16(job->DK, qf + (r + i)*job->DK, k16, out[i]);
+            } else {
+                attn_dot4_ref_f32(job->DK, qf + (r + i)*job->DK, k32, out[i]);
+            }
+        }
+    } else if (nq == 1) {
+        if (k->f16) {
+            attn_dot4_f16(job->DK, qf + r*job->DK, k16, out[0]);
+        } else {
+            attn_dot4_f32(job->DK, qf + r*job->DK, k32, out[0]);
+        }
+    } else {
+        const float * qrows[ATTN_QK_ROWS];
+        for (int64_t i = 0; i < ATTN_QK_ROWS; i++) {
+            qrows[i] = qf + (r + MIN(i, nq - 1))*job->DK;
+        }
+        if (k->f16) {
+            attn_qk_f16(job->DK, qrows, k16, out);
+        } else {
+            attn_qk_f32(job->DK, qrows, k32, out);
+        }
+    }
+}
+
+// logit[r*nb + j] += f(q_r . k_j) for the tile's nr rows and the block's nc
+// keys; masked keys keep -INF whatever their K rows hold (rows with every key
+// masked are all -INF)
+static void attn_tile_logits(const struct attn_job * job, const float * qf, int64_t nr, const struct attn_rows * k,
+                             int64_t nc, int64_t nb, float * logit) {
+    float dots[ATTN_TILE_ROWS * ATTN_BLOCK_MAX];
+    const int64_t qr = job->use_ref ? 1 : ATTN_QK_ROWS;
+    for (int64_t j = 0; j < nc; j += 4) {
+        const int64_t n4 = MIN(4, nc - j);
+        for (int64_t r = 0; r < nr; r += qr) {
+            const int64_t nq = MIN(qr, nr - r);
+            bool any = false;
+            for (int64_t i = 0; i < nq; i++) {
+                for (int64_t t = 0; t < n4; t++) {
+                    any |= logit[(r + i)*nb + j + t] != -INFINITY;
+                }
+            }
+            float out[ATTN_QK_ROWS][4] = { { 0.0f } };
+            if (any) {
+                attn_qk(job, qf, r, nq, k, j, nc, out);
+            }
+            for (int64_t i = 0; i < nq; i++) {
+                for (int64_t t = 0; t < n4; t++) {
+                    const int64_t at = (r + i)*nb + j + t;
+                    dots[at] = logit[at] == -INFINITY ? 0.0f : out[i][t];
+                }
+            }
+        }
+    }
+    for (int64_t r = 0; r < nr; r++) {
+        float * lr = logit + r*nb;
+        float * dr = dots + r*nb;
+        if (job->softcap != 0.0f) {
+            if (job->use_ref) {
+                attn_softcap_ref(nc, dr, job->scale, job->softcap);
+            } else {
+                attn_softcap(nc, dr, job->scale, job->softcap);
+            }
+            for (int64_t j = 0; j < nc; j++) {
+                lr[j] += dr[j];
+            }
+        } else {
+            for (int64_t j = 0; j < nc; j++) {
+                lr[j] += job->scale * dr[j];
+            }
+        }
+    }
+}
+
+// One row's online-softmax step over a block: logit[] becomes the
+// probabilities exp(logit - M) (0 for masked keys), the accumulator and sum
+// are rescaled if the block raises the maximum M. False if every key is masked.
+// A NaN logit (from q, a K row or the mask) makes S NaN, and S stays NaN: the
+// row's output is NaN, never the zeros of a row masked entirely.
+static bool attn_block_softmax(const struct attn_job * job, float * logit, int64_t nc, float * acc, float * M, float * S) {
+    const int64_t DV = job->DV;
+    const float bmax = job->use_ref ? ggml_vec_max_f32_ref(nc, logit) : ggml_vec_max_f32(nc, logit);
+    if (bmax == -INFINITY) {
+        // the max skips NaNs: every key masked, or NaN where not
+        if (ggml_vec_has_nan_f32(nc, logit)) {
+            *S = NAN;
+        }
+        return false;
+    }
+    if (bmax > *M) {
+        // earlier terms shrink by exp(M_old - M_new) (0 when M_old = -INF)
+        const float ms = expf(*M - bmax);
+        if (job->use_ref) {
+            ggml_vec_scale_f32_ref(DV, acc, ms);
+        } else {
+            ggml_vec_scale_f32(DV, acc, ms);
+        }
+        *S *= ms;
+        *M = bmax;
+    }
+    *S += job->use_ref ? attn_exp_shift_sum_ref(nc, logit, *M) : attn_exp_shift_sum(nc, logit, *M);
+    return true;
+}
+
+// acc_r += sum_j p_r[j] v_j over the block's nc keys (p_r at p + r*nb) for the
+// tile's rows with live[r], two rows at a time where both are live; a V row
+// with p_r[j] == 0 (masked key) is not read for row r
+static void attn_tile_pv(const struct attn_job * job, const float * p, const bool * live, int64_t nr, int64_t nc,
+                         int64_t nb, const struct attn_rows * v, float * acc) {
+    const int64_t DV = job->DV;
+    for (int64_t r = 0; r < nr; r++) {
+        if (!live[r]) {
+            continue;
+        }
+        if (job->use_ref) {
+            if (v->f16) {
+                attn_pv_ref_f16(nc, p + r*nb, v->base, v->stride, DV, acc + r*DV);
+            } else {
+                attn_pv_ref_f32(nc, p + r*nb, v->base, v->stride, DV, acc + r*DV);
+            }
+        } else if (r + 1 < nr && live[r + 1]) {
+            if (v->f16) {
+                attn_pv2_f16(nc, p + r*nb, p + (r + 1)*nb, v->base, v->stride, DV, acc + r*DV, acc + (r + 1)*DV);
+            } else {
+                attn_pv2_f32(nc, p + r*nb, p + (r + 1)*nb, v->base, v->stride, DV, acc + r*DV, acc + (r + 1)*DV);
+            }
+            r++;
+        } else {
+            if (v->f16) {
+                attn_pv_f16(nc, p + r*nb, v->base, v->stride, DV, acc + r*DV);
+            } else {
+                attn_pv_f32(nc, p + r*nb, v->base, v->stride, DV, acc + r*DV);
+            }
+        }
+    }
+}
+
+// F32 rows of K or V are used in place, and so are F16 rows for a tile of
+// one query row; otherwise a block's rows are converted to F32 once for all
+// rows of the tile.
+static bool attn_rows_in_place(const struct ggml_tensor * t, int64_t nr) {
+    return t->type == GGML_TYPE_F32 || (t->type == GGML_TYPE_F16 && nr == 1);
+}
+
+// rows [c0, c0 + nc) of K or V for head (i2, i3), in place or converted into conv
+static struct attn_rows attn_block_rows(const struct ggml_tensor * t, bool use_ref, int64_t nr, int64_t i2, int64_t i3,
+                                        int64_t c0, int64_t nc, float * conv) {
+    const int64_t n = t->ne[0];
+    const char * base = (const char *) t->data + c0*t->nb[1] + i2*t->nb[2] + i3*t->nb[3];
+    if (attn_rows_in_place(t, nr)) {
+        return (struct attn_rows) { .base = base, .stride = t->nb[1], .f16 = t->type == GGML_TYPE_F16 };
+    }
+    for (int64_t j = 0; j < nc; j++) {
+        const char * row = base + j*t->nb[1];
+        if (t->type == GGML_TYPE_F16) {
+            if (use_ref) {
+                ggml_vec_fp16_to_fp32_ref(n, (const ggml_fp16_t *) row, conv + j*n);
+            } else {
+                ggml_vec_fp16_to_fp32(n, (const ggml_fp16_t *) row, conv + j*n);
+            }
+        } else {
+            ggml_get_type_traits(t->type)->to_float(row, conv + j*n, n);
+        }
+    }
+    return (struct attn_rows) { .base = (const char *) conv, .stride = (size_t) n * sizeof(float), .f16 = false };
+}
+
+// Asks for [p, p + size) to be brought into the cache while the current block
+// is computed: the next block's K and V rows (and the tile's mask rows) are
+// read in bursts too short for the hardware prefetchers to ramp up.
+static void attn_prefetch(const void * p, size_t size) {
+#if defined(__GNUC__) || defined(__clang__)
+    for (size_t off = 0; off < size; off += GGML_CPU_CACHE_LINE) {
+        __builtin_prefetch((const char *) p + off, 0, 2);
+    }
+#else
+    (void) p;
+    (void) size;
+#endif
+}
+
+// rows [c0, c0 + nc) of K or V for head (i2, i3)
+static void attn_prefetch_rows(const struct ggml_tensor * t, int64_t i2, int64_t i3, int64_t c0, int64_t nc) {
+    const size_t row = ggml_row_size(t->type, t->ne[0]);
+    const char * base = (const char *) t->data + c0*t->nb[1] + i2*t->nb[2] + i3*t->nb[3];
+    for (int64_t j = 0; j < nc; j++) {
+        attn_prefetch(base + j*t->nb[1], row);
+    }
+}
+
+// a tile: rows [rho0, rho0 + nr) of head group grp, batch i3
+struct attn_tile {
+    int64_t grp, i3, rho0, nr;
+};
+
+static struct attn_tile attn_tile_of(const struct attn_job * job, int64_t item) {
+    const struct attn_plan * p = &job->plan;
+    const int64_t n_groups = job->n_head / p->G;
+    const int64_t t = item % p->n_tiles;
+    struct attn_tile tile = {
+        .grp  = item / p->n_tiles % n_groups,
+        .i3   = item / (p->n_tiles * n_groups),
+        .rho0 = t * ATTN_TILE_ROWS,
+        .nr   = MIN(ATTN_TILE_ROWS, p->n_rows - t * ATTN_TILE_ROWS),
+    };
+    return tile;
+}
+
+// head and query row of a tile's row r
+static int64_t attn_row_head(const struct attn_job * job, const struct attn_tile * tile, int64_t r) {
+    return tile->grp * job->plan.G + (tile->rho0 + r) % job->plan.G;
+}
+
+static int64_t attn_row_query(const struct attn_job * job, const struct attn_tile * tile, int64_t r) {
+    return (tile->rho0 + r) / job->plan.G;
+}
+
+// Runs the online softmax of a tile's rows over keys [c_begin, c_end): M[r],
+// S[r] and acc (nr x DV) start empty and end with the partial result.
+static void attn_tile_keys(const struct attn_job * job, float * scratch, const struct attn_tile * tile,
+                           int64_t c_begin, int64_t c_end, float * M, float * S) {
+    const int64_t DK = job->DK;
+    const int64_t DV = job->DV;
+    const int64_t nb = job->plan.block;
+    const int64_t nr = tile->nr;
+    const int64_t i3 = tile->i3;
+    const struct ggml_tensor * q    = job->q;
+    const struct ggml_tensor * mask = job->mask;
+
+    float * qf    = scratch + job->plan.q;
+    float * acc   = scratch + job->plan.acc;
+    float * logit = scratch + job->plan.logit;
+    float * kconv = scratch + job->plan.kconv;
+    float * vconv = scratch + job->plan.vconv;
+
+    // every head of the group reads the same K and V head
+    const int64_t h0  = tile->grp * job->plan.G;
+    const int64_t ik2 = h0 / job->rk2, ik3 = i3 / job->rk3;
+    const int64_t iv2 = h0 / job->rv2, iv3 = i3 / job->rv3;
+
+    float slope[ATTN_TILE_ROWS];
+    const ggml_fp16_t * mrow[ATTN_TILE_ROWS];
+    bool live[ATTN_TILE_ROWS];
+
+    for (int64_t r = 0; r < nr; r++) {
+        const int64_t h = attn_row_head(job, tile, r);
+        const int64_t i = attn_row_query(job, tile, r);
+        slope[r] = attn_alibi_slope(job, h);
+        M[r] = -INFINITY;
+        S[r] = 0.0f;
+        mrow[r] = mask == NULL ? NULL : (const ggml_fp16_t *)((const char *) mask->data + i*mask->nb[1] +
+                                          (h % mask->ne[2])*mask->nb[2] + (i3 % mask->ne[3])*mask->nb[3]);
+        const char * qr = (const char *) q->data + i*q->nb[1] + h*q->nb[2] + i3*q->nb[3];
+        for (int64_t d = 0; d < DK; d++) {
+            qf[r*DK + d] = *(const float *)(qr + d*q->nb[0]);
+        }
+        memset(acc + r*DV, 0, (size_t) DV * sizeof(float));
+    }
+
+    for (int64_t c0 = c_begin; c0 < c_end; c0 += nb) {
+        const int64_t nc = MIN(nb, c_end - c0);
+
+        bool any = false;
+        for (int64_t r = 0; r < nr; r++) {
+            live[r] = attn_block_mask(job, mrow[r] ? mrow[r] + c0 : NULL, nc, slope[r], logit + r*nb);
+            any |= live[r];
+        }
+        if (!any) {
+            continue;
+        }
+
+        const struct attn_rows kb = attn_block_rows(job->k, job->use_ref, nr, ik2, ik3, c0, nc, kconv);
+        const struct attn_rows vb = attn_block_rows(job->v, job->use_ref, nr, iv2, iv3, c0, nc, vconv);
+        if (c0 + nb < c_end) {
+            const int64_t nn = MIN(nb, c_end - c0 - nb);
+            attn_prefetch_rows(job->k, ik2, ik3, c0 + nb, nn);
+            if (!attn_rows_in_place(job->v, nr)) {
+                // (V rows read in place stream better without: measured)
+                attn_prefetch_rows(job->v, iv2, iv3, c0 + nb, nn);
+            }
+            for (int64_t r = 0; r < nr && mask != NULL; r++) {
+                attn_prefetch(mrow[r] + c0 + nb, (size_t) nn * sizeof(ggml_fp16_t));
+            }
+        }
+
+        attn_tile_logits(job, qf, nr, &kb, nc, nb, logit);
+        for (int64_t r = 0; r < nr; r++) {
+            live[r] = live[r] && attn_block_softmax(job, logit + r*nb, nc, acc + r*DV, &M[r], &S[r]);
+        }
+        attn_tile_pv(job, logit, live, nr, nc, nb, &vb, acc);
+    }
+}
+
+// adds the head's sink to a row's softmax, normalises it and stores it
+static void attn_row_finish(const struct attn_job * job, const struct attn_tile * tile, int64_t r,
+                            float * acc, float M, float S) {
+    const int64_t DV = job->DV;
+    const int64_t h  = attn_row_head(job, tile, r);
+    if (job->sinks != NULL) {
+        // the sink is one more logit, with a zero value row
+        const float s = *(const float *)((const char *) job->sinks->data + h*job->sinks->nb[0]);
+        if (s > M) {
+            const float ms = expf(M - s);
+            ggml_vec_scale_f32_ref(DV, acc, ms);
+            S = S*ms + 1.0f;
+        } else {
+            S += expf(s - M);
+        }
+    }
+    const float inv = S == 0.0f ? 0.0f : 1.0f / S;
+    float * out = (float *)((char *) job->dst->data + h*job->dst->nb[1] + attn_row_query(job, tile, r)*job->dst->nb[2] +
+                            tile->i3*job->dst->nb[3]);
+    for (int64_t d = 0; d < DV; d++) {
+        out[d] = acc[d] * inv;
+    }
+}
+
+// the whole tile, all keys
+static void attn_tile_compute(const struct attn_job * job, float * scratch, int64_t item) {
+    const struct attn_tile tile = attn_tile_of(job, item);
+    float M[ATTN_TILE_ROWS];
+    float S[ATTN_TILE_ROWS];
+    attn_tile_keys(job, scratch, &tile, 0, job->n_kv, M, S);
+    for (int64_t r = 0; r < tile.nr; r++) {
+        attn_row_finish(job, &tile, r, scratch + job->plan.acc + r*job->DV, M[r], S[r]);
+    }
+}
+
+// partial result of chunk c of a tile: per row M, S and the DV accumulators
+static float * attn_partial(const struct attn_job * job, float * partials, int64_t item, int64_t c, int64_t r) {
+    const struct attn_plan * p = &job->plan;
+    return partials + ((item*p->n_chunks + c)*ATTN_TILE_ROWS + r)*p->partial_row;
+}
+
+static void attn_chunk_compute(const struct attn_job * job, float * scratch, float * partials, int64_t item, int64_t c) {
+    const struct attn_tile tile = attn_tile_of(job, item);
+    const int64_t c_begin = c * job->plan.chunk_len;
+    const int64_t c_end   = MIN(job->n_kv, c_begin + job->plan.chunk_len);
+    float M[ATTN_TILE_ROWS];
+    float S[ATTN_TILE_ROWS];
+    attn_tile_keys(job, scratch, &tile, c_begin, c_end, M, S);
+    for (int64_t r = 0; r < tile.nr; r++) {
+        float * part = attn_partial(job, partials, item, c, r);
+        part[0] = M[r];
+        part[1] = S[r];
+        memcpy(part + 2, scratch + job->plan.acc + r*job->DV, (size_t) job->DV * sizeof(float));
+    }
+}
+
+// combines a tile's chunks in their order: each scaled by exp(M_c - M)
+static void attn_chunks_combine(const struct attn_job * job, float * scratch, float * partials, int64_t item) {
+    const struct attn_tile tile = attn_tile_of(job, item);
+    const int64_t DV = job->DV;
+    float * acc = scratch + job->plan.acc;
+    for (int64_t r = 0; r < tile.nr; r++) {
+        float M = -INFINITY;
+        for (int64_t c = 0; c < job->plan.n_chunks; c++) {
+            M = MAX(M, attn_partial(job, partials, item, c, r)[0]);
+        }
+        float S = 0.0f;
+        memset(acc, 0, (size_t) DV * sizeof(float));
+        for (int64_t c = 0; c < job->plan.n_chunks; c++) {
+            const float * part = attn_partial(job, partials, item, c, r);
+            if (part[0] == -INFINITY) {
+                S += part[1]; // 0: every key of the chunk masked; NaN: it saw a NaN logit
+                continue;
+            }
+            const float w = expf(part[0] - M);
+            S += w * part[1];
+            if (job->use_ref) {
+                ggml_vec_mad_f32_ref(DV, acc, part + 2, w);
+            } else {
+                ggml_vec_mad_f32(DV, acc, part + 2, w);
+            }
+        }
+        attn_row_finish(job, &tile, r, acc, M, S);
+    }
+}
+
+static bool supports_flash_attn_ext(const struct ggml_tensor * op);
+
+static void forward_flash_attn_ext(const struct ggml_compute_params * params, struct ggml_tensor * dst) {
+    GGML_ASSERT(supports_flash_attn_ext(dst) && "flash_attn_ext: types or shapes the CPU kernel does not take");
+
+    struct attn_job job;
+    attn_job_init(&job, dst, params->use_ref);
+    const struct attn_plan * p = &job.plan;
+
+    GGML_ASSERT(params->wsize >= (p->partials + (size_t) params->nth * p->per_thread) * sizeof(float));
+    float * partials = (float *) params->wdata;
+    float * scratch  = partials + p->partials + (size_t) params->ith * p->per_thread;
+
+    // items in the order (i3, head group, rows[, chunk]): consecutive items share K/V
+    if (p->n_chunks == 1) {
+        for (int64_t it = ggml_cpu_next_chunk(params); it < p->n_items; it = ggml_cpu_next_chunk(params)) {
+            attn_tile_compute(&job, scratch, it);
+        }
+        return;
+    }
+    for (int64_t it = ggml_cpu_next_chunk(params); it < p->n_items * p->n_chunks; it = ggml_cpu_next_chunk(params)) {
+        attn_chunk_compute(&job, scratch, partials, it / p->n_chunks, it % p->n_chunks);
+    }
+    ggml_cpu_barrier(params->threadpool);
+    for (int64_t it = ggml_cpu_next_chunk(params); it < p->n_items; it = ggml_cpu_next_chunk(params)) {
+        attn_chunks_combine(&job, scratch, partials, it);
+    }
+}
+
+static size_t work_size_flash_attn_ext(const struct ggml_tensor * op, int n_threads) {
+    const struct attn_plan p = attn_plan_make(op);
+    return (p.partials + (size_t) n_threads * p.per_thread) * sizeof(float);
+}
+
+// K and V rows of any storage type are converted to F32 (attn_block_rows):
+// every type with a conversion except the activation formats q8_1 and q8_K,
+// which are not stored in a KV cache (upstream's kernel takes neither).
+// Upstream's CPU takes every other quantized type too, the IQ and K-quant
+// formats included (`-ctk iq4_nl` in llama.cpp).
+static bool attn_kv_type_supported(enum ggml_type type) {
+    if (type == GGML_TYPE_F32) {
+        return true;
+    }
+    if (type == GGML_TYPE_Q8_1 || type == GGML_TYPE_Q8_K) {
+        return false;
+    }
+    return ggml_get_type_traits(type)->to_float != NULL;
+}
+
+static bool supports_flash_attn_ext(const struct ggml_tensor * op) {
+    const struct ggml_tensor * q     = op->src[0];
+    const struct ggml_tensor * k     = op->src[1];
+    const struct ggml_tensor * v     = op->src[2];
+    const struct ggml_tensor * mask  = op->src[3];
+    const struct ggml_tensor * sinks = op->src[4];
+
+    const int32_t prec = ggml_get_op_params_i32(op, 3);
+    if (prec != GGML_PREC_DEFAULT && prec != GGML_PREC_F32) {
+        return false;
+    }
+    if (op->type != GGML_TYPE_F32 || !ggml_is_contiguous(op) || q->type != GGML_TYPE_F32) {
+        return false;
+    }
+    // K and V rows are read in place: contiguous within a row
+    if (!attn_kv_type_supported(k->type) || !attn_kv_type_supported(v->type) ||
+        k->nb[0] != ggml_type_size(k->type) || v->nb[0] != ggml_type_size(v->type)) {
+        return false;
+    }
+    if (q->ne[0] != k->ne[0] || v->ne[1] != k->ne[1] ||
+        q->ne[2] % k->ne[2] != 0 || q->ne[3] % k->ne[3] != 0 ||
+        q->ne[2] % v->ne[2] != 0 || q->ne[3] % v->ne[3] != 0) {
+        return false;
+    }
+    if (mask != NULL && (mask->type != GGML_TYPE_F16 || mask->nb[0] != sizeof(ggml_fp16_t) ||
+                         mask->ne[0] < k->ne[1] || mask->ne[1] < q->ne[1] ||
+                         q->ne[2] % mask->ne[2] != 0 || q->ne[3] % mask->ne[3] != 0)) {
+        return false;
+    }
+    if (sinks != NULL && (sinks->type != GGML_TYPE_F32 || sinks->ne[0] < q->ne[2])) {
+        return false;
+    }
+    return true;
+}
+
+void ggml_cpu_register_ops_attention(struct ggml_cpu_op_impl * table) {
+    table[GGML_OP_FLASH_ATTN_EXT] = (struct ggml_cpu_op_impl) {
+        .forward   = forward_flash_attn_ext,
+        .supports  = supports_flash_attn_ext,
+        .work_size = work_size_flash_attn_ext,
+    };
+}
