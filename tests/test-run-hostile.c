@@ -203,6 +203,17 @@ static void test_all_layers_in_window(void) {
               program_ending(&r, e, sizeof(e)), r.output);
 }
 
+// --profile: the per-token table, its rows for the products and the weights' bandwidth
+static void test_profile_option(void) {
+    const char * args[] = { "--size", "tiny", "-pp", "4", "-tg", "3", "-r", "2", "--profile", "-dev", "none", "-t", "2", NULL };
+    struct program_result r;
+    run_tool(args, NULL, &r);
+    char e[32];
+    CHECK_MSG(ended(&r, 0) && strstr(r.output, "generation profile: 6 tokens, 2 threads") != NULL &&
+              strstr(r.output, "MUL_MAT q8_0") != NULL && strstr(r.output, "weights read:") != NULL,
+              "--profile ended by %s:\n%s", program_ending(&r, e, sizeof(e)), r.output);
+}
+
 static void test_address_space(void) {
     const char * args[] = { "--size", "tiny", "--n-embd", "2000000000", "-dev", "none", "-t", "2", NULL };
     struct program_result r;
@@ -582,6 +593,7 @@ int main(int argc, char ** argv) {
     test_spm_unencodable();
     test_bpe_unencodable();
     test_all_layers_in_window();
+    test_profile_option();
     test_address_space();
     test_unreadable_input();
     test_endless_message();

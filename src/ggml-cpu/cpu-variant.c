@@ -110,7 +110,12 @@ struct ggml_cplan ggml_graph_plan(const struct ggml_cgraph * cgraph, int n_threa
 }
 
 enum ggml_status ggml_graph_compute(struct ggml_cgraph * cgraph, struct ggml_cplan * cplan) {
-    return ggml_cpu_kernels_active()->graph_compute(cgraph, cplan);
+    return ggml_cpu_kernels_active()->graph_compute(cgraph, cplan, NULL);
+}
+
+enum ggml_status ggml_graph_compute_profiled(struct ggml_cgraph * cgraph, struct ggml_cplan * cplan,
+                                             struct ggml_cpu_profile * profile) {
+    return ggml_cpu_kernels_active()->graph_compute(cgraph, cplan, profile);
 }
 
 enum ggml_status ggml_graph_compute_with_ctx(struct ggml_context * ctx, struct ggml_cgraph * cgraph, int n_threads) {

@@ -20,6 +20,7 @@
 //
 
 #include "cpu-impl.h"
+#include "cpu-profile.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -56,7 +57,8 @@ struct ggml_cpu_kernels {
     uint32_t     features; // the GGML_CPU_X86_* the compiler was allowed to use (0 off x86)
 
     struct ggml_cplan (*graph_plan)(const struct ggml_cgraph * cgraph, int n_threads, struct ggml_threadpool * threadpool);
-    enum ggml_status  (*graph_compute)(struct ggml_cgraph * cgraph, struct ggml_cplan * cplan);
+    enum ggml_status  (*graph_compute)(struct ggml_cgraph * cgraph, struct ggml_cplan * cplan,
+                                       struct ggml_cpu_profile * profile); // profile: NULL, or added to
     enum ggml_status  (*graph_compute_with_ctx)(struct ggml_context * ctx, struct ggml_cgraph * cgraph, int n_threads);
     bool              (*supports_op)(const struct ggml_tensor * op);
     const struct ggml_type_traits_cpu * (*get_type_traits)(enum ggml_type type);
@@ -68,6 +70,11 @@ struct ggml_cpu_kernels {
     void (*fp32_to_bf16)(const float * x, ggml_bf16_t * y, int64_t n);
     void (*bf16_to_fp32)(const ggml_bf16_t * x, float * y, int64_t n);
 };
+
+// ggml_graph_compute, adding the nodes' times to profile when not NULL
+// (graph-compute.c in each variant; cpu-variant.c forwards to the active one)
+enum ggml_status ggml_graph_compute_profiled(struct ggml_cgraph * cgraph, struct ggml_cplan * cplan,
+                                             struct ggml_cpu_profile * profile);
 
 // The variant in use, chosen once (at ggml_cpu_init): the highest level of
 // this build that the CPU supports, no higher than GGML_CPU_ISA names.

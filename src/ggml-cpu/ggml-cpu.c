@@ -41,6 +41,7 @@ struct ggml_backend_cpu_context {
     ggml_abort_callback      abort_callback;
     void *                   abort_callback_data;
     bool                     use_ref;
+    struct ggml_cpu_profile * profile;         // cpu-profile.h, or NULL
 };
 
 static const char * ggml_backend_cpu_get_name(ggml_backend_t backend) {
@@ -110,9 +111,9 @@ static void ggml_backend_cpu_graph_plan_free(ggml_backend_t backend, ggml_backen
 }
 
 static enum ggml_status ggml_backend_cpu_graph_plan_compute(ggml_backend_t backend, ggml_backend_graph_plan_t plan) {
-    (void) backend;
+    struct ggml_backend_cpu_context * ctx = (struct ggml_backend_cpu_context *) backend->context;
     struct ggml_backend_cpu_plan * p = (struct ggml_backend_cpu_plan *) plan;
-    return ggml_graph_compute(&p->cgraph, &p->cplan);
+    return ggml_graph_compute_profiled(&p->cgraph, &p->cplan, ctx->profile);
 }
 
 static enum ggml_status ggml_backend_cpu_graph_compute(ggml_backend_t backend, struct ggml_cgraph * cgraph) {
@@ -141,7 +142,7 @@ static enum ggml_status ggml_backend_cpu_graph_compute(ggml_backend_t backend, s
     cplan.abort_callback_data = ctx->abort_callback_data;
     cplan.use_ref             = ctx->use_ref;
 
-    return ggml_graph_compute(cgraph, &cplan);
+    return ggml_graph_compute_profiled(cgraph, &cplan, ctx->profile);
 }
 
 static const struct ggml_backend_i ggml_backend_cpu_i = {
@@ -233,6 +234,17 @@ void ggml_backend_cpu_set_use_ref(ggml_backend_t backend_cpu, bool use_ref) {
     GGML_ASSERT(ggml_backend_is_cpu(backend_cpu));
     struct ggml_backend_cpu_context * ctx = (struct ggml_backend_cpu_context *) backend_cpu->context;
     ctx->use_ref = use_ref;
+}
+
+// proc address "ggml_backend_cpu_set_profile" (cpu-profile.h)
+static void ggml_backend_cpu_set_profile(ggml_backend_t backend_cpu, struct ggml_cpu_profile * profile) {
+    if (!ggml_backend_is_cpu(backend_cpu)) {
+        GGML_LOG_ERROR("%s: %s is not a CPU backend: nothing to profile\n", __func__,
+                       backend_cpu != NULL ? ggml_backend_name(backend_cpu) : "NULL");
+        return;
+    }
+    struct ggml_backend_cpu_context * ctx = (struct ggml_backend_cpu_context *) backend_cpu->context;
+    ctx->profile = profile;
 }
 
 //
@@ -414,6 +426,10 @@ static void * ggml_backend_cpu_get_proc_address(ggml_backend_reg_t reg, const ch
     }
     if (strcmp(name, "ggml_backend_cpu_set_use_ref") == 0) {
         return GGML_FN_TO_PTR(ggml_backend_cpu_set_use_ref);
+    }
+    if (strcmp(name, "ggml_backend_cpu_set_profile") == 0) {
+        ggml_backend_cpu_set_profile_t fn = ggml_backend_cpu_set_profile;
+        return GGML_FN_TO_PTR(fn);
     }
     if (strcmp(name, "ggml_threadpool_new") == 0) {
         return GGML_FN_TO_PTR(ggml_threadpool_new);

@@ -3,12 +3,17 @@
 // ggml_graph_plan sizes the shared scratch memory (the largest any node
 // needs); ggml_graph_compute runs every node on all threads of a pool with
 // one barrier between nodes that compute something, and polls the abort
-// callback between nodes.
+// callback between nodes. With a profile (cpu-profile.h), every thread reads
+// the clock after each node's kernel and after the barrier that follows it,
+// and the times are added to the profile per kind of node.
 
 #include "cpu-impl.h"
+#include "cpu-variant.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
+#include <time.h>
 
 //
 // op table
@@ -107,7 +112,15 @@ struct graph_job {
     size_t                     wsize;
     atomic_int                 abort_at;  // index of the first node not to run, or -1
     enum ggml_status           status;
+    double *                   times;     // with a profile: [n_nodes][nth][2] kernel and whole-node ns
+    int                        nth;
 };
+
+static double now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec * 1e9 + (double) ts.tv_nsec;
+}
 
 static void graph_compute_thread(void * arg, int ith, int nth) {
     struct graph_job * job = (struct graph_job *) arg;
@@ -123,6 +136,10 @@ static void graph_compute_thread(void * arg, int ith, int nth) {
         .use_ref    = cplan->use_ref,
     };
 
+    double * const times = job->times;
+    double t_prev = times != NULL ? now_ns() : 0.0;
+    double t_kernel = 0.0;
+
     for (int i = 0; i < cgraph->n_nodes && atomic_load(&job->abort_at) != i; i++) {
         struct ggml_tensor * node = cgraph->nodes[i];
         if (!node_computes(node)) {
@@ -130,6 +147,9 @@ static void graph_compute_thread(void * arg, int ith, int nth) {
         }
 
         ggml_cpu_op_get(node->op)->forward(&params, node);
+        if (times != NULL) {
+            t_kernel = now_ns();
+        }
 
         // thread 0 decides before the barrier, so that every thread sees the
         // decision after it and all stop at the same node
@@ -141,7 +161,101 @@ static void graph_compute_thread(void * arg, int ith, int nth) {
         if (i + 1 < cgraph->n_nodes) {
             ggml_cpu_barrier(job->threadpool);
         }
+        if (times != NULL) {
+            const double t_end = now_ns();
+            double * t = times + ((size_t) i * (size_t) job->nth + (size_t) ith) * 2;
+            t[0] = t_kernel - t_prev;
+            t[1] = t_end - t_prev;
+            t_prev = t_end;
+        }
     }
+}
+
+//
+// profiling
+//
+
+// the bytes a node reads and writes, and of those the bytes of weights (cpu-profile.h)
+static double node_bytes(const struct ggml_tensor * node, double * weight_bytes) {
+    double bytes = (double) ggml_nbytes(node);
+    *weight_bytes = 0.0;
+    for (int j = 0; j < GGML_MAX_SRC; j++) {
+        const struct ggml_tensor * src = node->src[j];
+        if (src == NULL) {
+            continue;
+        }
+        double b;
+        if (node->op == GGML_OP_GET_ROWS && j == 0) {
+            b = (double) ggml_row_size(src->type, src->ne[0]) * (double) ggml_nelements(node->src[1]);
+        } else {
+            b = (double) ggml_nbytes(src);
+        }
+        bytes += b;
+        if (src->buffer != NULL && ggml_backend_buffer_get_usage(src->buffer) == GGML_BACKEND_BUFFER_USAGE_WEIGHTS) {
+            *weight_bytes += b;
+        }
+    }
+    return bytes;
+}
+
+static struct ggml_cpu_profile_row * profile_row(struct ggml_cpu_profile * prof, const struct ggml_tensor * node) {
+    int32_t sub_op = -1;
+    if (node->op == GGML_OP_UNARY) {
+        sub_op = (int32_t) ggml_get_unary_op(node);
+    } else if (node->op == GGML_OP_GLU) {
+        sub_op = (int32_t) ggml_get_glu_op(node);
+    }
+    const enum ggml_type src0_type = node->src[0] != NULL ? node->src[0]->type : GGML_TYPE_COUNT;
+    for (size_t r = 0; r < prof->n_rows; r++) {
+        struct ggml_cpu_profile_row * row = &prof->rows[r];
+        if (row->op == node->op && row->sub_op == sub_op && row->src0_type == src0_type) {
+            return row;
+        }
+    }
+    if (prof->n_rows == prof->cap_rows) {
+        const size_t cap = prof->cap_rows > 0 ? 2 * prof->cap_rows : 32;
+        struct ggml_cpu_profile_row * rows = (struct ggml_cpu_profile_row *) realloc(prof->rows, cap * sizeof(*rows));
+        if (rows == NULL) {
+            return NULL;
+        }
+        prof->rows     = rows;
+        prof->cap_rows = cap;
+    }
+    struct ggml_cpu_profile_row * row = &prof->rows[prof->n_rows++];
+    *row = (struct ggml_cpu_profile_row) { .op = node->op, .sub_op = sub_op, .src0_type = src0_type };
+    return row;
+}
+
+static void profile_add(struct ggml_cpu_profile * prof, const struct ggml_cgraph * cgraph, const double * times,
+                        int nth, int n_run, double graph_ns) {
+    for (int i = 0; i < n_run; i++) {
+        const struct ggml_tensor * node = cgraph->nodes[i];
+        if (!node_computes(node)) {
+            continue;
+        }
+        struct ggml_cpu_profile_row * row = profile_row(prof, node);
+        if (row == NULL) {
+            prof->failed = 1;
+            continue;
+        }
+        const double * t0 = times + (size_t) i * (size_t) nth * 2;
+        const double wall = t0[1];
+        double kmax = 0.0, ksum = 0.0;
+        for (int t = 0; t < nth; t++) {
+            kmax  = MAX(kmax, t0[2 * t]);
+            ksum += t0[2 * t];
+        }
+        row->n_nodes         += 1;
+        row->wall_ns         += wall;
+        row->compute_max_ns  += kmax;
+        row->compute_mean_ns += ksum / nth;
+        double weight_bytes;
+        row->bytes           += node_bytes(node, &weight_bytes);
+        row->weight_bytes    += weight_bytes;
+    }
+    prof->n_graphs  += 1;
+    prof->graph_ns  += graph_ns;
+    prof->n_threads  = nth;
 }
 
 // every node that computes something must be supported (types and layouts
@@ -160,7 +274,8 @@ static bool graph_check_supported(const struct ggml_cgraph * cgraph) {
     return true;
 }
 
-enum ggml_status ggml_graph_compute(struct ggml_cgraph * cgraph, struct ggml_cplan * cplan) {
+enum ggml_status ggml_graph_compute_profiled(struct ggml_cgraph * cgraph, struct ggml_cplan * cplan,
+                                             struct ggml_cpu_profile * prof) {
     GGML_ASSERT(cplan != NULL);
     GGML_ASSERT(cplan->n_threads > 0);
     GGML_ASSERT(cplan->work_size == 0 || cplan->work_data != NULL);
@@ -200,12 +315,30 @@ enum ggml_status ggml_graph_compute(struct ggml_cgraph * cgraph, struct ggml_cpl
         job.wsize = cplan->work_size - (size_t)(aligned - p);
     }
 
+    double t_start = 0.0;
+    if (prof != NULL && cgraph->n_nodes > 0) {
+        // a profile that cannot be kept does not stop the computation
+        job.times = (double *) calloc((size_t) cgraph->n_nodes * (size_t) n_threads * 2, sizeof(double));
+        job.nth   = n_threads;
+        prof->failed |= job.times == NULL;
+        t_start = now_ns();
+    }
+
     ggml_threadpool_run(tp, n_threads, graph_compute_thread, &job);
 
+    if (job.times != NULL) {
+        const int stop = atomic_load(&job.abort_at);
+        profile_add(prof, cgraph, job.times, n_threads, stop >= 0 ? stop : cgraph->n_nodes, now_ns() - t_start);
+        free(job.times);
+    }
     if (disposable) {
         ggml_threadpool_free(tp);
     }
     return job.status;
+}
+
+enum ggml_status ggml_graph_compute(struct ggml_cgraph * cgraph, struct ggml_cplan * cplan) {
+    return ggml_graph_compute_profiled(cgraph, cplan, NULL);
 }
 
 enum ggml_status ggml_graph_compute_with_ctx(struct ggml_context * ctx, struct ggml_cgraph * cgraph, int n_threads) {

@@ -1,12 +1,14 @@
 // bench.c: prompt and generation throughput, with a progress bar.
 
 #include "bench.h"
+#include "profile.h"
 #include "run-common.h"
 #include "sampling.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define BENCH_BAR_WIDTH 30
 
@@ -91,6 +93,9 @@ bool run_bench(struct run_context * rc, const struct run_bench_params * bp, stru
     double  * pp     = (double *)  run_calloc((size_t) bp->n_reps, sizeof(double), "the benchmark");
     double  * tg     = (double *)  run_calloc((size_t) bp->n_reps, sizeof(double), "the benchmark");
     bool ok = tokens != NULL && pp != NULL && tg != NULL;
+    struct run_profile prof;
+    memset(&prof, 0, sizeof(prof));
+    double gen_ns = 0.0;
     if (ok) {
         bench_make_prompt(rc, bp->seed, tokens, bp->n_prompt);
         run_context_reset(rc);
@@ -101,8 +106,15 @@ bool run_bench(struct run_context * rc, const struct run_bench_params * bp, stru
         const int64_t t0 = ggml_time_us();
         ok = bench_prompt(rc, bp, tokens, rep);
         const int64_t t1 = ggml_time_us();
+        if (ok && bp->profile) {
+            ok = run_profile_begin(rc, &prof);
+        }
         ok = ok && bench_generate(rc, bp, rep);
         const int64_t t2 = ggml_time_us();
+        if (bp->profile) {
+            run_profile_end(rc, &prof);
+            gen_ns += (double) (t2 - t1) * 1e3;
+        }
         pp[rep] = (double) bp->n_prompt * 1e6 / (double) (t1 > t0 ? t1 - t0 : 1);
         tg[rep] = bp->n_gen > 0 ? (double) bp->n_gen * 1e6 / (double) (t2 > t1 ? t2 - t1 : 1) : 0.0;
     }
@@ -112,7 +124,11 @@ bool run_bench(struct run_context * rc, const struct run_bench_params * bp, stru
     if (ok) {
         mean_std(pp, bp->n_reps, &result->pp_mean, &result->pp_std);
         mean_std(tg, bp->n_reps, &result->tg_mean, &result->tg_std);
+        if (bp->profile) {
+            run_profile_print(stdout, rc, &prof, bp->n_gen * bp->n_reps, gen_ns);
+        }
     }
+    run_profile_free(&prof);
     free(tokens);
     free(pp);
     free(tg);

@@ -8,6 +8,8 @@
 // tokens/s = n_prompt / prompt time, generation tokens/s = n_gen /
 // generation time. A first, untimed decode warms up the backends. With
 // progress, a bar on stdout shows how far each phase is (for terminals).
+// With profile, the CPU backends time every node while generating and the
+// per-token breakdown is printed to stdout (profile.h).
 
 #include "context.h"
 
@@ -20,6 +22,7 @@ struct run_bench_params {
     int64_t  n_gen;
     int      n_reps;
     bool     progress;
+    bool     profile;
     uint64_t seed;
 };
 

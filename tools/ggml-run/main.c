@@ -85,8 +85,11 @@ static void print_usage(const char * argv0) {
            "  -tg,  --n-gen N           generated tokens (default 32)\n"
            "  -r,   --repetitions N     timed runs (default 1)\n"
            "        --no-progress       no progress bar (there is none unless stdout is a terminal)\n"
-           "\n"
-           "devices and memory:\n"
+           "        --profile           where a generated token's time goes: per kind of node, the CPU's\n"
+           "                            time in kernels, waiting and hand-offs, bytes moved and GB/s\n"
+           "\n", argv0);
+    // (two parts: ISO C promises string literals of 4095 characters only)
+    printf("devices and memory:\n"
            "        --list-devices      list the devices of the registry and exit\n"
            "  -dev, --device LIST       devices for the layers, comma-separated, in order\n"
            "                            (default: every GPU; none: the CPU only); accelerators\n"
@@ -103,7 +106,7 @@ static void print_usage(const char * argv0) {
            "        --no-mmap           read the model file instead of mapping it\n"
            "        --no-repack         keep the CPU's matrices as they are in the file (default: a copy in\n"
            "                            the layout of the CPU kernels where they have one: BF16 with AVX512_BF16)\n"
-           "  -h,   --help\n", argv0);
+           "  -h,   --help\n");
 }
 
 //
@@ -247,6 +250,7 @@ static bool parse_flag(const char * arg, struct options * o) {
     if (is_opt(arg, "--ignore-eos", NULL))       { o->ignore_eos = true; return true; }
     if (is_opt(arg, "-cnv", "--conversation"))   { o->conversation = true; return true; }
     if (is_opt(arg, "--no-progress", NULL))      { o->bp.progress = false; return true; }
+    if (is_opt(arg, "--profile", NULL))          { o->bp.profile = true; return true; }
     if (is_opt(arg, "--list-devices", NULL))     { o->list_devices = true; return true; }
     if (is_opt(arg, "--verbose-prompt", NULL))   { o->verbose_prompt = true; return true; }
     if (is_opt(arg, "--no-parse-special", NULL)) { o->parse_special = false; return true; }

@@ -1,0 +1,68 @@
+#pragma once
+
+//
+// cpu-profile.h: where the time of the graphs a CPU backend computes goes,
+// per kind of node and in the hand-offs between nodes.
+//
+// A program (ggml-run --bench --profile) gives a CPU backend a profile with
+// the registry's proc address "ggml_backend_cpu_set_profile"; every graph the
+// backend computes afterwards adds to it, until the profile is taken back
+// (NULL). Not part of upstream's API: the declarations are here, for the
+// programs of this tree.
+//
+// Every thread of the pool reads the clock after each node's kernel and after
+// the barrier that follows it. For a node:
+//   wall         the time from the end of the previous node's barrier to the
+//                end of this node's, as thread 0 (the caller) saw it: the
+//                walls of a graph's nodes add up to its time
+//   compute_max  the longest any thread spent in the kernel
+//   compute_mean the mean over the threads
+// so that wall - compute_max is the hand-off (the barrier's latency), and
+// compute_max - compute_mean the imbalance (threads waiting for the slowest).
+// bytes counts what a node reads and writes: its operands and its result,
+// except that GET_ROWS counts only the rows it reads; weight_bytes the part
+// of it read from weights (operands in buffers of usage WEIGHTS).
+//
+
+#include "ggml-backend.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// one kind of node: the op, its sub-op (the unary or GLU op, else -1) and
+// the type of its first operand (GGML_TYPE_COUNT without one)
+struct ggml_cpu_profile_row {
+    enum ggml_op   op;
+    int32_t        sub_op;
+    enum ggml_type src0_type;
+    int64_t        n_nodes;
+    double         wall_ns;
+    double         compute_max_ns;
+    double         compute_mean_ns;
+    double         bytes;
+    double         weight_bytes;
+};
+
+// Zero it before use. rows grows with realloc (free it with free()).
+struct ggml_cpu_profile {
+    struct ggml_cpu_profile_row * rows;
+    size_t                        n_rows;
+    size_t                        cap_rows;
+    int64_t                       n_graphs;
+    double                        graph_ns;  // the whole computations, start to end
+    int                           n_threads; // of the last graph
+    int                           failed;    // set when a table could not grow (rows then incomplete)
+};
+
+// proc address "ggml_backend_cpu_set_profile": the backend adds the graphs it
+// computes to profile from now on (NULL: no longer). The backend must be a
+// CPU backend; the profile must outlive its use.
+typedef void (*ggml_backend_cpu_set_profile_t)(ggml_backend_t backend, struct ggml_cpu_profile * profile);
+
+#ifdef __cplusplus
+}
+#endif

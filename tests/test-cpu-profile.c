@@ -1,0 +1,189 @@
+// test-cpu-profile.c: the CPU backend's profile (src/ggml-cpu/cpu-profile.h),
+// through the proc address a program uses: every node of every graph counted
+// once under its kind, bytes and weight bytes by closed form, the nodes'
+// times adding up to at most the graphs' time, nothing added once the
+// profile is taken back, a non-CPU backend refused, and the results of a
+// profiled graph the same as without the profile.
+
+#include "ggml.h"
+#include "ggml-alloc.h"
+#include "ggml-backend.h"
+#include "ggml-cpu.h"
+#include "cpu-profile.h"
+#include "testing.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static ggml_backend_cpu_set_profile_t get_set_profile(void) {
+    ggml_backend_reg_t reg = ggml_backend_dev_backend_reg(ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU));
+    void * sym = ggml_backend_reg_get_proc_address(reg, "ggml_backend_cpu_set_profile");
+    ggml_backend_cpu_set_profile_t fn = NULL;
+    memcpy(&fn, &sym, sizeof(sym));
+    return fn;
+}
+
+static const struct ggml_cpu_profile_row * find_row(const struct ggml_cpu_profile * p, enum ggml_op op, int32_t sub,
+                                                    enum ggml_type t0) {
+    for (size_t r = 0; r < p->n_rows; r++) {
+        if (p->rows[r].op == op && p->rows[r].sub_op == sub && p->rows[r].src0_type == t0) {
+            return &p->rows[r];
+        }
+    }
+    return NULL;
+}
+
+// w [K, N] f16 weights (a buffer of usage WEIGHTS); x [K, M] f32;
+// y = silu(w x) + b, twice (two MUL_MAT, two UNARY silu, two ADD), and a GET_ROWS of w
+struct model {
+    struct ggml_context * ctx_w;
+    struct ggml_context * ctx_g;
+    ggml_backend_buffer_t buf_w;
+    ggml_backend_buffer_t buf_g;
+    struct ggml_tensor *  w, * x, * b, * ids, * out, * rows;
+    struct ggml_cgraph *  gf;
+};
+
+enum { K = 48, N = 64, M = 3 }; // N >= K: the second product takes a [K, M] view of the first's result
+
+static void model_init(struct model * m, ggml_backend_t be) {
+    struct ggml_init_params pw = { 4 * ggml_tensor_overhead(), NULL, true };
+    m->ctx_w = ggml_init(pw);
+    m->w = ggml_new_tensor_2d(m->ctx_w, GGML_TYPE_F16, K, N);
+    m->buf_w = ggml_backend_alloc_ctx_tensors(m->ctx_w, be);
+    ggml_backend_buffer_set_usage(m->buf_w, GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
+
+    struct ggml_init_params pg = { 64 * ggml_tensor_overhead() + ggml_graph_overhead(), NULL, true };
+    m->ctx_g = ggml_init(pg);
+    m->x   = ggml_new_tensor_2d(m->ctx_g, GGML_TYPE_F32, K, M);
+    m->b   = ggml_new_tensor_1d(m->ctx_g, GGML_TYPE_F32, N);
+    m->ids = ggml_new_tensor_1d(m->ctx_g, GGML_TYPE_I32, 2);
+    struct ggml_tensor * h = ggml_add(m->ctx_g, ggml_silu(m->ctx_g, ggml_mul_mat(m->ctx_g, m->w, m->x)), m->b);
+    struct ggml_tensor * h2 = ggml_cont(m->ctx_g, ggml_view_2d(m->ctx_g, h, K, M, h->nb[1], 0));
+    m->out  = ggml_add(m->ctx_g, ggml_silu(m->ctx_g, ggml_mul_mat(m->ctx_g, m->w, h2)), m->b);
+    m->rows = ggml_get_rows(m->ctx_g, m->w, m->ids);
+    m->gf = ggml_new_graph(m->ctx_g);
+    ggml_build_forward_expand(m->gf, m->out);
+    ggml_build_forward_expand(m->gf, m->rows);
+    m->buf_g = ggml_backend_alloc_ctx_tensors(m->ctx_g, be);
+
+    uint16_t * wd = (uint16_t *) malloc(sizeof(uint16_t) * K * N);
+    for (int i = 0; i < K * N; i++) {
+        wd[i] = ggml_fp32_to_fp16((float) ((i * 37) % 101 - 50) / 200.0f);
+    }
+    ggml_backend_tensor_set(m->w, wd, 0, sizeof(uint16_t) * K * N);
+    free(wd);
+    float xd[K * M], bd[N];
+    for (int i = 0; i < K * M; i++) {
+        xd[i] = (float) ((i * 13) % 17 - 8) / 8.0f;
+    }
+    for (int i = 0; i < N; i++) {
+        bd[i] = (float) (i % 5) / 10.0f;
+    }
+    const int32_t idd[2] = { 3, 40 };
+    ggml_backend_tensor_set(m->x, xd, 0, sizeof(xd));
+    ggml_backend_tensor_set(m->b, bd, 0, sizeof(bd));
+    ggml_backend_tensor_set(m->ids, idd, 0, sizeof(idd));
+}
+
+static void model_free(struct model * m) {
+    ggml_backend_buffer_free(m->buf_g);
+    ggml_backend_buffer_free(m->buf_w);
+    ggml_free(m->ctx_g);
+    ggml_free(m->ctx_w);
+}
+
+static void test_profile(int n_threads) {
+    ggml_backend_t be = ggml_backend_cpu_init();
+    CHECK(be != NULL);
+    ggml_backend_cpu_set_n_threads(be, n_threads);
+    ggml_backend_cpu_set_profile_t set_profile = get_set_profile();
+    CHECK(set_profile != NULL);
+
+    struct model m;
+    model_init(&m, be);
+
+    // unprofiled result first
+    CHECK(ggml_backend_graph_compute(be, m.gf) == GGML_STATUS_SUCCESS);
+    float ref[N * M];
+    ggml_backend_tensor_get(m.out, ref, 0, sizeof(ref));
+
+    struct ggml_cpu_profile prof;
+    memset(&prof, 0, sizeof(prof));
+    set_profile(be, &prof);
+    const int64_t t0 = ggml_time_us();
+    for (int rep = 0; rep < 3; rep++) {
+        CHECK(ggml_backend_graph_compute(be, m.gf) == GGML_STATUS_SUCCESS);
+    }
+    const int64_t t1 = ggml_time_us();
+    set_profile(be, NULL);
+    CHECK(ggml_backend_graph_compute(be, m.gf) == GGML_STATUS_SUCCESS); // not counted
+
+    float got[N * M];
+    ggml_backend_tensor_get(m.out, got, 0, sizeof(got));
+    CHECK(memcmp(got, ref, sizeof(got)) == 0);
+
+    CHECK_EQ_INT(prof.n_graphs, 3);
+    CHECK_EQ_INT(prof.n_threads, n_threads);
+    CHECK_EQ_INT(prof.failed, 0);
+
+    const struct ggml_cpu_profile_row * mm   = find_row(&prof, GGML_OP_MUL_MAT, -1, GGML_TYPE_F16);
+    const struct ggml_cpu_profile_row * silu = find_row(&prof, GGML_OP_UNARY, GGML_UNARY_OP_SILU, GGML_TYPE_F32);
+    const struct ggml_cpu_profile_row * add  = find_row(&prof, GGML_OP_ADD, -1, GGML_TYPE_F32);
+    const struct ggml_cpu_profile_row * cont = find_row(&prof, GGML_OP_CONT, -1, GGML_TYPE_F32);
+    const struct ggml_cpu_profile_row * gr   = find_row(&prof, GGML_OP_GET_ROWS, -1, GGML_TYPE_F16);
+    CHECK(mm != NULL && silu != NULL && add != NULL && cont != NULL && gr != NULL);
+    if (mm == NULL || silu == NULL || add == NULL || cont == NULL || gr == NULL) {
+        goto done;
+    }
+    CHECK_EQ_INT(prof.n_rows, 5); // views and the graph's leaves are not nodes that compute
+    CHECK_EQ_INT(mm->n_nodes, 6);
+    CHECK_EQ_INT(silu->n_nodes, 6);
+    CHECK_EQ_INT(add->n_nodes, 6);
+    CHECK_EQ_INT(cont->n_nodes, 3);
+    CHECK_EQ_INT(gr->n_nodes, 3);
+
+    // bytes: operands and result; weight bytes: the f16 matrix only
+    const double w_bytes = 2.0 * K * N, x_bytes = 4.0 * K * M, y_bytes = 4.0 * N * M;
+    CHECK_NEAR(mm->bytes, 6 * (w_bytes + x_bytes + y_bytes), 0.5);
+    CHECK_NEAR(mm->weight_bytes, 6 * w_bytes, 0.5);
+    CHECK_NEAR(silu->bytes, 6 * 2 * y_bytes, 0.5);
+    CHECK_NEAR(silu->weight_bytes, 0.0, 0.5);
+    CHECK_NEAR(add->bytes, 6 * (2 * y_bytes + 4.0 * N), 0.5);
+    // GET_ROWS: two rows of w read, two f32 rows written, two indices
+    CHECK_NEAR(gr->bytes, 3 * (2 * 2.0 * K + 2 * 4.0 * K + 2 * 4.0), 0.5);
+    CHECK_NEAR(gr->weight_bytes, 3 * 2 * 2.0 * K, 0.5);
+
+    double wall = 0.0;
+    for (size_t r = 0; r < prof.n_rows; r++) {
+        const struct ggml_cpu_profile_row * row = &prof.rows[r];
+        CHECK(row->compute_mean_ns >= 0.0 && row->compute_mean_ns <= row->compute_max_ns);
+        CHECK(row->compute_max_ns > 0.0);
+        wall += row->wall_ns;
+    }
+    CHECK(wall <= prof.graph_ns);
+    CHECK(prof.graph_ns <= (double) (t1 - t0) * 1e3 + 1e3);
+
+done:
+    free(prof.rows);
+    model_free(&m);
+    ggml_backend_free(be);
+}
+
+// a backend that is not the CPU's is refused with an error, not a crash
+static void test_not_cpu(void) {
+    ggml_backend_cpu_set_profile_t set_profile = get_set_profile();
+    struct ggml_cpu_profile prof;
+    memset(&prof, 0, sizeof(prof));
+    set_profile(NULL, &prof);
+    CHECK_EQ_INT(prof.n_graphs, 0);
+}
+
+int main(void) {
+    test_profile(1);
+    test_profile(2);
+    test_profile(3);
+    test_not_cpu();
+    return TEST_RESULT();
+}
