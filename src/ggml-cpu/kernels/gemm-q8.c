@@ -24,6 +24,7 @@
 // value is that of the other types; the float work per superblock doubles.
 
 #include "kernels/gemm.h"
+#include "kernels/kernel-config.h"
 #include "simd/quants-simd.h"
 #include "ggml-quants.h"
 
@@ -587,8 +588,9 @@ static GGML_GEMM_INLINE void q8p2_pack_weights_simd(enum ggml_type type, const c
 }
 
 #define Q8P2_DEFINE_PACK(name, type)                                                                   \
-    static void name(const char * row, int64_t k, uint8_t * panel) {                                   \
-        q8p2_pack_weights_simd(type, row, k, panel);                                                   \
+    static void name(const void * row, int64_t k, void * panel) {                                      \
+        GGML_ASSERT(k % 32 == 0);                                                                      \
+        q8p2_pack_weights_simd(type, (const char *) row, k, (uint8_t *) panel);                        \
     }
 
 Q8P2_DEFINE_PACK(q8p_pack_q2_K, GGML_TYPE_Q2_K)
@@ -596,8 +598,9 @@ Q8P2_DEFINE_PACK(q8p_pack_q3_K, GGML_TYPE_Q3_K)
 Q8P2_DEFINE_PACK(q8p_pack_q6_K, GGML_TYPE_Q6_K)
 
 #define Q8P_DEFINE_PACK(name, type)                                                                    \
-    static void name(const char * row, int64_t k, uint8_t * panel) {                                   \
-        q8p_pack_weights_simd(type, row, k, panel);                                                    \
+    static void name(const void * row, int64_t k, void * panel) {                                      \
+        GGML_ASSERT(k % 32 == 0);                                                                      \
+        q8p_pack_weights_simd(type, (const char *) row, k, (uint8_t *) panel);                         \
     }
 
 Q8P_DEFINE_PACK(q8p_pack_q4_0, GGML_TYPE_Q4_0)
@@ -613,35 +616,46 @@ Q8P_DEFINE_PACK(q8p_pack_mxfp4, GGML_TYPE_MXFP4)
 
 #endif // QD_SIMD
 
-void ggml_q8p_pack_weights(enum ggml_type type, const void * row, int64_t k, void * panel, bool use_ref) {
-    GGML_ASSERT(k % 32 == 0);
-    GGML_UNUSED(use_ref);
-#if defined(QD_SIMD)
-    if (!use_ref) {
-        switch (type) {
-            case GGML_TYPE_Q4_0: q8p_pack_q4_0((const char *) row, k, (uint8_t *) panel); return;
-            case GGML_TYPE_Q4_1: q8p_pack_q4_1((const char *) row, k, (uint8_t *) panel); return;
-            case GGML_TYPE_Q5_0: q8p_pack_q5_0((const char *) row, k, (uint8_t *) panel); return;
-            case GGML_TYPE_Q5_1: q8p_pack_q5_1((const char *) row, k, (uint8_t *) panel); return;
-            case GGML_TYPE_Q8_0: q8p_pack_q8_0((const char *) row, k, (uint8_t *) panel); return;
-            case GGML_TYPE_Q4_K: q8p_pack_q4_K((const char *) row, k, (uint8_t *) panel); return;
-            case GGML_TYPE_Q5_K: q8p_pack_q5_K((const char *) row, k, (uint8_t *) panel); return;
-            case GGML_TYPE_IQ4_NL: q8p_pack_iq4_nl((const char *) row, k, (uint8_t *) panel); return;
-            case GGML_TYPE_IQ4_XS: q8p_pack_iq4_xs((const char *) row, k, (uint8_t *) panel); return;
-            case GGML_TYPE_MXFP4:  q8p_pack_mxfp4((const char *) row, k, (uint8_t *) panel); return;
-            case GGML_TYPE_Q2_K: q8p_pack_q2_K((const char *) row, k, (uint8_t *) panel); return;
-            case GGML_TYPE_Q3_K: q8p_pack_q3_K((const char *) row, k, (uint8_t *) panel); return;
-            case GGML_TYPE_Q6_K: q8p_pack_q6_K((const char *) row, k, (uint8_t *) panel); return;
-            default: GGML_ABORT("no q8 panel for type %s", ggml_type_name(type));
-        }
+// the portable packers, per type
+#define Q8P_DEFINE_PACK_REF(name, type)                                                                \
+    static void name(const void * row, int64_t k, void * panel) {                                      \
+        GGML_ASSERT(k % 32 == 0);                                                                      \
+        if (ggml_q8p_has_halves(type)) {                                                               \
+            q8p2_pack_weights_ref(type, (const char *) row, k, (uint8_t *) panel);                     \
+        } else {                                                                                       \
+            q8p_pack_weights_ref(type, (const char *) row, k, (uint8_t *) panel);                      \
+        }                                                                                              \
     }
+
+Q8P_DEFINE_PACK_REF(q8p_pack_q4_0_ref,   GGML_TYPE_Q4_0)
+Q8P_DEFINE_PACK_REF(q8p_pack_q4_1_ref,   GGML_TYPE_Q4_1)
+Q8P_DEFINE_PACK_REF(q8p_pack_q5_0_ref,   GGML_TYPE_Q5_0)
+Q8P_DEFINE_PACK_REF(q8p_pack_q5_1_ref,   GGML_TYPE_Q5_1)
+Q8P_DEFINE_PACK_REF(q8p_pack_q8_0_ref,   GGML_TYPE_Q8_0)
+Q8P_DEFINE_PACK_REF(q8p_pack_q4_K_ref,   GGML_TYPE_Q4_K)
+Q8P_DEFINE_PACK_REF(q8p_pack_q5_K_ref,   GGML_TYPE_Q5_K)
+Q8P_DEFINE_PACK_REF(q8p_pack_iq4_nl_ref, GGML_TYPE_IQ4_NL)
+Q8P_DEFINE_PACK_REF(q8p_pack_iq4_xs_ref, GGML_TYPE_IQ4_XS)
+Q8P_DEFINE_PACK_REF(q8p_pack_mxfp4_ref,  GGML_TYPE_MXFP4)
+Q8P_DEFINE_PACK_REF(q8p_pack_q2_K_ref,   GGML_TYPE_Q2_K)
+Q8P_DEFINE_PACK_REF(q8p_pack_q3_K_ref,   GGML_TYPE_Q3_K)
+Q8P_DEFINE_PACK_REF(q8p_pack_q6_K_ref,   GGML_TYPE_Q6_K)
+
+#if !defined(QD_SIMD)
+#define q8p_pack_q4_0   q8p_pack_q4_0_ref
+#define q8p_pack_q4_1   q8p_pack_q4_1_ref
+#define q8p_pack_q5_0   q8p_pack_q5_0_ref
+#define q8p_pack_q5_1   q8p_pack_q5_1_ref
+#define q8p_pack_q8_0   q8p_pack_q8_0_ref
+#define q8p_pack_q4_K   q8p_pack_q4_K_ref
+#define q8p_pack_q5_K   q8p_pack_q5_K_ref
+#define q8p_pack_iq4_nl q8p_pack_iq4_nl_ref
+#define q8p_pack_iq4_xs q8p_pack_iq4_xs_ref
+#define q8p_pack_mxfp4  q8p_pack_mxfp4_ref
+#define q8p_pack_q2_K   q8p_pack_q2_K_ref
+#define q8p_pack_q3_K   q8p_pack_q3_K_ref
+#define q8p_pack_q6_K   q8p_pack_q6_K_ref
 #endif
-    if (ggml_q8p_has_halves(type)) {
-        q8p2_pack_weights_ref(type, (const char *) row, k, (uint8_t *) panel);
-        return;
-    }
-    q8p_pack_weights_ref(type, (const char *) row, k, (uint8_t *) panel);
-}
 
 //
 // kernels
@@ -870,35 +884,51 @@ GGML_GEMM_DEFINE_WALK(q8p2_walk, Q8P_RM, Q8P_RN, q8p2_tile, uint8_t)
 GGML_GEMM_DEFINE_WALK(q8p2o_walk, Q8P_RM, Q8P_RN, q8p2o_tile, uint8_t)
 #endif
 
-void ggml_gemm_q8p(int64_t nrows, int64_t ncols, int64_t nsb,
-                   const void * A, size_t lda, const void * const * B, float * const * C,
-                   bool accumulate, bool use_ref) {
-    GGML_UNUSED(use_ref);
-#if defined(GGML_VEC_NEON)
-    if (!use_ref) {
-        ggml_gemm_q8p_neon(nrows, ncols, nsb, A, lda, B, C, accumulate);
-        return;
+// the walks as ggml_cpu_q8p_gemm_t
+#define Q8P_DEFINE_GEMM(name, walk)                                                                    \
+    static void name(int64_t nrows, int64_t ncols, int64_t nsb, const void * A, size_t lda,            \
+                     const void * const * B, float * const * C, bool accumulate) {                     \
+        walk(nrows, ncols, nsb, (const uint8_t *) A, lda, B, C, accumulate);                           \
     }
-#endif
-#if defined(Q8P_RM)
-    if (!use_ref) {
-        q8p_walk(nrows, ncols, nsb, (const uint8_t *) A, lda, B, C, accumulate);
-        return;
-    }
-#endif
-    q8p_walk_ref(nrows, ncols, nsb, (const uint8_t *) A, lda, B, C, accumulate);
-}
 
-void ggml_gemm_q8p2(enum ggml_type type, int64_t nrows, int64_t ncols, int64_t nsb,
-                    const void * A, size_t lda, const void * const * B, float * const * C,
-                    bool accumulate, bool use_ref) {
-    GGML_UNUSED(use_ref);
-    const bool ofs = q8p2_offset(type) != 0;
+Q8P_DEFINE_GEMM(q8p_gemm_ref,   q8p_walk_ref)
+Q8P_DEFINE_GEMM(q8p2_gemm_ref,  q8p2_walk_ref)
+Q8P_DEFINE_GEMM(q8p2o_gemm_ref, q8p2o_walk_ref)
 #if defined(Q8P_RM)
-    if (!use_ref) {
-        (ofs ? q8p2o_walk : q8p2_walk)(nrows, ncols, nsb, (const uint8_t *) A, lda, B, C, accumulate);
-        return;
-    }
+Q8P_DEFINE_GEMM(q8p_gemm,   q8p_walk)
+Q8P_DEFINE_GEMM(q8p2_gemm,  q8p2_walk)
+Q8P_DEFINE_GEMM(q8p2o_gemm, q8p2o_walk)
+#if defined(GGML_VEC_AVX512)
+#define Q8P_TILE_ISA GGML_CPU_QD_ISA "_4x3"
+#else
+#define Q8P_TILE_ISA GGML_CPU_QD_ISA "_2x2"
 #endif
-    (ofs ? q8p2o_walk_ref : q8p2_walk_ref)(nrows, ncols, nsb, (const uint8_t *) A, lda, B, C, accumulate);
+#else
+#define q8p_gemm   q8p_gemm_ref
+#define q8p2_gemm  q8p2_gemm_ref
+#define q8p2o_gemm q8p2o_gemm_ref
+#define Q8P_TILE_ISA "scalar_2x2"
+#endif
+
+void ggml_cpu_add_kernels_gemm_q8(struct ggml_cpu_kernel_config * cfg) {
+#define Q8P_ADD(type, pk, pk_ref, tile, tile_ref)                                                  \
+    GGML_CPU_SET_KERNEL(cfg->fast, type, pack_weights, pk,       GGML_CPU_QD_ISA);             \
+    GGML_CPU_SET_KERNEL(cfg->ref,  type, pack_weights, pk_ref,   "scalar");                    \
+    GGML_CPU_SET_KERNEL(cfg->fast, type, gemm,         tile,     Q8P_TILE_ISA);                \
+    GGML_CPU_SET_KERNEL(cfg->ref,  type, gemm,         tile_ref, "scalar_2x2")
+    Q8P_ADD(GGML_TYPE_Q4_0,   q8p_pack_q4_0,   q8p_pack_q4_0_ref,   q8p_gemm,   q8p_gemm_ref);
+    Q8P_ADD(GGML_TYPE_Q4_1,   q8p_pack_q4_1,   q8p_pack_q4_1_ref,   q8p_gemm,   q8p_gemm_ref);
+    Q8P_ADD(GGML_TYPE_Q5_0,   q8p_pack_q5_0,   q8p_pack_q5_0_ref,   q8p_gemm,   q8p_gemm_ref);
+    Q8P_ADD(GGML_TYPE_Q5_1,   q8p_pack_q5_1,   q8p_pack_q5_1_ref,   q8p_gemm,   q8p_gemm_ref);
+    Q8P_ADD(GGML_TYPE_Q8_0,   q8p_pack_q8_0,   q8p_pack_q8_0_ref,   q8p_gemm,   q8p_gemm_ref);
+    Q8P_ADD(GGML_TYPE_Q4_K,   q8p_pack_q4_K,   q8p_pack_q4_K_ref,   q8p_gemm,   q8p_gemm_ref);
+    Q8P_ADD(GGML_TYPE_Q5_K,   q8p_pack_q5_K,   q8p_pack_q5_K_ref,   q8p_gemm,   q8p_gemm_ref);
+    Q8P_ADD(GGML_TYPE_IQ4_NL, q8p_pack_iq4_nl, q8p_pack_iq4_nl_ref, q8p_gemm,   q8p_gemm_ref);
+    Q8P_ADD(GGML_TYPE_IQ4_XS, q8p_pack_iq4_xs, q8p_pack_iq4_xs_ref, q8p_gemm,   q8p_gemm_ref);
+    Q8P_ADD(GGML_TYPE_MXFP4,  q8p_pack_mxfp4,  q8p_pack_mxfp4_ref,  q8p_gemm,   q8p_gemm_ref);
+    // the halves form; Q3_K and Q6_K carry the weights' offset in the integers
+    Q8P_ADD(GGML_TYPE_Q2_K,   q8p_pack_q2_K,   q8p_pack_q2_K_ref,   q8p2_gemm,  q8p2_gemm_ref);
+    Q8P_ADD(GGML_TYPE_Q3_K,   q8p_pack_q3_K,   q8p_pack_q3_K_ref,   q8p2o_gemm, q8p2o_gemm_ref);
+    Q8P_ADD(GGML_TYPE_Q6_K,   q8p_pack_q6_K,   q8p_pack_q6_K_ref,   q8p2o_gemm, q8p2o_gemm_ref);
+#undef Q8P_ADD
 }

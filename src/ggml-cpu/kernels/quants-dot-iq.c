@@ -10,6 +10,7 @@
 // values: per group of 8, sum(g*q) + shift*sum(q) times the group's scale.
 
 #include "kernels/quants-dot.h"
+#include "kernels/kernel-config.h"
 #include "ggml-quants.h"
 #include "../ggml-quants-iq.h"
 
@@ -205,17 +206,21 @@ IQ_DEFINE_ROWS(iq_rows_iq2_s,   GGML_TYPE_IQ2_S)
 IQ_DEFINE_ROWS(iq_rows_iq3_xxs, GGML_TYPE_IQ3_XXS)
 IQ_DEFINE_ROWS(iq_rows_iq3_s,   GGML_TYPE_IQ3_S)
 
-ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_iq(enum ggml_type type) {
-    switch (type) {
-        case GGML_TYPE_IQ2_XXS: return iq_rows_iq2_xxs;
-        case GGML_TYPE_IQ2_XS:  return iq_rows_iq2_xs;
-        case GGML_TYPE_IQ2_S:   return iq_rows_iq2_s;
-        case GGML_TYPE_IQ3_XXS: return iq_rows_iq3_xxs;
-        case GGML_TYPE_IQ3_S:   return iq_rows_iq3_s;
-        case GGML_TYPE_IQ1_S:   return iq_rows_iq1_s;
-        case GGML_TYPE_IQ1_M:   return iq_rows_iq1_m;
-        default:                return NULL;
-    }
+void ggml_cpu_add_kernels_quants_dot_iq(struct ggml_cpu_kernel_config * cfg) {
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ2_XXS, dot_rows, iq_rows_iq2_xxs, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_IQ2_XXS, dot_rows, iq_rows_iq2_xxs, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ2_XS, dot_rows, iq_rows_iq2_xs, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_IQ2_XS, dot_rows, iq_rows_iq2_xs, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ2_S, dot_rows, iq_rows_iq2_s, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_IQ2_S, dot_rows, iq_rows_iq2_s, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ3_XXS, dot_rows, iq_rows_iq3_xxs, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_IQ3_XXS, dot_rows, iq_rows_iq3_xxs, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ3_S, dot_rows, iq_rows_iq3_s, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_IQ3_S, dot_rows, iq_rows_iq3_s, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ1_S, dot_rows, iq_rows_iq1_s, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_IQ1_S, dot_rows, iq_rows_iq1_s, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ1_M, dot_rows, iq_rows_iq1_m, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_IQ1_M, dot_rows, iq_rows_iq1_m, "scalar");
 }
 
 #define IQ_DEFINE_VEC_DOT(name, type)                                                                  \
@@ -226,7 +231,7 @@ ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_iq(enum ggml_type type) {
         GGML_UNUSED(bs); GGML_UNUSED(bx); GGML_UNUSED(by);                                             \
         const void * yc[1] = { y };                                                                    \
         float *      sc[1] = { s };                                                                    \
-        ggml_cpu_get_dot_rows(type, false)(n, x, 0, 1, yc, sc, 1);                                        \
+        ggml_cpu_type_kernels(type, false)->dot_rows(n, x, 0, 1, yc, sc, 1);                                        \
     }
 
 IQ_DEFINE_VEC_DOT(ggml_vec_dot_iq2_xxs_q8_K, GGML_TYPE_IQ2_XXS)

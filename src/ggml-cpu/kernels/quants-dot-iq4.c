@@ -1,6 +1,5 @@
 // quants-dot-iq4.c: the table formats (IQ4_NL, MXFP4 . Q8_0 rows; IQ4_XS . Q8_K
-// rows) and the portable form of the ternary ones (TQ1_0, TQ2_0 . Q8_K rows;
-// the AVX2 form is in quants-dot-iq-avx2.c).
+// rows). The ternary formats are in quants-dot-tq.c.
 //
 // A weight code indexes a table of 16 int8 values; the dot product of a
 // block is the integer sum of table values times activation codes, scaled
@@ -10,6 +9,7 @@
 // table values are at most 127 in magnitude, so the pair sums fit int16.
 
 #include "kernels/quants-dot.h"
+#include "kernels/kernel-config.h"
 #include "simd/quants-simd.h"
 #include "ggml-quants.h"
 
@@ -150,17 +150,14 @@ IQ4_DEFINE_ROWS_SIMD(iq4_rows_mxfp4,  block_mxfp4,  block_q8_0, iq4_dot_row_mxfp
 
 #endif
 
-static ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_tq(enum ggml_type type);
-
-ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_iq4(enum ggml_type type, bool use_ref) {
-    switch (type) {
-        case GGML_TYPE_IQ4_NL: return use_ref ? iq4_rows_iq4_nl_ref : iq4_rows_iq4_nl;
-        case GGML_TYPE_IQ4_XS: return use_ref ? iq4_rows_iq4_xs_ref : iq4_rows_iq4_xs;
-        case GGML_TYPE_MXFP4:  return use_ref ? iq4_rows_mxfp4_ref  : iq4_rows_mxfp4;
-        case GGML_TYPE_TQ1_0:
-        case GGML_TYPE_TQ2_0:  return ggml_cpu_get_dot_rows_tq(type);
-        default:               return NULL;
-    }
+void ggml_cpu_add_kernels_quants_dot_iq4(struct ggml_cpu_kernel_config * cfg) {
+#define IQ4_ADD(type, f, r)                                                       \
+    GGML_CPU_SET_KERNEL(cfg->fast, type, dot_rows, f, GGML_CPU_QD_ISA);          \
+    GGML_CPU_SET_KERNEL(cfg->ref,  type, dot_rows, r, "scalar")
+    IQ4_ADD(GGML_TYPE_IQ4_NL, iq4_rows_iq4_nl, iq4_rows_iq4_nl_ref);
+    IQ4_ADD(GGML_TYPE_IQ4_XS, iq4_rows_iq4_xs, iq4_rows_iq4_xs_ref);
+    IQ4_ADD(GGML_TYPE_MXFP4,  iq4_rows_mxfp4,  iq4_rows_mxfp4_ref);
+#undef IQ4_ADD
 }
 
 #define IQ4_DEFINE_VEC_DOT(name, type, blck)                                                           \
@@ -171,60 +168,9 @@ ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_iq4(enum ggml_type type, bool use_ref)
         GGML_UNUSED(bs); GGML_UNUSED(bx); GGML_UNUSED(by);                                             \
         const void * yc[1] = { y };                                                                    \
         float *      sc[1] = { s };                                                                    \
-        ggml_cpu_get_dot_rows(type, false)(n, x, 0, 1, yc, sc, 1);                                    \
+        ggml_cpu_type_kernels(type, false)->dot_rows(n, x, 0, 1, yc, sc, 1);                             \
     }
 
 IQ4_DEFINE_VEC_DOT(ggml_vec_dot_iq4_nl_q8_0, GGML_TYPE_IQ4_NL, 32)
 IQ4_DEFINE_VEC_DOT(ggml_vec_dot_iq4_xs_q8_K, GGML_TYPE_IQ4_XS, QK_K)
 IQ4_DEFINE_VEC_DOT(ggml_vec_dot_mxfp4_q8_0,  GGML_TYPE_MXFP4,  32)
-
-//
-// TQ1_0, TQ2_0 . Q8_K, portable (the values of a block are decoded to -1, 0, 1
-// and summed against the activation codes)
-//
-
-static float tq_dot_row(enum ggml_type type, int64_t n, const char * x, const block_q8_K * y) {
-    const size_t bs = ggml_type_size(type);
-    float sum = 0.0f;
-    for (int64_t b = 0; b < n / QK_K; b++) {
-        int8_t v[QK_K];
-        ggml_half d;
-        if (type == GGML_TYPE_TQ1_0) {
-            ggml_tq1_0_values(x + b*bs, v);
-            d = ((const block_tq1_0 *)(x + b*bs))->d;
-        } else {
-            ggml_tq2_0_values(x + b*bs, v);
-            d = ((const block_tq2_0 *)(x + b*bs))->d;
-        }
-        int32_t isum = 0;
-        for (int j = 0; j < QK_K; j++) {
-            isum += v[j] * y[b].qs[j];
-        }
-        sum += GGML_FP16_TO_FP32(d) * y[b].d * (float) isum;
-    }
-    return sum;
-}
-
-#define TQ_DEFINE_ROWS(name, type)                                                                     \
-    static void name(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,                  \
-                     const void * const * y, float * const * s, int64_t nc) {                         \
-        for (int64_t c = 0; c < nc; c++) {                                                             \
-            for (int64_t r = 0; r < nr; r++) {                                                         \
-                s[c][r] = tq_dot_row(type, n, (const char *) x + r*bx, (const block_q8_K *) y[c]);     \
-            }                                                                                          \
-        }                                                                                              \
-    }
-
-TQ_DEFINE_ROWS(tq_rows_tq1_0, GGML_TYPE_TQ1_0)
-TQ_DEFINE_ROWS(tq_rows_tq2_0, GGML_TYPE_TQ2_0)
-
-static ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_tq(enum ggml_type type) {
-    switch (type) {
-        case GGML_TYPE_TQ1_0: return tq_rows_tq1_0;
-        case GGML_TYPE_TQ2_0: return tq_rows_tq2_0;
-        default:              return NULL;
-    }
-}
-
-IQ4_DEFINE_VEC_DOT(ggml_vec_dot_tq1_0_q8_K, GGML_TYPE_TQ1_0, QK_K)
-IQ4_DEFINE_VEC_DOT(ggml_vec_dot_tq2_0_q8_K, GGML_TYPE_TQ2_0, QK_K)

@@ -18,6 +18,7 @@
 // weights between columns.
 
 #include "kernels/quants-dot.h"
+#include "kernels/kernel-config.h"
 #include "simd/quants-simd.h"
 #include "ggml-quants.h"
 
@@ -645,15 +646,16 @@ QK_DEFINE_ROWS_SIMD(qk_rows_q3_K, block_q3_K, qk_dot_row_q3_K)
 
 #endif
 
-ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_k(enum ggml_type type, bool use_ref) {
-    switch (type) {
-        case GGML_TYPE_Q2_K: return use_ref ? qk_rows_q2_K_ref : qk_rows_q2_K;
-        case GGML_TYPE_Q3_K: return use_ref ? qk_rows_q3_K_ref : qk_rows_q3_K;
-        case GGML_TYPE_Q4_K: return use_ref ? qk_rows_q4_K_ref : qk_rows_q4_K;
-        case GGML_TYPE_Q5_K: return use_ref ? qk_rows_q5_K_ref : qk_rows_q5_K;
-        case GGML_TYPE_Q6_K: return use_ref ? qk_rows_q6_K_ref : qk_rows_q6_K;
-        default:             return NULL;
-    }
+void ggml_cpu_add_kernels_quants_dot_k(struct ggml_cpu_kernel_config * cfg) {
+#define QK_ADD(type, f, r)                                                        \
+    GGML_CPU_SET_KERNEL(cfg->fast, type, dot_rows, f, GGML_CPU_QD_ISA);          \
+    GGML_CPU_SET_KERNEL(cfg->ref,  type, dot_rows, r, "scalar")
+    QK_ADD(GGML_TYPE_Q2_K, qk_rows_q2_K, qk_rows_q2_K_ref);
+    QK_ADD(GGML_TYPE_Q3_K, qk_rows_q3_K, qk_rows_q3_K_ref);
+    QK_ADD(GGML_TYPE_Q4_K, qk_rows_q4_K, qk_rows_q4_K_ref);
+    QK_ADD(GGML_TYPE_Q5_K, qk_rows_q5_K, qk_rows_q5_K_ref);
+    QK_ADD(GGML_TYPE_Q6_K, qk_rows_q6_K, qk_rows_q6_K_ref);
+#undef QK_ADD
 }
 
 //
@@ -668,7 +670,7 @@ ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_k(enum ggml_type type, bool use_ref) {
         GGML_UNUSED(bs); GGML_UNUSED(bx); GGML_UNUSED(by);                                             \
         const void * yc[1] = { y };                                                                    \
         float *      sc[1] = { s };                                                                    \
-        ggml_cpu_get_dot_rows_k(type, false)(n, x, 0, 1, yc, sc, 1);                                  \
+        ggml_cpu_type_kernels(type, false)->dot_rows(n, x, 0, 1, yc, sc, 1);                             \
     }
 
 QK_DEFINE_VEC_DOT(ggml_vec_dot_q2_K_q8_K, GGML_TYPE_Q2_K)

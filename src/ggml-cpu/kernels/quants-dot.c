@@ -11,6 +11,7 @@
 // Q8_0 weights are signed; they use |x| and y with the sign of x.
 
 #include "kernels/quants-dot.h"
+#include "kernels/kernel-config.h"
 #include "simd/quants-simd.h"
 #include "ggml-quants.h"
 
@@ -575,42 +576,30 @@ QD_DEFINE_FROWS(qd_rows_bf16, QD_BF16)
 
 #endif
 
-ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows(enum ggml_type type, bool use_ref) {
-#if defined(GGML_VEC_NEON)
-    ggml_cpu_dot_rows_t neon = use_ref ? NULL : ggml_cpu_get_dot_rows_neon(type);
-    if (neon != NULL) {
-        return neon;
-    }
-#endif
-    switch (type) {
-        case GGML_TYPE_F32:  return use_ref ? qd_rows_f32_ref  : qd_rows_f32;
-        case GGML_TYPE_F16:  return use_ref ? qd_rows_f16_ref  : qd_rows_f16;
-        case GGML_TYPE_BF16: return use_ref ? qd_rows_bf16_ref : qd_rows_bf16;
-        case GGML_TYPE_Q4_0: return use_ref ? qd_rows_q4_0_ref : qd_rows_q4_0;
-        case GGML_TYPE_Q4_1: return use_ref ? qd_rows_q4_1_ref : qd_rows_q4_1;
-        case GGML_TYPE_Q5_0: return use_ref ? qd_rows_q5_0_ref : qd_rows_q5_0;
-        case GGML_TYPE_Q5_1: return use_ref ? qd_rows_q5_1_ref : qd_rows_q5_1;
-        case GGML_TYPE_Q8_0: return use_ref ? qd_rows_q8_0_ref : qd_rows_q8_0;
-        case GGML_TYPE_IQ4_NL:
-        case GGML_TYPE_IQ4_XS:
-        case GGML_TYPE_MXFP4: return ggml_cpu_get_dot_rows_iq4(type, use_ref);
-        case GGML_TYPE_TQ1_0:
-        case GGML_TYPE_TQ2_0: return !use_ref && ggml_cpu_get_dot_rows_iq_avx2(type) ? ggml_cpu_get_dot_rows_iq_avx2(type)
-                                                                                     : ggml_cpu_get_dot_rows_iq4(type, use_ref);
-        case GGML_TYPE_IQ2_XXS:
-        case GGML_TYPE_IQ2_XS:
-        case GGML_TYPE_IQ2_S:
-        case GGML_TYPE_IQ3_XXS:
-        case GGML_TYPE_IQ3_S:
-        case GGML_TYPE_IQ1_S:
-        case GGML_TYPE_IQ1_M:  return !use_ref && ggml_cpu_get_dot_rows_iq_avx2(type) ? ggml_cpu_get_dot_rows_iq_avx2(type)
-                                                                                      : ggml_cpu_get_dot_rows_iq(type);
-        case GGML_TYPE_Q1_0:
-        case GGML_TYPE_Q2_0:
-        case GGML_TYPE_NVFP4:  return !use_ref && ggml_cpu_get_dot_rows_iq_avx2(type) ? ggml_cpu_get_dot_rows_iq_avx2(type)
-                                                                                      : ggml_cpu_get_dot_rows_lowbit(type);
-        default:             return ggml_cpu_get_dot_rows_k(type, use_ref);
-    }
+void ggml_cpu_add_kernels_quants_dot(struct ggml_cpu_kernel_config * cfg) {
+#define QD_ADD(type, f, r)                                                        \
+    GGML_CPU_SET_KERNEL(cfg->fast, type, dot_rows, f, GGML_CPU_QD_ISA);          \
+    GGML_CPU_SET_KERNEL(cfg->ref,  type, dot_rows, r, "scalar")
+    QD_ADD(GGML_TYPE_F32,  qd_rows_f32,  qd_rows_f32_ref);
+    QD_ADD(GGML_TYPE_F16,  qd_rows_f16,  qd_rows_f16_ref);
+    QD_ADD(GGML_TYPE_BF16, qd_rows_bf16, qd_rows_bf16_ref);
+    QD_ADD(GGML_TYPE_Q4_0, qd_rows_q4_0, qd_rows_q4_0_ref);
+    QD_ADD(GGML_TYPE_Q4_1, qd_rows_q4_1, qd_rows_q4_1_ref);
+    QD_ADD(GGML_TYPE_Q5_0, qd_rows_q5_0, qd_rows_q5_0_ref);
+    QD_ADD(GGML_TYPE_Q5_1, qd_rows_q5_1, qd_rows_q5_1_ref);
+    QD_ADD(GGML_TYPE_Q8_0, qd_rows_q8_0, qd_rows_q8_0_ref);
+#undef QD_ADD
+
+    // the activation quantizers (Q8_K has only the reference one)
+    cfg->act_fast[GGML_TYPE_Q8_0] = ggml_cpu_quantize_row_q8_0;
+    cfg->act_fast[GGML_TYPE_Q8_1] = ggml_cpu_quantize_row_q8_1;
+    cfg->act_fast[GGML_TYPE_Q8_K] = quantize_row_q8_K_ref;
+    cfg->act_ref[GGML_TYPE_Q8_0]  = quantize_row_q8_0_ref;
+    cfg->act_ref[GGML_TYPE_Q8_1]  = quantize_row_q8_1_ref;
+    cfg->act_ref[GGML_TYPE_Q8_K]  = quantize_row_q8_K_ref;
+    cfg->act_fast_isa[GGML_TYPE_Q8_0] = GGML_CPU_QD_ISA;
+    cfg->act_fast_isa[GGML_TYPE_Q8_1] = GGML_CPU_QD_ISA;
+    cfg->act_fast_isa[GGML_TYPE_Q8_K] = "scalar";
 }
 
 //
