@@ -110,7 +110,11 @@ void ggml_cpu_add_kernels_quants_dot_tq    (struct ggml_cpu_kernel_config * cfg)
 void ggml_cpu_add_kernels_quants_dot_iq    (struct ggml_cpu_kernel_config * cfg); // kernels/quants-dot-iq.c: IQ1/IQ2/IQ3 grids
 void ggml_cpu_add_kernels_quants_dot_lowbit(struct ggml_cpu_kernel_config * cfg); // kernels/quants-dot-lowbit.c: Q1_0, Q2_0, NVFP4
 void ggml_cpu_add_kernels_gemm_q8          (struct ggml_cpu_kernel_config * cfg); // kernels/gemm-q8.c: q8 panel packers and tiles
-void ggml_cpu_add_kernels_x86_iq_avx2      (struct ggml_cpu_kernel_config * cfg); // arch/x86/quants-dot-iq-avx2.c (AVX2 builds)
+void ggml_cpu_add_kernels_x86_quants_dot   (struct ggml_cpu_kernel_config * cfg); // arch/x86/quants-dot-avx2.c (AVX2 builds)
+void ggml_cpu_add_kernels_x86_quants_dot_k (struct ggml_cpu_kernel_config * cfg); // arch/x86/quants-dot-k-avx2.c
+void ggml_cpu_add_kernels_x86_quants_dot_iq4(struct ggml_cpu_kernel_config * cfg); // arch/x86/quants-dot-iq4-avx2.c
+void ggml_cpu_add_kernels_x86_iq_avx2      (struct ggml_cpu_kernel_config * cfg); // arch/x86/quants-dot-iq-avx2.c
+void ggml_cpu_add_kernels_x86_gemm_q8      (struct ggml_cpu_kernel_config * cfg); // arch/x86/gemm-q8-avx2.c
 void ggml_cpu_add_kernels_arm_neon         (struct ggml_cpu_kernel_config * cfg); // arch/arm/quants-dot-neon.c (arm64)
 void ggml_cpu_add_kernels_arm_k_neon       (struct ggml_cpu_kernel_config * cfg); // arch/arm/quants-dot-k-neon.c (arm64)
 void ggml_cpu_add_kernels_arm_gemm_q8      (struct ggml_cpu_kernel_config * cfg); // arch/arm/gemm-q8-neon.c (arm64)
