@@ -303,19 +303,19 @@ void ggml_q8p_pack_act(enum ggml_type type, const void * row, int64_t k, void * 
         }                                                                                              \
     }
 
-Q8P_DEFINE_PACK_REF(q8p_pack_q4_0_ref,   GGML_TYPE_Q4_0)
-Q8P_DEFINE_PACK_REF(q8p_pack_q4_1_ref,   GGML_TYPE_Q4_1)
-Q8P_DEFINE_PACK_REF(q8p_pack_q5_0_ref,   GGML_TYPE_Q5_0)
-Q8P_DEFINE_PACK_REF(q8p_pack_q5_1_ref,   GGML_TYPE_Q5_1)
-Q8P_DEFINE_PACK_REF(q8p_pack_q8_0_ref,   GGML_TYPE_Q8_0)
-Q8P_DEFINE_PACK_REF(q8p_pack_q4_K_ref,   GGML_TYPE_Q4_K)
-Q8P_DEFINE_PACK_REF(q8p_pack_q5_K_ref,   GGML_TYPE_Q5_K)
-Q8P_DEFINE_PACK_REF(q8p_pack_iq4_nl_ref, GGML_TYPE_IQ4_NL)
-Q8P_DEFINE_PACK_REF(q8p_pack_iq4_xs_ref, GGML_TYPE_IQ4_XS)
-Q8P_DEFINE_PACK_REF(q8p_pack_mxfp4_ref,  GGML_TYPE_MXFP4)
-Q8P_DEFINE_PACK_REF(q8p_pack_q2_K_ref,   GGML_TYPE_Q2_K)
-Q8P_DEFINE_PACK_REF(q8p_pack_q3_K_ref,   GGML_TYPE_Q3_K)
-Q8P_DEFINE_PACK_REF(q8p_pack_q6_K_ref,   GGML_TYPE_Q6_K)
+Q8P_DEFINE_PACK_REF(q4_0_pack__scalar,   GGML_TYPE_Q4_0)
+Q8P_DEFINE_PACK_REF(q4_1_pack__scalar,   GGML_TYPE_Q4_1)
+Q8P_DEFINE_PACK_REF(q5_0_pack__scalar,   GGML_TYPE_Q5_0)
+Q8P_DEFINE_PACK_REF(q5_1_pack__scalar,   GGML_TYPE_Q5_1)
+Q8P_DEFINE_PACK_REF(q8_0_pack__scalar,   GGML_TYPE_Q8_0)
+Q8P_DEFINE_PACK_REF(q4_K_pack__scalar,   GGML_TYPE_Q4_K)
+Q8P_DEFINE_PACK_REF(q5_K_pack__scalar,   GGML_TYPE_Q5_K)
+Q8P_DEFINE_PACK_REF(iq4_nl_pack__scalar, GGML_TYPE_IQ4_NL)
+Q8P_DEFINE_PACK_REF(iq4_xs_pack__scalar, GGML_TYPE_IQ4_XS)
+Q8P_DEFINE_PACK_REF(mxfp4_pack__scalar,  GGML_TYPE_MXFP4)
+Q8P_DEFINE_PACK_REF(q2_K_pack__scalar,   GGML_TYPE_Q2_K)
+Q8P_DEFINE_PACK_REF(q3_K_pack__scalar,   GGML_TYPE_Q3_K)
+Q8P_DEFINE_PACK_REF(q6_K_pack__scalar,   GGML_TYPE_Q6_K)
 
 //
 // kernels
@@ -395,28 +395,28 @@ GGML_GEMM_DEFINE_WALK(q8p2o_walk_ref, Q8P_REF_RM, Q8P_REF_RN, q8p2o_tile_ref, ui
         walk(nrows, ncols, nsb, (const uint8_t *) A, lda, B, C, accumulate);                           \
     }
 
-Q8P_DEFINE_GEMM(q8p_gemm_ref,   q8p_walk_ref)
-Q8P_DEFINE_GEMM(q8p2_gemm_ref,  q8p2_walk_ref)
-Q8P_DEFINE_GEMM(q8p2o_gemm_ref, q8p2o_walk_ref)
+Q8P_DEFINE_GEMM(q8p_gemm__scalar_2x2,   q8p_walk_ref)
+Q8P_DEFINE_GEMM(q8p2_gemm__scalar_2x2,  q8p2_walk_ref)
+Q8P_DEFINE_GEMM(q8p2o_gemm__scalar_2x2, q8p2o_walk_ref)
 void ggml_cpu_add_kernels_gemm_q8(struct ggml_cpu_kernel_config * cfg) {
 #define Q8P_ADD(type, pk, tile)                                                                   \
     GGML_CPU_SET_KERNEL(cfg->fast, type, pack_weights, pk,   "scalar");                        \
     GGML_CPU_SET_KERNEL(cfg->ref,  type, pack_weights, pk,   "scalar");                        \
     GGML_CPU_SET_KERNEL(cfg->fast, type, gemm,         tile, "scalar_2x2");                    \
     GGML_CPU_SET_KERNEL(cfg->ref,  type, gemm,         tile, "scalar_2x2")
-    Q8P_ADD(GGML_TYPE_Q4_0,   q8p_pack_q4_0_ref,   q8p_gemm_ref);
-    Q8P_ADD(GGML_TYPE_Q4_1,   q8p_pack_q4_1_ref,   q8p_gemm_ref);
-    Q8P_ADD(GGML_TYPE_Q5_0,   q8p_pack_q5_0_ref,   q8p_gemm_ref);
-    Q8P_ADD(GGML_TYPE_Q5_1,   q8p_pack_q5_1_ref,   q8p_gemm_ref);
-    Q8P_ADD(GGML_TYPE_Q8_0,   q8p_pack_q8_0_ref,   q8p_gemm_ref);
-    Q8P_ADD(GGML_TYPE_Q4_K,   q8p_pack_q4_K_ref,   q8p_gemm_ref);
-    Q8P_ADD(GGML_TYPE_Q5_K,   q8p_pack_q5_K_ref,   q8p_gemm_ref);
-    Q8P_ADD(GGML_TYPE_IQ4_NL, q8p_pack_iq4_nl_ref, q8p_gemm_ref);
-    Q8P_ADD(GGML_TYPE_IQ4_XS, q8p_pack_iq4_xs_ref, q8p_gemm_ref);
-    Q8P_ADD(GGML_TYPE_MXFP4,  q8p_pack_mxfp4_ref,  q8p_gemm_ref);
+    Q8P_ADD(GGML_TYPE_Q4_0,   q4_0_pack__scalar,   q8p_gemm__scalar_2x2);
+    Q8P_ADD(GGML_TYPE_Q4_1,   q4_1_pack__scalar,   q8p_gemm__scalar_2x2);
+    Q8P_ADD(GGML_TYPE_Q5_0,   q5_0_pack__scalar,   q8p_gemm__scalar_2x2);
+    Q8P_ADD(GGML_TYPE_Q5_1,   q5_1_pack__scalar,   q8p_gemm__scalar_2x2);
+    Q8P_ADD(GGML_TYPE_Q8_0,   q8_0_pack__scalar,   q8p_gemm__scalar_2x2);
+    Q8P_ADD(GGML_TYPE_Q4_K,   q4_K_pack__scalar,   q8p_gemm__scalar_2x2);
+    Q8P_ADD(GGML_TYPE_Q5_K,   q5_K_pack__scalar,   q8p_gemm__scalar_2x2);
+    Q8P_ADD(GGML_TYPE_IQ4_NL, iq4_nl_pack__scalar, q8p_gemm__scalar_2x2);
+    Q8P_ADD(GGML_TYPE_IQ4_XS, iq4_xs_pack__scalar, q8p_gemm__scalar_2x2);
+    Q8P_ADD(GGML_TYPE_MXFP4,  mxfp4_pack__scalar,  q8p_gemm__scalar_2x2);
     // the halves form; Q3_K and Q6_K carry the weights' offset in the integers
-    Q8P_ADD(GGML_TYPE_Q2_K,   q8p_pack_q2_K_ref,   q8p2_gemm_ref);
-    Q8P_ADD(GGML_TYPE_Q3_K,   q8p_pack_q3_K_ref,   q8p2o_gemm_ref);
-    Q8P_ADD(GGML_TYPE_Q6_K,   q8p_pack_q6_K_ref,   q8p2o_gemm_ref);
+    Q8P_ADD(GGML_TYPE_Q2_K,   q2_K_pack__scalar,   q8p2_gemm__scalar_2x2);
+    Q8P_ADD(GGML_TYPE_Q3_K,   q3_K_pack__scalar,   q8p2o_gemm__scalar_2x2);
+    Q8P_ADD(GGML_TYPE_Q6_K,   q6_K_pack__scalar,   q8p2o_gemm__scalar_2x2);
 #undef Q8P_ADD
 }

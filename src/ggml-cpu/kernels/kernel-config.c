@@ -39,10 +39,10 @@ void ggml_cpu_kernel_config_init(void) {
     ggml_cpu_add_kernels_x86_quants_dot(cfg);
     ggml_cpu_add_kernels_x86_quants_dot_k(cfg);
     ggml_cpu_add_kernels_x86_quants_dot_iq4(cfg);
-    ggml_cpu_add_kernels_x86_iq_avx2(cfg);
+    ggml_cpu_add_kernels_x86_quants_dot_iq(cfg);
     ggml_cpu_add_kernels_x86_gemm_q8(cfg);
-    ggml_cpu_add_kernels_arm_neon(cfg);
-    ggml_cpu_add_kernels_arm_k_neon(cfg);
+    ggml_cpu_add_kernels_arm_quants_dot(cfg);
+    ggml_cpu_add_kernels_arm_quants_dot_k(cfg);
     ggml_cpu_add_kernels_arm_gemm_q8(cfg);
 
     // each quantized type's activations: the quantizer of its vec_dot_type

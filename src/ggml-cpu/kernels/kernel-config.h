@@ -15,14 +15,16 @@
 // was compiled for (arm64 dot-product and int8 matrix instructions, the
 // run-time BF16 kernel) are read here, once, and never on the hot path.
 //
-// Names, as GGML_CPU_KERNELS=1 (at start-up) and bench-matmul --list-kernels
-// print them: <weight type>_<op>__<isa>[_<rows>x<cols>], e.g.
-// q4_0_dot__avx2, q4_k_pack__avx512vnni, q8p_gemm__avx512vnni_4x3: each entry
-// holds its <isa>[_<tile>] part, the rest comes from the type and the op.
+// Names: <weight type>_<op>__<isa>[_<rows>x<cols>], e.g. q4_0_dot__avx2,
+// q4_K_pack__avx2, q8p_gemm__neon_i8mm_2x4. A kernel function is named so
+// after its file's instruction set (q4_0_dot__avx2 in arch/x86/*-avx2.c,
+// q4_0_dot__scalar in kernels/, f32_dot__vf for the kernels written on
+// simd-f32.h); each entry holds the <isa>[_<tile>] part of the variant in use,
+// which GGML_CPU_KERNELS=1 (at start-up) and bench-matmul --list-kernels print
+// (q4_0_dot__avx512vnni: the avx2 file compiled for that variant).
 //
 
 #include "kernels/quants-dot.h"
-#include "simd/quants-simd.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -79,8 +81,8 @@ void ggml_cpu_kernel_config_print(void);
 #define GGML_CPU_SET_KERNEL(tab, type, field, fn, isa) \
     do { (tab)[type].field = (fn); (tab)[type].field##_isa = (isa); } while (0)
 
-// the <isa> part of the names of the kernels in kernels/ that this variant's
-// flags vectorise (quants-simd.h's QD_SIMD paths), "scalar" where they do not
+// the <isa> part of the names of the kernels that this variant's flags
+// compile (arch/x86's avx2 files, the ggml_vf_* kernels)
 #if defined(GGML_VEC_AVX512) && defined(__AVX512VNNI__)
 #define GGML_CPU_ISA_TAG "avx512vnni"
 #elif defined(GGML_VEC_AVX512)
@@ -95,29 +97,24 @@ void ggml_cpu_kernel_config_print(void);
 #define GGML_CPU_ISA_TAG "scalar"
 #endif
 
-// the same for the kernels of kernels/ with a QD_SIMD path (quants-simd.h)
-#if defined(QD_SIMD)
-#define GGML_CPU_QD_ISA GGML_CPU_ISA_TAG
-#else
-#define GGML_CPU_QD_ISA "scalar"
-#endif
 
-// One per kernel file, in the order ggml_cpu_kernel_config_init calls them.
-void ggml_cpu_add_kernels_quants_dot       (struct ggml_cpu_kernel_config * cfg); // kernels/quants-dot.c: Q4_0..Q8_0, F32/F16/BF16, Q8 quantizers
-void ggml_cpu_add_kernels_quants_dot_k     (struct ggml_cpu_kernel_config * cfg); // kernels/quants-dot-k.c: Q2_K..Q6_K
-void ggml_cpu_add_kernels_quants_dot_iq4   (struct ggml_cpu_kernel_config * cfg); // kernels/quants-dot-iq4.c: IQ4_NL, IQ4_XS, MXFP4
-void ggml_cpu_add_kernels_quants_dot_tq    (struct ggml_cpu_kernel_config * cfg); // kernels/quants-dot-tq.c: TQ1_0, TQ2_0
-void ggml_cpu_add_kernels_quants_dot_iq    (struct ggml_cpu_kernel_config * cfg); // kernels/quants-dot-iq.c: IQ1/IQ2/IQ3 grids
-void ggml_cpu_add_kernels_quants_dot_lowbit(struct ggml_cpu_kernel_config * cfg); // kernels/quants-dot-lowbit.c: Q1_0, Q2_0, NVFP4
-void ggml_cpu_add_kernels_gemm_q8          (struct ggml_cpu_kernel_config * cfg); // kernels/gemm-q8.c: q8 panel packers and tiles
-void ggml_cpu_add_kernels_x86_quants_dot   (struct ggml_cpu_kernel_config * cfg); // arch/x86/quants-dot-avx2.c (AVX2 builds)
-void ggml_cpu_add_kernels_x86_quants_dot_k (struct ggml_cpu_kernel_config * cfg); // arch/x86/quants-dot-k-avx2.c
+// One per kernel file, in the order ggml_cpu_kernel_config_init calls them:
+// ggml_cpu_add_kernels_[<arch>_]<file>.
+void ggml_cpu_add_kernels_quants_dot        (struct ggml_cpu_kernel_config * cfg); // kernels/quants-dot.c: Q4_0..Q8_0, F32/F16/BF16, Q8 quantizers
+void ggml_cpu_add_kernels_quants_dot_k      (struct ggml_cpu_kernel_config * cfg); // kernels/quants-dot-k.c: Q2_K..Q6_K
+void ggml_cpu_add_kernels_quants_dot_iq4    (struct ggml_cpu_kernel_config * cfg); // kernels/quants-dot-iq4.c: IQ4_NL, IQ4_XS, MXFP4
+void ggml_cpu_add_kernels_quants_dot_tq     (struct ggml_cpu_kernel_config * cfg); // kernels/quants-dot-tq.c: TQ1_0, TQ2_0
+void ggml_cpu_add_kernels_quants_dot_iq     (struct ggml_cpu_kernel_config * cfg); // kernels/quants-dot-iq.c: IQ1/IQ2/IQ3 grids
+void ggml_cpu_add_kernels_quants_dot_lowbit (struct ggml_cpu_kernel_config * cfg); // kernels/quants-dot-lowbit.c: Q1_0, Q2_0, NVFP4
+void ggml_cpu_add_kernels_gemm_q8           (struct ggml_cpu_kernel_config * cfg); // kernels/gemm-q8.c: q8 panel packers and tiles
+void ggml_cpu_add_kernels_x86_quants_dot    (struct ggml_cpu_kernel_config * cfg); // arch/x86/quants-dot-avx2.c (each: empty without AVX2)
+void ggml_cpu_add_kernels_x86_quants_dot_k  (struct ggml_cpu_kernel_config * cfg); // arch/x86/quants-dot-k-avx2.c
 void ggml_cpu_add_kernels_x86_quants_dot_iq4(struct ggml_cpu_kernel_config * cfg); // arch/x86/quants-dot-iq4-avx2.c
-void ggml_cpu_add_kernels_x86_iq_avx2      (struct ggml_cpu_kernel_config * cfg); // arch/x86/quants-dot-iq-avx2.c
-void ggml_cpu_add_kernels_x86_gemm_q8      (struct ggml_cpu_kernel_config * cfg); // arch/x86/gemm-q8-avx2.c
-void ggml_cpu_add_kernels_arm_neon         (struct ggml_cpu_kernel_config * cfg); // arch/arm/quants-dot-neon.c (arm64)
-void ggml_cpu_add_kernels_arm_k_neon       (struct ggml_cpu_kernel_config * cfg); // arch/arm/quants-dot-k-neon.c (arm64)
-void ggml_cpu_add_kernels_arm_gemm_q8      (struct ggml_cpu_kernel_config * cfg); // arch/arm/gemm-q8-neon.c (arm64)
+void ggml_cpu_add_kernels_x86_quants_dot_iq (struct ggml_cpu_kernel_config * cfg); // arch/x86/quants-dot-iq-avx2.c
+void ggml_cpu_add_kernels_x86_gemm_q8       (struct ggml_cpu_kernel_config * cfg); // arch/x86/gemm-q8-avx2.c
+void ggml_cpu_add_kernels_arm_quants_dot    (struct ggml_cpu_kernel_config * cfg); // arch/arm/quants-dot-neon.c (each: empty off arm64)
+void ggml_cpu_add_kernels_arm_quants_dot_k  (struct ggml_cpu_kernel_config * cfg); // arch/arm/quants-dot-k-neon.c
+void ggml_cpu_add_kernels_arm_gemm_q8       (struct ggml_cpu_kernel_config * cfg); // arch/arm/gemm-q8-neon.c
 
 #ifdef __cplusplus
 }

@@ -191,8 +191,8 @@ static float iq1_dot_row(enum ggml_type type, int64_t n, const char * x, const b
         }                                                                                              \
     }
 
-IQ1_DEFINE_ROWS(iq_rows_iq1_s, GGML_TYPE_IQ1_S)
-IQ1_DEFINE_ROWS(iq_rows_iq1_m, GGML_TYPE_IQ1_M)
+IQ1_DEFINE_ROWS(iq1_s_dot__scalar, GGML_TYPE_IQ1_S)
+IQ1_DEFINE_ROWS(iq1_m_dot__scalar, GGML_TYPE_IQ1_M)
 
 #define IQ_DEFINE_ROWS(name, type)                                                                     \
     static void name(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,                  \
@@ -200,27 +200,27 @@ IQ1_DEFINE_ROWS(iq_rows_iq1_m, GGML_TYPE_IQ1_M)
         iq_dot_rows(type, n, (const char *) x, bx, nr, y, s, nc);                                      \
     }
 
-IQ_DEFINE_ROWS(iq_rows_iq2_xxs, GGML_TYPE_IQ2_XXS)
-IQ_DEFINE_ROWS(iq_rows_iq2_xs,  GGML_TYPE_IQ2_XS)
-IQ_DEFINE_ROWS(iq_rows_iq2_s,   GGML_TYPE_IQ2_S)
-IQ_DEFINE_ROWS(iq_rows_iq3_xxs, GGML_TYPE_IQ3_XXS)
-IQ_DEFINE_ROWS(iq_rows_iq3_s,   GGML_TYPE_IQ3_S)
+IQ_DEFINE_ROWS(iq2_xxs_dot__scalar, GGML_TYPE_IQ2_XXS)
+IQ_DEFINE_ROWS(iq2_xs_dot__scalar,  GGML_TYPE_IQ2_XS)
+IQ_DEFINE_ROWS(iq2_s_dot__scalar,   GGML_TYPE_IQ2_S)
+IQ_DEFINE_ROWS(iq3_xxs_dot__scalar, GGML_TYPE_IQ3_XXS)
+IQ_DEFINE_ROWS(iq3_s_dot__scalar,   GGML_TYPE_IQ3_S)
 
 void ggml_cpu_add_kernels_quants_dot_iq(struct ggml_cpu_kernel_config * cfg) {
-    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ2_XXS, dot_rows, iq_rows_iq2_xxs, "scalar");
-    GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_IQ2_XXS, dot_rows, iq_rows_iq2_xxs, "scalar");
-    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ2_XS, dot_rows, iq_rows_iq2_xs, "scalar");
-    GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_IQ2_XS, dot_rows, iq_rows_iq2_xs, "scalar");
-    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ2_S, dot_rows, iq_rows_iq2_s, "scalar");
-    GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_IQ2_S, dot_rows, iq_rows_iq2_s, "scalar");
-    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ3_XXS, dot_rows, iq_rows_iq3_xxs, "scalar");
-    GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_IQ3_XXS, dot_rows, iq_rows_iq3_xxs, "scalar");
-    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ3_S, dot_rows, iq_rows_iq3_s, "scalar");
-    GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_IQ3_S, dot_rows, iq_rows_iq3_s, "scalar");
-    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ1_S, dot_rows, iq_rows_iq1_s, "scalar");
-    GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_IQ1_S, dot_rows, iq_rows_iq1_s, "scalar");
-    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ1_M, dot_rows, iq_rows_iq1_m, "scalar");
-    GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_IQ1_M, dot_rows, iq_rows_iq1_m, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ2_XXS, dot_rows, iq2_xxs_dot__scalar, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_IQ2_XXS, dot_rows, iq2_xxs_dot__scalar, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ2_XS, dot_rows, iq2_xs_dot__scalar, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_IQ2_XS, dot_rows, iq2_xs_dot__scalar, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ2_S, dot_rows, iq2_s_dot__scalar, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_IQ2_S, dot_rows, iq2_s_dot__scalar, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ3_XXS, dot_rows, iq3_xxs_dot__scalar, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_IQ3_XXS, dot_rows, iq3_xxs_dot__scalar, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ3_S, dot_rows, iq3_s_dot__scalar, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_IQ3_S, dot_rows, iq3_s_dot__scalar, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ1_S, dot_rows, iq1_s_dot__scalar, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_IQ1_S, dot_rows, iq1_s_dot__scalar, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ1_M, dot_rows, iq1_m_dot__scalar, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_IQ1_M, dot_rows, iq1_m_dot__scalar, "scalar");
 }
 
 #define IQ_DEFINE_VEC_DOT(name, type)                                                                  \

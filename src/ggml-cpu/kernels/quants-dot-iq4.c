@@ -64,17 +64,17 @@ static float iq4_dot_row_ref(enum ggml_type type, int64_t n, const char * x, con
         }                                                                                              \
     }
 
-IQ4_DEFINE_ROWS_REF(iq4_rows_iq4_nl_ref, GGML_TYPE_IQ4_NL)
-IQ4_DEFINE_ROWS_REF(iq4_rows_iq4_xs_ref, GGML_TYPE_IQ4_XS)
-IQ4_DEFINE_ROWS_REF(iq4_rows_mxfp4_ref,  GGML_TYPE_MXFP4)
+IQ4_DEFINE_ROWS_REF(iq4_nl_dot__scalar, GGML_TYPE_IQ4_NL)
+IQ4_DEFINE_ROWS_REF(iq4_xs_dot__scalar, GGML_TYPE_IQ4_XS)
+IQ4_DEFINE_ROWS_REF(mxfp4_dot__scalar,  GGML_TYPE_MXFP4)
 
 void ggml_cpu_add_kernels_quants_dot_iq4(struct ggml_cpu_kernel_config * cfg) {
 #define IQ4_ADD(type, f, r)                                                       \
     GGML_CPU_SET_KERNEL(cfg->fast, type, dot_rows, f, "scalar");                   \
     GGML_CPU_SET_KERNEL(cfg->ref,  type, dot_rows, r, "scalar")
-    IQ4_ADD(GGML_TYPE_IQ4_NL, iq4_rows_iq4_nl_ref, iq4_rows_iq4_nl_ref);
-    IQ4_ADD(GGML_TYPE_IQ4_XS, iq4_rows_iq4_xs_ref, iq4_rows_iq4_xs_ref);
-    IQ4_ADD(GGML_TYPE_MXFP4,  iq4_rows_mxfp4_ref,  iq4_rows_mxfp4_ref);
+    IQ4_ADD(GGML_TYPE_IQ4_NL, iq4_nl_dot__scalar, iq4_nl_dot__scalar);
+    IQ4_ADD(GGML_TYPE_IQ4_XS, iq4_xs_dot__scalar, iq4_xs_dot__scalar);
+    IQ4_ADD(GGML_TYPE_MXFP4,  mxfp4_dot__scalar,  mxfp4_dot__scalar);
 #undef IQ4_ADD
 }
 

@@ -135,21 +135,21 @@ static float qk_dot_row_ref(enum ggml_type type, int64_t nb, const char * x, con
         }                                                                                              \
     }
 
-QK_DEFINE_ROWS_REF(qk_rows_q2_K_ref, GGML_TYPE_Q2_K)
-QK_DEFINE_ROWS_REF(qk_rows_q3_K_ref, GGML_TYPE_Q3_K)
-QK_DEFINE_ROWS_REF(qk_rows_q4_K_ref, GGML_TYPE_Q4_K)
-QK_DEFINE_ROWS_REF(qk_rows_q5_K_ref, GGML_TYPE_Q5_K)
-QK_DEFINE_ROWS_REF(qk_rows_q6_K_ref, GGML_TYPE_Q6_K)
+QK_DEFINE_ROWS_REF(q2_K_dot__scalar, GGML_TYPE_Q2_K)
+QK_DEFINE_ROWS_REF(q3_K_dot__scalar, GGML_TYPE_Q3_K)
+QK_DEFINE_ROWS_REF(q4_K_dot__scalar, GGML_TYPE_Q4_K)
+QK_DEFINE_ROWS_REF(q5_K_dot__scalar, GGML_TYPE_Q5_K)
+QK_DEFINE_ROWS_REF(q6_K_dot__scalar, GGML_TYPE_Q6_K)
 
 void ggml_cpu_add_kernels_quants_dot_k(struct ggml_cpu_kernel_config * cfg) {
 #define QK_ADD(type, f, r)                                                        \
     GGML_CPU_SET_KERNEL(cfg->fast, type, dot_rows, f, "scalar");                   \
     GGML_CPU_SET_KERNEL(cfg->ref,  type, dot_rows, r, "scalar")
-    QK_ADD(GGML_TYPE_Q2_K, qk_rows_q2_K_ref, qk_rows_q2_K_ref);
-    QK_ADD(GGML_TYPE_Q3_K, qk_rows_q3_K_ref, qk_rows_q3_K_ref);
-    QK_ADD(GGML_TYPE_Q4_K, qk_rows_q4_K_ref, qk_rows_q4_K_ref);
-    QK_ADD(GGML_TYPE_Q5_K, qk_rows_q5_K_ref, qk_rows_q5_K_ref);
-    QK_ADD(GGML_TYPE_Q6_K, qk_rows_q6_K_ref, qk_rows_q6_K_ref);
+    QK_ADD(GGML_TYPE_Q2_K, q2_K_dot__scalar, q2_K_dot__scalar);
+    QK_ADD(GGML_TYPE_Q3_K, q3_K_dot__scalar, q3_K_dot__scalar);
+    QK_ADD(GGML_TYPE_Q4_K, q4_K_dot__scalar, q4_K_dot__scalar);
+    QK_ADD(GGML_TYPE_Q5_K, q5_K_dot__scalar, q5_K_dot__scalar);
+    QK_ADD(GGML_TYPE_Q6_K, q6_K_dot__scalar, q6_K_dot__scalar);
 #undef QK_ADD
 }
 

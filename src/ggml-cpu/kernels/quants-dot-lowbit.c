@@ -76,17 +76,17 @@ static float lowbit_dot_row(enum ggml_type type, int64_t n, const char * x, cons
         }                                                                                              \
     }
 
-LOWBIT_DEFINE_ROWS(lowbit_rows_q1_0,  GGML_TYPE_Q1_0)
-LOWBIT_DEFINE_ROWS(lowbit_rows_q2_0,  GGML_TYPE_Q2_0)
-LOWBIT_DEFINE_ROWS(lowbit_rows_nvfp4, GGML_TYPE_NVFP4)
+LOWBIT_DEFINE_ROWS(q1_0_dot__scalar,  GGML_TYPE_Q1_0)
+LOWBIT_DEFINE_ROWS(q2_0_dot__scalar,  GGML_TYPE_Q2_0)
+LOWBIT_DEFINE_ROWS(nvfp4_dot__scalar, GGML_TYPE_NVFP4)
 
 void ggml_cpu_add_kernels_quants_dot_lowbit(struct ggml_cpu_kernel_config * cfg) {
-    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q1_0, dot_rows, lowbit_rows_q1_0, "scalar");
-    GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_Q1_0, dot_rows, lowbit_rows_q1_0, "scalar");
-    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q2_0, dot_rows, lowbit_rows_q2_0, "scalar");
-    GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_Q2_0, dot_rows, lowbit_rows_q2_0, "scalar");
-    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_NVFP4, dot_rows, lowbit_rows_nvfp4, "scalar");
-    GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_NVFP4, dot_rows, lowbit_rows_nvfp4, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q1_0, dot_rows, q1_0_dot__scalar, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_Q1_0, dot_rows, q1_0_dot__scalar, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q2_0, dot_rows, q2_0_dot__scalar, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_Q2_0, dot_rows, q2_0_dot__scalar, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_NVFP4, dot_rows, nvfp4_dot__scalar, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_NVFP4, dot_rows, nvfp4_dot__scalar, "scalar");
 }
 
 #define LOWBIT_DEFINE_VEC_DOT(name, type)                                                              \

@@ -40,14 +40,14 @@ static float tq_dot_row(enum ggml_type type, int64_t n, const char * x, const bl
         }                                                                                              \
     }
 
-TQ_DEFINE_ROWS(tq_rows_tq1_0, GGML_TYPE_TQ1_0)
-TQ_DEFINE_ROWS(tq_rows_tq2_0, GGML_TYPE_TQ2_0)
+TQ_DEFINE_ROWS(tq1_0_dot__scalar, GGML_TYPE_TQ1_0)
+TQ_DEFINE_ROWS(tq2_0_dot__scalar, GGML_TYPE_TQ2_0)
 
 void ggml_cpu_add_kernels_quants_dot_tq(struct ggml_cpu_kernel_config * cfg) {
-    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_TQ1_0, dot_rows, tq_rows_tq1_0, "scalar");
-    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_TQ2_0, dot_rows, tq_rows_tq2_0, "scalar");
-    GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_TQ1_0, dot_rows, tq_rows_tq1_0, "scalar");
-    GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_TQ2_0, dot_rows, tq_rows_tq2_0, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_TQ1_0, dot_rows, tq1_0_dot__scalar, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_TQ2_0, dot_rows, tq2_0_dot__scalar, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_TQ1_0, dot_rows, tq1_0_dot__scalar, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_TQ2_0, dot_rows, tq2_0_dot__scalar, "scalar");
 }
 
 #define TQ_DEFINE_VEC_DOT(name, type)                                                                  \

@@ -74,11 +74,11 @@ static QD_INLINE float qd_dot_row_ref(enum ggml_type type, int64_t nb, const cha
         }                                                                                              \
     }
 
-QD_DEFINE_ROWS_REF(qd_rows_q4_0_ref, GGML_TYPE_Q4_0)
-QD_DEFINE_ROWS_REF(qd_rows_q4_1_ref, GGML_TYPE_Q4_1)
-QD_DEFINE_ROWS_REF(qd_rows_q5_0_ref, GGML_TYPE_Q5_0)
-QD_DEFINE_ROWS_REF(qd_rows_q5_1_ref, GGML_TYPE_Q5_1)
-QD_DEFINE_ROWS_REF(qd_rows_q8_0_ref, GGML_TYPE_Q8_0)
+QD_DEFINE_ROWS_REF(q4_0_dot__scalar, GGML_TYPE_Q4_0)
+QD_DEFINE_ROWS_REF(q4_1_dot__scalar, GGML_TYPE_Q4_1)
+QD_DEFINE_ROWS_REF(q5_0_dot__scalar, GGML_TYPE_Q5_0)
+QD_DEFINE_ROWS_REF(q5_1_dot__scalar, GGML_TYPE_Q5_1)
+QD_DEFINE_ROWS_REF(q8_0_dot__scalar, GGML_TYPE_Q8_0)
 
 //
 // float rows . F32 rows
@@ -88,7 +88,7 @@ static QD_INLINE float qd_bf16_to_f32(ggml_bf16_t h) {
     return ggml_compute_bf16_to_fp32(h);
 }
 
-static void qd_rows_f32_ref(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
+static void f32_dot__scalar(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
                             const void * const * y, float * const * s, int64_t nc) {
     for (int64_t c = 0; c < nc; c++) {
         for (int64_t r = 0; r < nr; r++) {
@@ -97,7 +97,7 @@ static void qd_rows_f32_ref(int64_t n, const void * GGML_RESTRICT x, size_t bx, 
     }
 }
 
-static void qd_rows_f16_ref(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
+static void f16_dot__scalar(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
                             const void * const * y, float * const * s, int64_t nc) {
     for (int64_t c = 0; c < nc; c++) {
         const float * yf = (const float *) y[c];
@@ -112,7 +112,7 @@ static void qd_rows_f16_ref(int64_t n, const void * GGML_RESTRICT x, size_t bx, 
     }
 }
 
-static void qd_rows_bf16_ref(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
+static void bf16_dot__scalar(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
                              const void * const * y, float * const * s, int64_t nc) {
     for (int64_t c = 0; c < nc; c++) {
         const float * yf = (const float *) y[c];
@@ -233,15 +233,15 @@ static QD_INLINE void qd_frows(enum qd_ftype ft, int64_t n, const void * x, size
         qd_frows(ft, n, x, bx, nr, y, s, nc);                                                          \
     }
 
-QD_DEFINE_FROWS(qd_rows_f32,  QD_F32)
-QD_DEFINE_FROWS(qd_rows_f16,  QD_F16)
-QD_DEFINE_FROWS(qd_rows_bf16, QD_BF16)
+QD_DEFINE_FROWS(f32_dot__vf,  QD_F32)
+QD_DEFINE_FROWS(f16_dot__vf,  QD_F16)
+QD_DEFINE_FROWS(bf16_dot__vf, QD_BF16)
 
 #else
 
-#define qd_rows_f32  qd_rows_f32_ref
-#define qd_rows_f16  qd_rows_f16_ref
-#define qd_rows_bf16 qd_rows_bf16_ref
+#define f32_dot__vf  f32_dot__scalar
+#define f16_dot__vf  f16_dot__scalar
+#define bf16_dot__vf bf16_dot__scalar
 
 #endif
 
@@ -255,14 +255,14 @@ void ggml_cpu_add_kernels_quants_dot(struct ggml_cpu_kernel_config * cfg) {
 #define QD_ADD(type, f, r, isa)                                                   \
     GGML_CPU_SET_KERNEL(cfg->fast, type, dot_rows, f, isa);                      \
     GGML_CPU_SET_KERNEL(cfg->ref,  type, dot_rows, r, "scalar")
-    QD_ADD(GGML_TYPE_F32,  qd_rows_f32,      qd_rows_f32_ref,  QD_F_ISA);
-    QD_ADD(GGML_TYPE_F16,  qd_rows_f16,      qd_rows_f16_ref,  QD_F_ISA);
-    QD_ADD(GGML_TYPE_BF16, qd_rows_bf16,     qd_rows_bf16_ref, QD_F_ISA);
-    QD_ADD(GGML_TYPE_Q4_0, qd_rows_q4_0_ref, qd_rows_q4_0_ref, "scalar");
-    QD_ADD(GGML_TYPE_Q4_1, qd_rows_q4_1_ref, qd_rows_q4_1_ref, "scalar");
-    QD_ADD(GGML_TYPE_Q5_0, qd_rows_q5_0_ref, qd_rows_q5_0_ref, "scalar");
-    QD_ADD(GGML_TYPE_Q5_1, qd_rows_q5_1_ref, qd_rows_q5_1_ref, "scalar");
-    QD_ADD(GGML_TYPE_Q8_0, qd_rows_q8_0_ref, qd_rows_q8_0_ref, "scalar");
+    QD_ADD(GGML_TYPE_F32,  f32_dot__vf,      f32_dot__scalar,  QD_F_ISA);
+    QD_ADD(GGML_TYPE_F16,  f16_dot__vf,      f16_dot__scalar,  QD_F_ISA);
+    QD_ADD(GGML_TYPE_BF16, bf16_dot__vf,     bf16_dot__scalar, QD_F_ISA);
+    QD_ADD(GGML_TYPE_Q4_0, q4_0_dot__scalar, q4_0_dot__scalar, "scalar");
+    QD_ADD(GGML_TYPE_Q4_1, q4_1_dot__scalar, q4_1_dot__scalar, "scalar");
+    QD_ADD(GGML_TYPE_Q5_0, q5_0_dot__scalar, q5_0_dot__scalar, "scalar");
+    QD_ADD(GGML_TYPE_Q5_1, q5_1_dot__scalar, q5_1_dot__scalar, "scalar");
+    QD_ADD(GGML_TYPE_Q8_0, q8_0_dot__scalar, q8_0_dot__scalar, "scalar");
 #undef QD_ADD
 
     // the activation quantizers (Q8_K has only the reference one)

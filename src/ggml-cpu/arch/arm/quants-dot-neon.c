@@ -86,15 +86,15 @@ static inline int32_t qn_isum_dotprod(int8x16_t x0, int8x16_t x1, int8x16_t y0, 
         }                                                                                              \
     }
 
-QN_DEFINE_ROWS(qn_rows_q8_0_neon,      block_q8_0,   qn_codes_q8_0,   qn_isum_neon, )
-QN_DEFINE_ROWS(qn_rows_q4_0_neon,      block_q4_0,   qn_codes_q4_0,   qn_isum_neon, )
-QN_DEFINE_ROWS(qn_rows_iq4_nl_neon,    block_iq4_nl, qn_codes_iq4_nl, qn_isum_neon, )
-QN_DEFINE_ROWS(qn_rows_mxfp4_neon,     block_mxfp4,  qn_codes_mxfp4,  qn_isum_neon, )
+QN_DEFINE_ROWS(q8_0_dot__neon,      block_q8_0,   qn_codes_q8_0,   qn_isum_neon, )
+QN_DEFINE_ROWS(q4_0_dot__neon,      block_q4_0,   qn_codes_q4_0,   qn_isum_neon, )
+QN_DEFINE_ROWS(iq4_nl_dot__neon,    block_iq4_nl, qn_codes_iq4_nl, qn_isum_neon, )
+QN_DEFINE_ROWS(mxfp4_dot__neon,     block_mxfp4,  qn_codes_mxfp4,  qn_isum_neon, )
 #if defined(QN_DOTPROD)
-QN_DEFINE_ROWS(qn_rows_q8_0_dotprod,   block_q8_0,   qn_codes_q8_0,   qn_isum_dotprod, QN_TARGET_DOTPROD)
-QN_DEFINE_ROWS(qn_rows_q4_0_dotprod,   block_q4_0,   qn_codes_q4_0,   qn_isum_dotprod, QN_TARGET_DOTPROD)
-QN_DEFINE_ROWS(qn_rows_iq4_nl_dotprod, block_iq4_nl, qn_codes_iq4_nl, qn_isum_dotprod, QN_TARGET_DOTPROD)
-QN_DEFINE_ROWS(qn_rows_mxfp4_dotprod,  block_mxfp4,  qn_codes_mxfp4,  qn_isum_dotprod, QN_TARGET_DOTPROD)
+QN_DEFINE_ROWS(q8_0_dot__neon_sdot,   block_q8_0,   qn_codes_q8_0,   qn_isum_dotprod, QN_TARGET_DOTPROD)
+QN_DEFINE_ROWS(q4_0_dot__neon_sdot,   block_q4_0,   qn_codes_q4_0,   qn_isum_dotprod, QN_TARGET_DOTPROD)
+QN_DEFINE_ROWS(iq4_nl_dot__neon_sdot, block_iq4_nl, qn_codes_iq4_nl, qn_isum_dotprod, QN_TARGET_DOTPROD)
+QN_DEFINE_ROWS(mxfp4_dot__neon_sdot,  block_mxfp4,  qn_codes_mxfp4,  qn_isum_dotprod, QN_TARGET_DOTPROD)
 #endif
 
 // IQ4_XS . Q8_K: eight sub-blocks of 32 with 6-bit scales s (the factor s - 32);
@@ -124,34 +124,34 @@ QN_DEFINE_ROWS(qn_rows_mxfp4_dotprod,  block_mxfp4,  qn_codes_mxfp4,  qn_isum_do
         }                                                                                              \
     }
 
-QN_DEFINE_ROWS_IQ4_XS(qn_rows_iq4_xs_neon, qn_isum_neon, )
+QN_DEFINE_ROWS_IQ4_XS(iq4_xs_dot__neon, qn_isum_neon, )
 #if defined(QN_DOTPROD)
-QN_DEFINE_ROWS_IQ4_XS(qn_rows_iq4_xs_dotprod, qn_isum_dotprod, QN_TARGET_DOTPROD)
+QN_DEFINE_ROWS_IQ4_XS(iq4_xs_dot__neon_sdot, qn_isum_dotprod, QN_TARGET_DOTPROD)
 #endif
 
-void ggml_cpu_add_kernels_arm_neon(struct ggml_cpu_kernel_config * cfg) {
+void ggml_cpu_add_kernels_arm_quants_dot(struct ggml_cpu_kernel_config * cfg) {
 #define QN_ADD(type, name, isa) GGML_CPU_SET_KERNEL(cfg->fast, type, dot_rows, name, isa)
 #if defined(QN_DOTPROD)
     if (ggml_arm_has_dotprod()) {
-        QN_ADD(GGML_TYPE_Q8_0,   qn_rows_q8_0_dotprod,   "neon_sdot");
-        QN_ADD(GGML_TYPE_Q4_0,   qn_rows_q4_0_dotprod,   "neon_sdot");
-        QN_ADD(GGML_TYPE_IQ4_NL, qn_rows_iq4_nl_dotprod, "neon_sdot");
-        QN_ADD(GGML_TYPE_MXFP4,  qn_rows_mxfp4_dotprod,  "neon_sdot");
-        QN_ADD(GGML_TYPE_IQ4_XS, qn_rows_iq4_xs_dotprod, "neon_sdot");
+        QN_ADD(GGML_TYPE_Q8_0,   q8_0_dot__neon_sdot,   "neon_sdot");
+        QN_ADD(GGML_TYPE_Q4_0,   q4_0_dot__neon_sdot,   "neon_sdot");
+        QN_ADD(GGML_TYPE_IQ4_NL, iq4_nl_dot__neon_sdot, "neon_sdot");
+        QN_ADD(GGML_TYPE_MXFP4,  mxfp4_dot__neon_sdot,  "neon_sdot");
+        QN_ADD(GGML_TYPE_IQ4_XS, iq4_xs_dot__neon_sdot, "neon_sdot");
         return;
     }
 #endif
-    QN_ADD(GGML_TYPE_Q8_0,   qn_rows_q8_0_neon,   "neon");
-    QN_ADD(GGML_TYPE_Q4_0,   qn_rows_q4_0_neon,   "neon");
-    QN_ADD(GGML_TYPE_IQ4_NL, qn_rows_iq4_nl_neon, "neon");
-    QN_ADD(GGML_TYPE_MXFP4,  qn_rows_mxfp4_neon,  "neon");
-    QN_ADD(GGML_TYPE_IQ4_XS, qn_rows_iq4_xs_neon, "neon");
+    QN_ADD(GGML_TYPE_Q8_0,   q8_0_dot__neon,   "neon");
+    QN_ADD(GGML_TYPE_Q4_0,   q4_0_dot__neon,   "neon");
+    QN_ADD(GGML_TYPE_IQ4_NL, iq4_nl_dot__neon, "neon");
+    QN_ADD(GGML_TYPE_MXFP4,  mxfp4_dot__neon,  "neon");
+    QN_ADD(GGML_TYPE_IQ4_XS, iq4_xs_dot__neon, "neon");
 #undef QN_ADD
 }
 
 #else
 
-void ggml_cpu_add_kernels_arm_neon(struct ggml_cpu_kernel_config * cfg) {
+void ggml_cpu_add_kernels_arm_quants_dot(struct ggml_cpu_kernel_config * cfg) {
     GGML_UNUSED(cfg);
 }
 

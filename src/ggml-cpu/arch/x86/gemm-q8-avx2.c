@@ -301,9 +301,9 @@ static GGML_GEMM_INLINE void q8p2_pack_weights_simd(enum ggml_type type, const c
         q8p2_pack_weights_simd(type, (const char *) row, k, (uint8_t *) panel);                        \
     }
 
-Q8P2_DEFINE_PACK(q8p_pack_q2_K, GGML_TYPE_Q2_K)
-Q8P2_DEFINE_PACK(q8p_pack_q3_K, GGML_TYPE_Q3_K)
-Q8P2_DEFINE_PACK(q8p_pack_q6_K, GGML_TYPE_Q6_K)
+Q8P2_DEFINE_PACK(q2_K_pack__avx2, GGML_TYPE_Q2_K)
+Q8P2_DEFINE_PACK(q3_K_pack__avx2, GGML_TYPE_Q3_K)
+Q8P2_DEFINE_PACK(q6_K_pack__avx2, GGML_TYPE_Q6_K)
 
 #define Q8P_DEFINE_PACK(name, type)                                                                    \
     static void name(const void * row, int64_t k, void * panel) {                                      \
@@ -311,16 +311,16 @@ Q8P2_DEFINE_PACK(q8p_pack_q6_K, GGML_TYPE_Q6_K)
         q8p_pack_weights_simd(type, (const char *) row, k, (uint8_t *) panel);                         \
     }
 
-Q8P_DEFINE_PACK(q8p_pack_q4_0, GGML_TYPE_Q4_0)
-Q8P_DEFINE_PACK(q8p_pack_q4_1, GGML_TYPE_Q4_1)
-Q8P_DEFINE_PACK(q8p_pack_q5_0, GGML_TYPE_Q5_0)
-Q8P_DEFINE_PACK(q8p_pack_q5_1, GGML_TYPE_Q5_1)
-Q8P_DEFINE_PACK(q8p_pack_q8_0, GGML_TYPE_Q8_0)
-Q8P_DEFINE_PACK(q8p_pack_q4_K, GGML_TYPE_Q4_K)
-Q8P_DEFINE_PACK(q8p_pack_q5_K, GGML_TYPE_Q5_K)
-Q8P_DEFINE_PACK(q8p_pack_iq4_nl, GGML_TYPE_IQ4_NL)
-Q8P_DEFINE_PACK(q8p_pack_iq4_xs, GGML_TYPE_IQ4_XS)
-Q8P_DEFINE_PACK(q8p_pack_mxfp4, GGML_TYPE_MXFP4)
+Q8P_DEFINE_PACK(q4_0_pack__avx2, GGML_TYPE_Q4_0)
+Q8P_DEFINE_PACK(q4_1_pack__avx2, GGML_TYPE_Q4_1)
+Q8P_DEFINE_PACK(q5_0_pack__avx2, GGML_TYPE_Q5_0)
+Q8P_DEFINE_PACK(q5_1_pack__avx2, GGML_TYPE_Q5_1)
+Q8P_DEFINE_PACK(q8_0_pack__avx2, GGML_TYPE_Q8_0)
+Q8P_DEFINE_PACK(q4_K_pack__avx2, GGML_TYPE_Q4_K)
+Q8P_DEFINE_PACK(q5_K_pack__avx2, GGML_TYPE_Q5_K)
+Q8P_DEFINE_PACK(iq4_nl_pack__avx2, GGML_TYPE_IQ4_NL)
+Q8P_DEFINE_PACK(iq4_xs_pack__avx2, GGML_TYPE_IQ4_XS)
+Q8P_DEFINE_PACK(mxfp4_pack__avx2, GGML_TYPE_MXFP4)
 
 #if defined(QD_SIMD) && defined(GGML_VEC_AVX512)
 
@@ -461,9 +461,9 @@ GGML_GEMM_DEFINE_WALK(q8p2o_walk, Q8P_RM, Q8P_RN, q8p2o_tile, uint8_t)
         walk(nrows, ncols, nsb, (const uint8_t *) A, lda, B, C, accumulate);                           \
     }
 
-Q8P_DEFINE_GEMM(q8p_gemm,   q8p_walk)
-Q8P_DEFINE_GEMM(q8p2_gemm,  q8p2_walk)
-Q8P_DEFINE_GEMM(q8p2o_gemm, q8p2o_walk)
+Q8P_DEFINE_GEMM(q8p_gemm__avx2,   q8p_walk)
+Q8P_DEFINE_GEMM(q8p2_gemm__avx2,  q8p2_walk)
+Q8P_DEFINE_GEMM(q8p2o_gemm__avx2, q8p2o_walk)
 
 #if defined(GGML_VEC_AVX512)
 #define Q8P_TILE_ISA GGML_CPU_ISA_TAG "_4x3"
@@ -475,19 +475,19 @@ void ggml_cpu_add_kernels_x86_gemm_q8(struct ggml_cpu_kernel_config * cfg) {
 #define Q8P_ADD(type, pk, tile)                                                                   \
     GGML_CPU_SET_KERNEL(cfg->fast, type, pack_weights, pk,   GGML_CPU_ISA_TAG);                \
     GGML_CPU_SET_KERNEL(cfg->fast, type, gemm,         tile, Q8P_TILE_ISA)
-    Q8P_ADD(GGML_TYPE_Q4_0,   q8p_pack_q4_0,   q8p_gemm);
-    Q8P_ADD(GGML_TYPE_Q4_1,   q8p_pack_q4_1,   q8p_gemm);
-    Q8P_ADD(GGML_TYPE_Q5_0,   q8p_pack_q5_0,   q8p_gemm);
-    Q8P_ADD(GGML_TYPE_Q5_1,   q8p_pack_q5_1,   q8p_gemm);
-    Q8P_ADD(GGML_TYPE_Q8_0,   q8p_pack_q8_0,   q8p_gemm);
-    Q8P_ADD(GGML_TYPE_Q4_K,   q8p_pack_q4_K,   q8p_gemm);
-    Q8P_ADD(GGML_TYPE_Q5_K,   q8p_pack_q5_K,   q8p_gemm);
-    Q8P_ADD(GGML_TYPE_IQ4_NL, q8p_pack_iq4_nl, q8p_gemm);
-    Q8P_ADD(GGML_TYPE_IQ4_XS, q8p_pack_iq4_xs, q8p_gemm);
-    Q8P_ADD(GGML_TYPE_MXFP4,  q8p_pack_mxfp4,  q8p_gemm);
-    Q8P_ADD(GGML_TYPE_Q2_K,   q8p_pack_q2_K,   q8p2_gemm);
-    Q8P_ADD(GGML_TYPE_Q3_K,   q8p_pack_q3_K,   q8p2o_gemm);
-    Q8P_ADD(GGML_TYPE_Q6_K,   q8p_pack_q6_K,   q8p2o_gemm);
+    Q8P_ADD(GGML_TYPE_Q4_0,   q4_0_pack__avx2,   q8p_gemm__avx2);
+    Q8P_ADD(GGML_TYPE_Q4_1,   q4_1_pack__avx2,   q8p_gemm__avx2);
+    Q8P_ADD(GGML_TYPE_Q5_0,   q5_0_pack__avx2,   q8p_gemm__avx2);
+    Q8P_ADD(GGML_TYPE_Q5_1,   q5_1_pack__avx2,   q8p_gemm__avx2);
+    Q8P_ADD(GGML_TYPE_Q8_0,   q8_0_pack__avx2,   q8p_gemm__avx2);
+    Q8P_ADD(GGML_TYPE_Q4_K,   q4_K_pack__avx2,   q8p_gemm__avx2);
+    Q8P_ADD(GGML_TYPE_Q5_K,   q5_K_pack__avx2,   q8p_gemm__avx2);
+    Q8P_ADD(GGML_TYPE_IQ4_NL, iq4_nl_pack__avx2, q8p_gemm__avx2);
+    Q8P_ADD(GGML_TYPE_IQ4_XS, iq4_xs_pack__avx2, q8p_gemm__avx2);
+    Q8P_ADD(GGML_TYPE_MXFP4,  mxfp4_pack__avx2,  q8p_gemm__avx2);
+    Q8P_ADD(GGML_TYPE_Q2_K,   q2_K_pack__avx2,   q8p2_gemm__avx2);
+    Q8P_ADD(GGML_TYPE_Q3_K,   q3_K_pack__avx2,   q8p2o_gemm__avx2);
+    Q8P_ADD(GGML_TYPE_Q6_K,   q6_K_pack__avx2,   q8p2o_gemm__avx2);
 #undef Q8P_ADD
 }
 

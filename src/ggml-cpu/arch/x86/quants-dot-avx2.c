@@ -122,7 +122,7 @@ static QD_INLINE bool qd_q8_block(const float * x, int8_t * qs, float * pd, int 
 
 #endif
 
-static void qd_quantize_row_q8_0(const float * GGML_RESTRICT x, void * GGML_RESTRICT vy, int64_t k) {
+static void q8_0_quantize__avx2(const float * GGML_RESTRICT x, void * GGML_RESTRICT vy, int64_t k) {
     GGML_ASSERT(k % QK8_0 == 0);
     block_q8_0 * y = (block_q8_0 *) vy;
     for (int64_t i = 0; i < k / QK8_0; i++) {
@@ -136,7 +136,7 @@ static void qd_quantize_row_q8_0(const float * GGML_RESTRICT x, void * GGML_REST
     }
 }
 
-static void qd_quantize_row_q8_1(const float * GGML_RESTRICT x, void * GGML_RESTRICT vy, int64_t k) {
+static void q8_1_quantize__avx2(const float * GGML_RESTRICT x, void * GGML_RESTRICT vy, int64_t k) {
     GGML_ASSERT(k % QK8_1 == 0);
     block_q8_1 * y = (block_q8_1 *) vy;
     for (int64_t i = 0; i < k / QK8_1; i++) {
@@ -289,20 +289,20 @@ static QD_INLINE void qd_rows_simd(enum ggml_type type, int64_t n, const void * 
         qd_rows_simd(type, n, x, bx, nr, y, s, nc);                                                    \
     }
 
-QD_DEFINE_ROWS_SIMD(qd_rows_q4_0, GGML_TYPE_Q4_0)
-QD_DEFINE_ROWS_SIMD(qd_rows_q4_1, GGML_TYPE_Q4_1)
-QD_DEFINE_ROWS_SIMD(qd_rows_q5_0, GGML_TYPE_Q5_0)
-QD_DEFINE_ROWS_SIMD(qd_rows_q5_1, GGML_TYPE_Q5_1)
-QD_DEFINE_ROWS_SIMD(qd_rows_q8_0, GGML_TYPE_Q8_0)
+QD_DEFINE_ROWS_SIMD(q4_0_dot__avx2, GGML_TYPE_Q4_0)
+QD_DEFINE_ROWS_SIMD(q4_1_dot__avx2, GGML_TYPE_Q4_1)
+QD_DEFINE_ROWS_SIMD(q5_0_dot__avx2, GGML_TYPE_Q5_0)
+QD_DEFINE_ROWS_SIMD(q5_1_dot__avx2, GGML_TYPE_Q5_1)
+QD_DEFINE_ROWS_SIMD(q8_0_dot__avx2, GGML_TYPE_Q8_0)
 
 void ggml_cpu_add_kernels_x86_quants_dot(struct ggml_cpu_kernel_config * cfg) {
-    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q4_0, dot_rows, qd_rows_q4_0, GGML_CPU_ISA_TAG);
-    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q4_1, dot_rows, qd_rows_q4_1, GGML_CPU_ISA_TAG);
-    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q5_0, dot_rows, qd_rows_q5_0, GGML_CPU_ISA_TAG);
-    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q5_1, dot_rows, qd_rows_q5_1, GGML_CPU_ISA_TAG);
-    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q8_0, dot_rows, qd_rows_q8_0, GGML_CPU_ISA_TAG);
-    cfg->act_fast[GGML_TYPE_Q8_0]     = qd_quantize_row_q8_0;
-    cfg->act_fast[GGML_TYPE_Q8_1]     = qd_quantize_row_q8_1;
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q4_0, dot_rows, q4_0_dot__avx2, GGML_CPU_ISA_TAG);
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q4_1, dot_rows, q4_1_dot__avx2, GGML_CPU_ISA_TAG);
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q5_0, dot_rows, q5_0_dot__avx2, GGML_CPU_ISA_TAG);
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q5_1, dot_rows, q5_1_dot__avx2, GGML_CPU_ISA_TAG);
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q8_0, dot_rows, q8_0_dot__avx2, GGML_CPU_ISA_TAG);
+    cfg->act_fast[GGML_TYPE_Q8_0]     = q8_0_quantize__avx2;
+    cfg->act_fast[GGML_TYPE_Q8_1]     = q8_1_quantize__avx2;
     cfg->act_fast_isa[GGML_TYPE_Q8_0] = GGML_CPU_ISA_TAG;
     cfg->act_fast_isa[GGML_TYPE_Q8_1] = GGML_CPU_ISA_TAG;
 }

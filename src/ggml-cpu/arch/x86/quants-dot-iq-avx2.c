@@ -371,15 +371,15 @@ static QD_INLINE void iqx_rows(enum ggml_type type, int64_t n, const char * x, s
         iqx_rows(type, n, (const char *) x, bx, nr, y, s, nc);                                         \
     }
 
-IQX_DEFINE_ROWS(iqx_rows_iq2_xxs, GGML_TYPE_IQ2_XXS)
-IQX_DEFINE_ROWS(iqx_rows_iq2_xs,  GGML_TYPE_IQ2_XS)
-IQX_DEFINE_ROWS(iqx_rows_iq2_s,   GGML_TYPE_IQ2_S)
-IQX_DEFINE_ROWS(iqx_rows_iq3_xxs, GGML_TYPE_IQ3_XXS)
-IQX_DEFINE_ROWS(iqx_rows_iq3_s,   GGML_TYPE_IQ3_S)
-IQX_DEFINE_ROWS(iqx_rows_iq1_s,   GGML_TYPE_IQ1_S)
-IQX_DEFINE_ROWS(iqx_rows_iq1_m,   GGML_TYPE_IQ1_M)
-IQX_DEFINE_ROWS(iqx_rows_tq1_0,   GGML_TYPE_TQ1_0)
-IQX_DEFINE_ROWS(iqx_rows_tq2_0,   GGML_TYPE_TQ2_0)
+IQX_DEFINE_ROWS(iq2_xxs_dot__avx2, GGML_TYPE_IQ2_XXS)
+IQX_DEFINE_ROWS(iq2_xs_dot__avx2,  GGML_TYPE_IQ2_XS)
+IQX_DEFINE_ROWS(iq2_s_dot__avx2,   GGML_TYPE_IQ2_S)
+IQX_DEFINE_ROWS(iq3_xxs_dot__avx2, GGML_TYPE_IQ3_XXS)
+IQX_DEFINE_ROWS(iq3_s_dot__avx2,   GGML_TYPE_IQ3_S)
+IQX_DEFINE_ROWS(iq1_s_dot__avx2,   GGML_TYPE_IQ1_S)
+IQX_DEFINE_ROWS(iq1_m_dot__avx2,   GGML_TYPE_IQ1_M)
+IQX_DEFINE_ROWS(tq1_0_dot__avx2,   GGML_TYPE_TQ1_0)
+IQX_DEFINE_ROWS(tq2_0_dot__avx2,   GGML_TYPE_TQ2_0)
 
 //
 // the small-block types . Q8_0: 32 values per chunk, a float scale per 16
@@ -518,28 +518,28 @@ static QD_INLINE void lbx_rows(enum ggml_type type, int64_t n, const char * x, s
         lbx_rows(type, n, (const char *) x, bx, nr, y, s, nc);                                         \
     }
 
-LBX_DEFINE_ROWS(lbx_rows_q1_0,  GGML_TYPE_Q1_0)
-LBX_DEFINE_ROWS(lbx_rows_q2_0,  GGML_TYPE_Q2_0)
-LBX_DEFINE_ROWS(lbx_rows_nvfp4, GGML_TYPE_NVFP4)
+LBX_DEFINE_ROWS(q1_0_dot__avx2,  GGML_TYPE_Q1_0)
+LBX_DEFINE_ROWS(q2_0_dot__avx2,  GGML_TYPE_Q2_0)
+LBX_DEFINE_ROWS(nvfp4_dot__avx2, GGML_TYPE_NVFP4)
 
-void ggml_cpu_add_kernels_x86_iq_avx2(struct ggml_cpu_kernel_config * cfg) {
-    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ2_XXS, dot_rows, iqx_rows_iq2_xxs, "avx2");
-    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ2_XS, dot_rows, iqx_rows_iq2_xs, "avx2");
-    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ2_S, dot_rows, iqx_rows_iq2_s, "avx2");
-    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ3_XXS, dot_rows, iqx_rows_iq3_xxs, "avx2");
-    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ3_S, dot_rows, iqx_rows_iq3_s, "avx2");
-    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ1_S, dot_rows, iqx_rows_iq1_s, "avx2");
-    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ1_M, dot_rows, iqx_rows_iq1_m, "avx2");
-    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_TQ1_0, dot_rows, iqx_rows_tq1_0, "avx2");
-    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_TQ2_0, dot_rows, iqx_rows_tq2_0, "avx2");
-    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q1_0, dot_rows, lbx_rows_q1_0, "avx2");
-    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q2_0, dot_rows, lbx_rows_q2_0, "avx2");
-    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_NVFP4, dot_rows, lbx_rows_nvfp4, "avx2");
+void ggml_cpu_add_kernels_x86_quants_dot_iq(struct ggml_cpu_kernel_config * cfg) {
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ2_XXS, dot_rows, iq2_xxs_dot__avx2, "avx2");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ2_XS, dot_rows, iq2_xs_dot__avx2, "avx2");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ2_S, dot_rows, iq2_s_dot__avx2, "avx2");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ3_XXS, dot_rows, iq3_xxs_dot__avx2, "avx2");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ3_S, dot_rows, iq3_s_dot__avx2, "avx2");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ1_S, dot_rows, iq1_s_dot__avx2, "avx2");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ1_M, dot_rows, iq1_m_dot__avx2, "avx2");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_TQ1_0, dot_rows, tq1_0_dot__avx2, "avx2");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_TQ2_0, dot_rows, tq2_0_dot__avx2, "avx2");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q1_0, dot_rows, q1_0_dot__avx2, "avx2");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q2_0, dot_rows, q2_0_dot__avx2, "avx2");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_NVFP4, dot_rows, nvfp4_dot__avx2, "avx2");
 }
 
 #else
 
-void ggml_cpu_add_kernels_x86_iq_avx2(struct ggml_cpu_kernel_config * cfg) {
+void ggml_cpu_add_kernels_x86_quants_dot_iq(struct ggml_cpu_kernel_config * cfg) {
     GGML_UNUSED(cfg);
 }
 

@@ -73,14 +73,14 @@ static float iq4_dot_row_xs(int64_t n, const block_iq4_xs * x, const block_q8_K 
         }                                                                                              \
     }
 
-IQ4_DEFINE_ROWS_SIMD(iq4_rows_iq4_nl, block_iq4_nl, block_q8_0, iq4_dot_row_nl)
-IQ4_DEFINE_ROWS_SIMD(iq4_rows_iq4_xs, block_iq4_xs, block_q8_K, iq4_dot_row_xs)
-IQ4_DEFINE_ROWS_SIMD(iq4_rows_mxfp4,  block_mxfp4,  block_q8_0, iq4_dot_row_mxfp4)
+IQ4_DEFINE_ROWS_SIMD(iq4_nl_dot__avx2, block_iq4_nl, block_q8_0, iq4_dot_row_nl)
+IQ4_DEFINE_ROWS_SIMD(iq4_xs_dot__avx2, block_iq4_xs, block_q8_K, iq4_dot_row_xs)
+IQ4_DEFINE_ROWS_SIMD(mxfp4_dot__avx2,  block_mxfp4,  block_q8_0, iq4_dot_row_mxfp4)
 
 void ggml_cpu_add_kernels_x86_quants_dot_iq4(struct ggml_cpu_kernel_config * cfg) {
-    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ4_NL, dot_rows, iq4_rows_iq4_nl, GGML_CPU_ISA_TAG);
-    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ4_XS, dot_rows, iq4_rows_iq4_xs, GGML_CPU_ISA_TAG);
-    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_MXFP4,  dot_rows, iq4_rows_mxfp4,  GGML_CPU_ISA_TAG);
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ4_NL, dot_rows, iq4_nl_dot__avx2, GGML_CPU_ISA_TAG);
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ4_XS, dot_rows, iq4_xs_dot__avx2, GGML_CPU_ISA_TAG);
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_MXFP4,  dot_rows, mxfp4_dot__avx2,  GGML_CPU_ISA_TAG);
 }
 
 #else

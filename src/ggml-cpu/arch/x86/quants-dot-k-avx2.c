@@ -401,17 +401,17 @@ static QD_INLINE void qk_rows_456(enum qk_kind kind, int64_t n, const void * x, 
     }
 }
 
-static void qk_rows_q4_K(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
+static void q4_K_dot__avx2(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
                          const void * const * y, float * const * s, int64_t nc) {
     qk_rows_456(QK_Q4, n, x, bx, nr, y, s, nc);
 }
 
-static void qk_rows_q5_K(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
+static void q5_K_dot__avx2(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
                          const void * const * y, float * const * s, int64_t nc) {
     qk_rows_456(QK_Q5, n, x, bx, nr, y, s, nc);
 }
 
-static void qk_rows_q6_K(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
+static void q6_K_dot__avx2(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
                          const void * const * y, float * const * s, int64_t nc) {
     qk_rows_456(QK_Q6, n, x, bx, nr, y, s, nc);
 }
@@ -495,15 +495,15 @@ static float qk_dot_row_q3_K(int64_t nb, const block_q3_K * x, const block_q8_K 
     return qd_hsum256(acc);
 }
 
-QK_DEFINE_ROWS_SIMD(qk_rows_q2_K, block_q2_K, qk_dot_row_q2_K)
-QK_DEFINE_ROWS_SIMD(qk_rows_q3_K, block_q3_K, qk_dot_row_q3_K)
+QK_DEFINE_ROWS_SIMD(q2_K_dot__avx2, block_q2_K, qk_dot_row_q2_K)
+QK_DEFINE_ROWS_SIMD(q3_K_dot__avx2, block_q3_K, qk_dot_row_q3_K)
 
 void ggml_cpu_add_kernels_x86_quants_dot_k(struct ggml_cpu_kernel_config * cfg) {
-    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q2_K, dot_rows, qk_rows_q2_K, GGML_CPU_ISA_TAG);
-    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q3_K, dot_rows, qk_rows_q3_K, GGML_CPU_ISA_TAG);
-    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q4_K, dot_rows, qk_rows_q4_K, GGML_CPU_ISA_TAG);
-    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q5_K, dot_rows, qk_rows_q5_K, GGML_CPU_ISA_TAG);
-    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q6_K, dot_rows, qk_rows_q6_K, GGML_CPU_ISA_TAG);
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q2_K, dot_rows, q2_K_dot__avx2, GGML_CPU_ISA_TAG);
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q3_K, dot_rows, q3_K_dot__avx2, GGML_CPU_ISA_TAG);
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q4_K, dot_rows, q4_K_dot__avx2, GGML_CPU_ISA_TAG);
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q5_K, dot_rows, q5_K_dot__avx2, GGML_CPU_ISA_TAG);
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q6_K, dot_rows, q6_K_dot__avx2, GGML_CPU_ISA_TAG);
 }
 
 #else
