@@ -7,8 +7,8 @@
 // rows for quantized weights, or q8 panels (gemm.h) for the int8 tile kernel.
 // Then the result is cut into chunks that the threads take dynamically:
 //  - few columns (generation, small batches): chunks of weight rows; each
-//    row block is streamed once through ggml_cpu_dot_rows (several rows and
-//    a few columns per step; further columns find the block in L2).
+//    row block is streamed once through the weight type's row dot (several
+//    rows and a few columns per step; further columns find the block in L2).
 //  - many columns (prompt): chunks of (row block x column block); the row
 //    block is converted (float) or packed (quantized) into a per-thread panel
 //    once, then the register-blocked tile kernels of gemm.h walk it, k block
@@ -16,6 +16,10 @@
 // BF16 weights of a CPU_REPACK buffer (repack-bf16.h) are already in the
 // BF16 tile kernel's panels: they take it for any number of columns (with
 // the narrower tiles of few columns for generation), and pack nothing.
+// Every kernel comes from the kernel configuration of the variant in use
+// (kernel-config.h: per weight type the row dot, the activation quantizer,
+// the q8 panel packer and tile; which float tiles run), the portable ones
+// with use_ref; nothing here tests a CPU feature.
 // Each result is computed by the same sequence of operations whatever the
 // chunking (the kernels guarantee it for their tiles; k blocks are fixed), so
 // results do not depend on the number of threads.
