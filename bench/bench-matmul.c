@@ -18,6 +18,7 @@
 // for comparisons.
 //
 //   bench-matmul [-t threads] [-r seconds per shape] [-T type] [-g: generation shapes only]
+//                [--list-kernels: print the CPU backend's kernel per weight type and exit]
 
 #define _POSIX_C_SOURCE 200809L // clock_gettime
 
@@ -368,8 +369,14 @@ int main(int argc, char ** argv) {
             only = argv[++i];
         } else if (strcmp(argv[i], "-g") == 0) {
             gen_only = true;
+        } else if (strcmp(argv[i], "--list-kernels") == 0) {
+            // the CPU backend prints its kernel table when it starts with
+            // GGML_CPU_KERNELS set (through the public API: upstream prints nothing)
+            setenv("GGML_CPU_KERNELS", "1", 1);
+            ggml_cpu_init();
+            return 0;
         } else {
-            fprintf(stderr, "usage: %s [-t threads] [-r seconds per shape] [-T type] [-g]\n", argv[0]);
+            fprintf(stderr, "usage: %s [-t threads] [-r seconds per shape] [-T type] [-g] [--list-kernels]\n", argv[0]);
             return 1;
         }
     }

@@ -7,6 +7,7 @@
 // allowed the compiler to use.
 
 #include "cpu-variant.h"
+#include "kernels/kernel-config.h"
 
 #if !defined(GGML_CPU_VARIANT_NAME) || !defined(GGML_CPU_KERNELS_SYMBOL)
 #error "cpu-kernels.c is compiled once per variant, with GGML_CPU_VARIANT_NAME and GGML_CPU_KERNELS_SYMBOL defined"
@@ -134,6 +135,7 @@ const struct ggml_cpu_kernels GGML_CPU_KERNELS_SYMBOL = {
     .graph_compute_with_ctx = ggml_graph_compute_with_ctx,
     .supports_op            = ggml_cpu_supports_op,
     .get_type_traits        = ggml_get_type_traits_cpu,
+    .init_kernel_config     = ggml_cpu_kernel_config_init,
     .fp32_to_fp32           = ggml_cpu_fp32_to_fp32,
     .fp32_to_i32            = ggml_cpu_fp32_to_i32,
     .fp32_to_fp16           = ggml_cpu_fp32_to_fp16,

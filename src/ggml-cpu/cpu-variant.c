@@ -6,7 +6,9 @@
 // header ggml-cpu-variants.h (one GGML_CPU_VARIANT(name) per variant). The
 // choice is the highest whose features the CPU has, capped by the level that
 // the environment variable GGML_CPU_ISA names; it is made once, in
-// ggml_cpu_init, and never changes in the life of the process.
+// ggml_cpu_init, and never changes in the life of the process; the chosen
+// variant then fills its kernel configuration (and prints it when
+// GGML_CPU_KERNELS is set: kernels/kernel-config.h).
 
 #include "cpu-variant.h"
 #include "cpu-features.h"
@@ -87,6 +89,7 @@ const struct ggml_cpu_kernels * ggml_cpu_variant_select(void) {
         best = 0;
     }
     g_active = g_variants[best];
+    g_active->init_kernel_config();
 
     if (getenv("GGML_CPU_ISA") != NULL) {
         GGML_LOG_INFO("%s: CPU kernels: %s (GGML_CPU_ISA=%s)\n", __func__, g_active->name, getenv("GGML_CPU_ISA"));

@@ -62,6 +62,9 @@ struct ggml_cpu_kernels {
     enum ggml_status  (*graph_compute_with_ctx)(struct ggml_context * ctx, struct ggml_cgraph * cgraph, int n_threads);
     bool              (*supports_op)(const struct ggml_tensor * op);
     const struct ggml_type_traits_cpu * (*get_type_traits)(enum ggml_type type);
+    // fills the variant's kernel configuration (kernel-config.h); called once,
+    // when the variant is chosen, before any other entry point
+    void (*init_kernel_config)(void);
 
     void (*fp32_to_fp32)(const float * x, float * y, int64_t n);
     void (*fp32_to_i32) (const float * x, int32_t * y, int64_t n);

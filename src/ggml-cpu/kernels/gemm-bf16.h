@@ -6,10 +6,12 @@
 //
 // It is the packed float kernel of gemm.h with BF16 rows and columns: C[j][i]
 // (+)= A row i . B[j] over k values, a tile of 64 rows x 6 columns
-// accumulating in float registers, two products per lane and step. gemm-bf16.c is compiled
-// for the instructions it uses whatever the rest of the build targets; call
-// it only where ggml_gemm_bf16_available() says the CPU has them. This
-// header includes nothing compiled for other instructions.
+// accumulating in float registers, two products per lane and step.
+// arch/x86/gemm-bf16.c is compiled for the instructions it uses whatever the
+// rest of the build targets (in the host part, once); the kernel variants call
+// it only where their kernel configuration's gemm_bf16 says it runs
+// (kernel-config.h), the host part where ggml_gemm_bf16_available() does.
+// This header includes nothing compiled for other instructions.
 //
 
 #include <stdbool.h>

@@ -138,24 +138,15 @@ void ggml_gemm_f32_outer(int64_t nrows, int64_t nv, int64_t n, const float * A, 
 // bytes of the panel of one row of k values
 size_t ggml_q8p_row_size(int64_t k);
 
-// weight row of `type` (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, IQ4_NL,
-// IQ4_XS, MXFP4; Q2_K, Q3_K, Q6_K in the halves form below) -> panel
-void ggml_q8p_pack_weights(enum ggml_type type, const void * row, int64_t k, void * panel, bool use_ref);
+// The packers (weight row of Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K,
+// IQ4_NL, IQ4_XS, MXFP4; Q2_K, Q3_K, Q6_K in the halves form below -> panel)
+// and the tile kernels (C[j][i] (+)= A row i . B[j] over nsb superblocks)
+// are entries of the kernel configuration, per weight type (kernel-config.h):
+// kernels/gemm-q8.c adds the portable and the x86 ones, arch/arm/gemm-q8-neon.c
+// the arm64 tiles.
 
 // activation row of Q8_0, Q8_1 or Q8_K blocks -> panel (the same panel for both kernel families)
 void ggml_q8p_pack_act(enum ggml_type type, const void * row, int64_t k, void * panel);
-
-// C[j][i] (+)= A row i . B[j] over nsb superblocks; A rows are lda bytes apart
-void ggml_gemm_q8p(int64_t nrows, int64_t ncols, int64_t nsb,
-                   const void * A, size_t lda, const void * const * B, float * const * C,
-                   bool accumulate, bool use_ref);
-
-#if defined(GGML_VEC_NEON)
-// the arm64 tiles of ggml_gemm_q8p (gemm-q8-neon.c): SMMLA, SDOT or widening
-// multiplies, as the CPU has them
-void ggml_gemm_q8p_neon(int64_t nrows, int64_t ncols, int64_t nsb, const void * A, size_t lda,
-                        const void * const * B, float * const * C, bool accumulate);
-#endif
 
 // The halves form, for the K-quants whose scales cover 16 values (Q2_K,
 // Q3_K, Q6_K): the same codes, with a scale and a constant term for each
@@ -180,11 +171,6 @@ size_t ggml_q8p2_row_size(int64_t k);
 
 // activation row of Q8_K blocks -> halves panel for weights of `type` (both kernel families)
 void ggml_q8p2_pack_act(enum ggml_type type, const void * row, int64_t k, void * panel);
-
-// ggml_gemm_q8p on halves panels for weights of `type`
-void ggml_gemm_q8p2(enum ggml_type type, int64_t nrows, int64_t ncols, int64_t nsb,
-                    const void * A, size_t lda, const void * const * B, float * const * C,
-                    bool accumulate, bool use_ref);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,7 @@
 // values: per group of 8, sum(g*q) + shift*sum(q) times the group's scale.
 
 #include "kernels/quants-dot.h"
+#include "kernels/kernel-config.h"
 #include "ggml-quants.h"
 #include "../ggml-quants-iq.h"
 
@@ -190,8 +191,8 @@ static float iq1_dot_row(enum ggml_type type, int64_t n, const char * x, const b
         }                                                                                              \
     }
 
-IQ1_DEFINE_ROWS(iq_rows_iq1_s, GGML_TYPE_IQ1_S)
-IQ1_DEFINE_ROWS(iq_rows_iq1_m, GGML_TYPE_IQ1_M)
+IQ1_DEFINE_ROWS(iq1_s_dot__scalar, GGML_TYPE_IQ1_S)
+IQ1_DEFINE_ROWS(iq1_m_dot__scalar, GGML_TYPE_IQ1_M)
 
 #define IQ_DEFINE_ROWS(name, type)                                                                     \
     static void name(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,                  \
@@ -199,23 +200,27 @@ IQ1_DEFINE_ROWS(iq_rows_iq1_m, GGML_TYPE_IQ1_M)
         iq_dot_rows(type, n, (const char *) x, bx, nr, y, s, nc);                                      \
     }
 
-IQ_DEFINE_ROWS(iq_rows_iq2_xxs, GGML_TYPE_IQ2_XXS)
-IQ_DEFINE_ROWS(iq_rows_iq2_xs,  GGML_TYPE_IQ2_XS)
-IQ_DEFINE_ROWS(iq_rows_iq2_s,   GGML_TYPE_IQ2_S)
-IQ_DEFINE_ROWS(iq_rows_iq3_xxs, GGML_TYPE_IQ3_XXS)
-IQ_DEFINE_ROWS(iq_rows_iq3_s,   GGML_TYPE_IQ3_S)
+IQ_DEFINE_ROWS(iq2_xxs_dot__scalar, GGML_TYPE_IQ2_XXS)
+IQ_DEFINE_ROWS(iq2_xs_dot__scalar,  GGML_TYPE_IQ2_XS)
+IQ_DEFINE_ROWS(iq2_s_dot__scalar,   GGML_TYPE_IQ2_S)
+IQ_DEFINE_ROWS(iq3_xxs_dot__scalar, GGML_TYPE_IQ3_XXS)
+IQ_DEFINE_ROWS(iq3_s_dot__scalar,   GGML_TYPE_IQ3_S)
 
-ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_iq(enum ggml_type type) {
-    switch (type) {
-        case GGML_TYPE_IQ2_XXS: return iq_rows_iq2_xxs;
-        case GGML_TYPE_IQ2_XS:  return iq_rows_iq2_xs;
-        case GGML_TYPE_IQ2_S:   return iq_rows_iq2_s;
-        case GGML_TYPE_IQ3_XXS: return iq_rows_iq3_xxs;
-        case GGML_TYPE_IQ3_S:   return iq_rows_iq3_s;
-        case GGML_TYPE_IQ1_S:   return iq_rows_iq1_s;
-        case GGML_TYPE_IQ1_M:   return iq_rows_iq1_m;
-        default:                return NULL;
-    }
+void ggml_cpu_add_kernels_quants_dot_iq(struct ggml_cpu_kernel_config * cfg) {
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ2_XXS, dot_rows, iq2_xxs_dot__scalar, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_IQ2_XXS, dot_rows, iq2_xxs_dot__scalar, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ2_XS, dot_rows, iq2_xs_dot__scalar, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_IQ2_XS, dot_rows, iq2_xs_dot__scalar, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ2_S, dot_rows, iq2_s_dot__scalar, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_IQ2_S, dot_rows, iq2_s_dot__scalar, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ3_XXS, dot_rows, iq3_xxs_dot__scalar, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_IQ3_XXS, dot_rows, iq3_xxs_dot__scalar, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ3_S, dot_rows, iq3_s_dot__scalar, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_IQ3_S, dot_rows, iq3_s_dot__scalar, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ1_S, dot_rows, iq1_s_dot__scalar, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_IQ1_S, dot_rows, iq1_s_dot__scalar, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ1_M, dot_rows, iq1_m_dot__scalar, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_IQ1_M, dot_rows, iq1_m_dot__scalar, "scalar");
 }
 
 #define IQ_DEFINE_VEC_DOT(name, type)                                                                  \
@@ -226,7 +231,7 @@ ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_iq(enum ggml_type type) {
         GGML_UNUSED(bs); GGML_UNUSED(bx); GGML_UNUSED(by);                                             \
         const void * yc[1] = { y };                                                                    \
         float *      sc[1] = { s };                                                                    \
-        ggml_cpu_get_dot_rows(type, false)(n, x, 0, 1, yc, sc, 1);                                        \
+        ggml_cpu_type_kernels(type, false)->dot_rows(n, x, 0, 1, yc, sc, 1);                                        \
     }
 
 IQ_DEFINE_VEC_DOT(ggml_vec_dot_iq2_xxs_q8_K, GGML_TYPE_IQ2_XXS)

@@ -1,15 +1,14 @@
 // quants-dot-iq4.c: the table formats (IQ4_NL, MXFP4 . Q8_0 rows; IQ4_XS . Q8_K
-// rows) and the portable form of the ternary ones (TQ1_0, TQ2_0 . Q8_K rows;
-// the AVX2 form is in quants-dot-iq-avx2.c).
+// rows). The ternary formats are in quants-dot-tq.c.
 //
 // A weight code indexes a table of 16 int8 values; the dot product of a
 // block is the integer sum of table values times activation codes, scaled
 // by the two block scales (IQ4_XS: by its 6-bit sub-block scale minus 32 as
-// well). The vector path looks the 32 codes of a block up with one byte
-// shuffle and multiplies signed bytes by the sign trick (|a| . sign(b, a)):
-// table values are at most 127 in magnitude, so the pair sums fit int16.
+// well). This is the portable path; the x86 one is in
+// arch/x86/quants-dot-iq4-avx2.c, the arm64 one in arch/arm/quants-dot-neon.c.
 
 #include "kernels/quants-dot.h"
+#include "kernels/kernel-config.h"
 #include "simd/quants-simd.h"
 #include "ggml-quants.h"
 
@@ -65,102 +64,18 @@ static float iq4_dot_row_ref(enum ggml_type type, int64_t n, const char * x, con
         }                                                                                              \
     }
 
-IQ4_DEFINE_ROWS_REF(iq4_rows_iq4_nl_ref, GGML_TYPE_IQ4_NL)
-IQ4_DEFINE_ROWS_REF(iq4_rows_iq4_xs_ref, GGML_TYPE_IQ4_XS)
-IQ4_DEFINE_ROWS_REF(iq4_rows_mxfp4_ref,  GGML_TYPE_MXFP4)
+IQ4_DEFINE_ROWS_REF(iq4_nl_dot__scalar, GGML_TYPE_IQ4_NL)
+IQ4_DEFINE_ROWS_REF(iq4_xs_dot__scalar, GGML_TYPE_IQ4_XS)
+IQ4_DEFINE_ROWS_REF(mxfp4_dot__scalar,  GGML_TYPE_MXFP4)
 
-//
-// vector path
-//
-
-#if defined(QD_SIMD)
-
-// the table values of the 32 codes of qs (value order: low nibbles, then high)
-static QD_INLINE __m256i iq4_lookup(const uint8_t * qs, __m256i table) {
-    return _mm256_shuffle_epi8(table, qd_unpack_nibbles(qs));
-}
-
-// int32 lanes of sum a*b for signed bytes a (|a| <= 127), b
-static QD_INLINE __m256i iq4_dot_s8(__m256i a, __m256i b) {
-    const __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(a, a), _mm256_sign_epi8(b, a));
-    return _mm256_madd_epi16(p, _mm256_set1_epi16(1));
-}
-
-static QD_INLINE __m256i iq4_table(const int8_t * values) {
-    const __m128i t = _mm_loadu_si128((const __m128i *) values);
-    return _mm256_setr_m128i(t, t);
-}
-
-static float iq4_dot_row_nl(int64_t n, const block_iq4_nl * x, const block_q8_0 * y) {
-    const __m256i table = iq4_table(ggml_kvalues_iq4nl());
-    __m256 acc = _mm256_setzero_ps();
-    for (int64_t b = 0; b < n / 32; b++) {
-        const __m256i v = iq4_lookup(x[b].qs, table);
-        const __m256i s = iq4_dot_s8(v, _mm256_loadu_si256((const __m256i *) y[b].qs));
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(qd_h2f(x[b].d) * qd_h2f(y[b].d)), acc);
-    }
-    return qd_hsum256(acc);
-}
-
-static float iq4_dot_row_mxfp4(int64_t n, const block_mxfp4 * x, const block_q8_0 * y) {
-    const __m256i table = iq4_table(ggml_kvalues_mxfp4());
-    __m256 acc = _mm256_setzero_ps();
-    for (int64_t b = 0; b < n / 32; b++) {
-        const __m256i v = iq4_lookup(x[b].qs, table);
-        const __m256i s = iq4_dot_s8(v, _mm256_loadu_si256((const __m256i *) y[b].qs));
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(ggml_e8m0_to_fp32_half(x[b].e) * qd_h2f(y[b].d)), acc);
-    }
-    return qd_hsum256(acc);
-}
-
-static float iq4_dot_row_xs(int64_t n, const block_iq4_xs * x, const block_q8_K * y) {
-    const __m256i table = iq4_table(ggml_kvalues_iq4nl());
-    __m256 acc = _mm256_setzero_ps();
-    for (int64_t b = 0; b < n / QK_K; b++) {
-        __m256i isum = _mm256_setzero_si256();
-        for (int ib = 0; ib < QK_K/32; ib++) {
-            const __m256i v = iq4_lookup(x[b].qs + 16*ib, table);
-            const __m256i s = iq4_dot_s8(v, _mm256_loadu_si256((const __m256i *)(y[b].qs + 32*ib)));
-            isum = _mm256_add_epi32(isum, _mm256_mullo_epi32(s, _mm256_set1_epi32(ggml_iq4_xs_scale(&x[b], ib) - 32)));
-        }
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(qd_h2f(x[b].d) * y[b].d), acc);
-    }
-    return qd_hsum256(acc);
-}
-
-#define IQ4_DEFINE_ROWS_SIMD(name, block_t, act_t, dot)                                                \
-    static void name(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,                  \
-                     const void * const * y, float * const * s, int64_t nc) {                         \
-        for (int64_t c = 0; c < nc; c++) {                                                             \
-            for (int64_t r = 0; r < nr; r++) {                                                         \
-                s[c][r] = dot(n, (const block_t *)((const char *) x + r*bx), (const act_t *) y[c]);    \
-            }                                                                                          \
-        }                                                                                              \
-    }
-
-IQ4_DEFINE_ROWS_SIMD(iq4_rows_iq4_nl, block_iq4_nl, block_q8_0, iq4_dot_row_nl)
-IQ4_DEFINE_ROWS_SIMD(iq4_rows_iq4_xs, block_iq4_xs, block_q8_K, iq4_dot_row_xs)
-IQ4_DEFINE_ROWS_SIMD(iq4_rows_mxfp4,  block_mxfp4,  block_q8_0, iq4_dot_row_mxfp4)
-
-#else
-
-#define iq4_rows_iq4_nl iq4_rows_iq4_nl_ref
-#define iq4_rows_iq4_xs iq4_rows_iq4_xs_ref
-#define iq4_rows_mxfp4  iq4_rows_mxfp4_ref
-
-#endif
-
-static ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_tq(enum ggml_type type);
-
-ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_iq4(enum ggml_type type, bool use_ref) {
-    switch (type) {
-        case GGML_TYPE_IQ4_NL: return use_ref ? iq4_rows_iq4_nl_ref : iq4_rows_iq4_nl;
-        case GGML_TYPE_IQ4_XS: return use_ref ? iq4_rows_iq4_xs_ref : iq4_rows_iq4_xs;
-        case GGML_TYPE_MXFP4:  return use_ref ? iq4_rows_mxfp4_ref  : iq4_rows_mxfp4;
-        case GGML_TYPE_TQ1_0:
-        case GGML_TYPE_TQ2_0:  return ggml_cpu_get_dot_rows_tq(type);
-        default:               return NULL;
-    }
+void ggml_cpu_add_kernels_quants_dot_iq4(struct ggml_cpu_kernel_config * cfg) {
+#define IQ4_ADD(type, f, r)                                                       \
+    GGML_CPU_SET_KERNEL(cfg->fast, type, dot_rows, f, "scalar");                   \
+    GGML_CPU_SET_KERNEL(cfg->ref,  type, dot_rows, r, "scalar")
+    IQ4_ADD(GGML_TYPE_IQ4_NL, iq4_nl_dot__scalar, iq4_nl_dot__scalar);
+    IQ4_ADD(GGML_TYPE_IQ4_XS, iq4_xs_dot__scalar, iq4_xs_dot__scalar);
+    IQ4_ADD(GGML_TYPE_MXFP4,  mxfp4_dot__scalar,  mxfp4_dot__scalar);
+#undef IQ4_ADD
 }
 
 #define IQ4_DEFINE_VEC_DOT(name, type, blck)                                                           \
@@ -171,60 +86,9 @@ ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_iq4(enum ggml_type type, bool use_ref)
         GGML_UNUSED(bs); GGML_UNUSED(bx); GGML_UNUSED(by);                                             \
         const void * yc[1] = { y };                                                                    \
         float *      sc[1] = { s };                                                                    \
-        ggml_cpu_get_dot_rows(type, false)(n, x, 0, 1, yc, sc, 1);                                    \
+        ggml_cpu_type_kernels(type, false)->dot_rows(n, x, 0, 1, yc, sc, 1);                             \
     }
 
 IQ4_DEFINE_VEC_DOT(ggml_vec_dot_iq4_nl_q8_0, GGML_TYPE_IQ4_NL, 32)
 IQ4_DEFINE_VEC_DOT(ggml_vec_dot_iq4_xs_q8_K, GGML_TYPE_IQ4_XS, QK_K)
 IQ4_DEFINE_VEC_DOT(ggml_vec_dot_mxfp4_q8_0,  GGML_TYPE_MXFP4,  32)
-
-//
-// TQ1_0, TQ2_0 . Q8_K, portable (the values of a block are decoded to -1, 0, 1
-// and summed against the activation codes)
-//
-
-static float tq_dot_row(enum ggml_type type, int64_t n, const char * x, const block_q8_K * y) {
-    const size_t bs = ggml_type_size(type);
-    float sum = 0.0f;
-    for (int64_t b = 0; b < n / QK_K; b++) {
-        int8_t v[QK_K];
-        ggml_half d;
-        if (type == GGML_TYPE_TQ1_0) {
-            ggml_tq1_0_values(x + b*bs, v);
-            d = ((const block_tq1_0 *)(x + b*bs))->d;
-        } else {
-            ggml_tq2_0_values(x + b*bs, v);
-            d = ((const block_tq2_0 *)(x + b*bs))->d;
-        }
-        int32_t isum = 0;
-        for (int j = 0; j < QK_K; j++) {
-            isum += v[j] * y[b].qs[j];
-        }
-        sum += GGML_FP16_TO_FP32(d) * y[b].d * (float) isum;
-    }
-    return sum;
-}
-
-#define TQ_DEFINE_ROWS(name, type)                                                                     \
-    static void name(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,                  \
-                     const void * const * y, float * const * s, int64_t nc) {                         \
-        for (int64_t c = 0; c < nc; c++) {                                                             \
-            for (int64_t r = 0; r < nr; r++) {                                                         \
-                s[c][r] = tq_dot_row(type, n, (const char *) x + r*bx, (const block_q8_K *) y[c]);     \
-            }                                                                                          \
-        }                                                                                              \
-    }
-
-TQ_DEFINE_ROWS(tq_rows_tq1_0, GGML_TYPE_TQ1_0)
-TQ_DEFINE_ROWS(tq_rows_tq2_0, GGML_TYPE_TQ2_0)
-
-static ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_tq(enum ggml_type type) {
-    switch (type) {
-        case GGML_TYPE_TQ1_0: return tq_rows_tq1_0;
-        case GGML_TYPE_TQ2_0: return tq_rows_tq2_0;
-        default:              return NULL;
-    }
-}
-
-IQ4_DEFINE_VEC_DOT(ggml_vec_dot_tq1_0_q8_K, GGML_TYPE_TQ1_0, QK_K)
-IQ4_DEFINE_VEC_DOT(ggml_vec_dot_tq2_0_q8_K, GGML_TYPE_TQ2_0, QK_K)

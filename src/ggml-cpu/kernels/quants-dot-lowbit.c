@@ -8,6 +8,7 @@
 // sum, times both scales.
 
 #include "kernels/quants-dot.h"
+#include "kernels/kernel-config.h"
 #include "ggml-quants.h"
 
 // the block of `type` at x (blck values) as scale[j/16] * v[j]
@@ -75,17 +76,17 @@ static float lowbit_dot_row(enum ggml_type type, int64_t n, const char * x, cons
         }                                                                                              \
     }
 
-LOWBIT_DEFINE_ROWS(lowbit_rows_q1_0,  GGML_TYPE_Q1_0)
-LOWBIT_DEFINE_ROWS(lowbit_rows_q2_0,  GGML_TYPE_Q2_0)
-LOWBIT_DEFINE_ROWS(lowbit_rows_nvfp4, GGML_TYPE_NVFP4)
+LOWBIT_DEFINE_ROWS(q1_0_dot__scalar,  GGML_TYPE_Q1_0)
+LOWBIT_DEFINE_ROWS(q2_0_dot__scalar,  GGML_TYPE_Q2_0)
+LOWBIT_DEFINE_ROWS(nvfp4_dot__scalar, GGML_TYPE_NVFP4)
 
-ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_lowbit(enum ggml_type type) {
-    switch (type) {
-        case GGML_TYPE_Q1_0:  return lowbit_rows_q1_0;
-        case GGML_TYPE_Q2_0:  return lowbit_rows_q2_0;
-        case GGML_TYPE_NVFP4: return lowbit_rows_nvfp4;
-        default:              return NULL;
-    }
+void ggml_cpu_add_kernels_quants_dot_lowbit(struct ggml_cpu_kernel_config * cfg) {
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q1_0, dot_rows, q1_0_dot__scalar, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_Q1_0, dot_rows, q1_0_dot__scalar, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q2_0, dot_rows, q2_0_dot__scalar, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_Q2_0, dot_rows, q2_0_dot__scalar, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_NVFP4, dot_rows, nvfp4_dot__scalar, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_NVFP4, dot_rows, nvfp4_dot__scalar, "scalar");
 }
 
 #define LOWBIT_DEFINE_VEC_DOT(name, type)                                                              \
@@ -96,7 +97,7 @@ ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_lowbit(enum ggml_type type) {
         GGML_UNUSED(bs); GGML_UNUSED(bx); GGML_UNUSED(by);                                             \
         const void * yc[1] = { y };                                                                    \
         float *      sc[1] = { s };                                                                    \
-        ggml_cpu_get_dot_rows(type, false)(n, x, 0, 1, yc, sc, 1);                                    \
+        ggml_cpu_type_kernels(type, false)->dot_rows(n, x, 0, 1, yc, sc, 1);                                    \
     }
 
 LOWBIT_DEFINE_VEC_DOT(ggml_vec_dot_q1_0_q8_0,  GGML_TYPE_Q1_0)

@@ -11,8 +11,8 @@
 // bytes as the reference quantizers of ggml-quants.c, only faster.
 //
 // Every kernel has a vector path (AVX-512 or AVX2, with VNNI where the build
-// has it) and a portable path (the *_ref functions and the portable build);
-// the two differ only in the order of the float sums.
+// has it; NEON in arch/arm) and a portable path (the *_ref functions and the
+// portable build); the two differ only in the order of the float sums.
 //
 
 #include "simd/vec.h"
@@ -34,25 +34,9 @@ void ggml_cpu_quantize_row_q8_1(const float * GGML_RESTRICT x, void * GGML_RESTR
 typedef void (*ggml_cpu_dot_rows_t)(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
                                     const void * const * y, float * const * s, int64_t nc);
 
-// the kernel for type (NULL for types without one); use_ref picks the portable path
-ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows(enum ggml_type type, bool use_ref);
-
-// the kernels of the K-quants (quants-dot-k.c), whose activations are Q8_K rows
-ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_k(enum ggml_type type, bool use_ref);
-// the kernels of IQ4_NL, MXFP4 (Q8_0 rows), IQ4_XS, TQ1_0, TQ2_0 (Q8_K rows) (quants-dot-iq4.c)
-ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_iq4(enum ggml_type type, bool use_ref);
-// the arm64 NEON kernels of Q4_0, Q8_0, IQ4_NL, MXFP4, IQ4_XS (quants-dot-neon.c) and of the
-// K-quants (quants-dot-k-neon.c, ggml_cpu_get_dot_rows_k_neon); NULL for other types and elsewhere
-ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_neon(enum ggml_type type);
-ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_k_neon(enum ggml_type type);
-// the kernels of the grid types IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S (Q8_K rows,
-// portable only) (quants-dot-iq.c)
-ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_iq(enum ggml_type type);
-// the kernels of Q1_0, Q2_0, NVFP4 (Q8_0 rows, portable only) (quants-dot-lowbit.c)
-ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_lowbit(enum ggml_type type);
-// the AVX2 kernels of the grid types, TQ1_0, TQ2_0, Q1_0, Q2_0 and NVFP4 (quants-dot-iq-avx2.c);
-// NULL for other types and in builds without AVX2
-ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_iq_avx2(enum ggml_type type);
+// The kernel of each weight type, and of its portable path (use_ref), is an
+// entry of the kernel configuration (kernel-config.h); each file of row dots
+// adds its own there.
 
 // ggml_vec_dot_t kernels of the type traits (nrc must be 1)
 void ggml_vec_dot_f32_row (int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);

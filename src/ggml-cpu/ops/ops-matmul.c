@@ -7,8 +7,8 @@
 // rows for quantized weights, or q8 panels (gemm.h) for the int8 tile kernel.
 // Then the result is cut into chunks that the threads take dynamically:
 //  - few columns (generation, small batches): chunks of weight rows; each
-//    row block is streamed once through ggml_cpu_dot_rows (several rows and
-//    a few columns per step; further columns find the block in L2).
+//    row block is streamed once through the weight type's row dot (several
+//    rows and a few columns per step; further columns find the block in L2).
 //  - many columns (prompt): chunks of (row block x column block); the row
 //    block is converted (float) or packed (quantized) into a per-thread panel
 //    once, then the register-blocked tile kernels of gemm.h walk it, k block
@@ -16,6 +16,10 @@
 // BF16 weights of a CPU_REPACK buffer (repack-bf16.h) are already in the
 // BF16 tile kernel's panels: they take it for any number of columns (with
 // the narrower tiles of few columns for generation), and pack nothing.
+// Every kernel comes from the kernel configuration of the variant in use
+// (kernel-config.h: per weight type the row dot, the activation quantizer,
+// the q8 panel packer and tile; which float tiles run), the portable ones
+// with use_ref; nothing here tests a CPU feature.
 // Each result is computed by the same sequence of operations whatever the
 // chunking (the kernels guarantee it for their tiles; k blocks are fixed), so
 // results do not depend on the number of threads.
@@ -31,6 +35,7 @@
 #include "kernels/gemm-bf16.h"
 #include "kernels/repack-bf16.h"
 #include "kernels/quants-dot.h"
+#include "kernels/kernel-config.h"
 #include "ggml-quants.h"
 
 // columns from which the tile kernels beat dot_rows (which meets a few
@@ -66,10 +71,9 @@ static bool mm_is_quant(enum ggml_type t) {
 
 // the K-quants and the table formats meet Q8_K / Q8_0 rows through dot_rows;
 // those with a q8 panel form (gemm.h) take the tile kernels for many columns
+// (the configuration has a packer for them, in both kernel families)
 static bool mm_has_panel(enum ggml_type t) {
-    return mm_is_quant(t) || t == GGML_TYPE_Q4_K || t == GGML_TYPE_Q5_K ||
-           t == GGML_TYPE_IQ4_NL || t == GGML_TYPE_IQ4_XS || t == GGML_TYPE_MXFP4 ||
-           ggml_q8p_has_halves(t);
+    return ggml_cpu_type_kernels(t, false)->pack_weights != NULL;
 }
 
 static bool mm_is_kquant(enum ggml_type t) {
@@ -171,11 +175,7 @@ static void mm_op_init(struct mm_op * op, struct ggml_tensor * dst) {
     op->q8_in_place  = op->need_q8 && x->type == op->vdt;
     op->need_q8p     = op->quant && may_gemm;
     // the BF16 kernel when the CPU has it; F32 rows stay for use_ref and few columns
-#if defined(GGML_CPU_BF16_KERNEL)
-    op->need_bf16    = w->type == GGML_TYPE_BF16 && may_gemm && ggml_gemm_bf16_available();
-#else
-    op->need_bf16    = false; // the kernel is not built (not x86, or a compiler without AVX-512 BF16)
-#endif
+    op->need_bf16    = w->type == GGML_TYPE_BF16 && may_gemm && ggml_cpu_kconf.gemm_bf16;
 
     op->f32_stride = mm_row_stride(op->k * sizeof(float));
     op->q8_stride  = mm_pad(ggml_row_size(op->quant ? op->vdt : GGML_TYPE_F32, op->k));
@@ -211,7 +211,7 @@ static void mm_op_init(struct mm_op * op, struct ggml_tensor * dst) {
     op->panel   = t; t += mm_pad(panel);
     // the float weights packed for the packed kernel (gemm.h)
     // (BF16 weights: as pairs for the BF16 kernel)
-    const bool packed = op->need_f32 && may_gemm && ggml_gemm_f32p_available();
+    const bool packed = op->need_f32 && may_gemm && ggml_cpu_kconf.gemm_f32_packed;
     size_t packed_size = packed ? (size_t) GGML_PAD(MM_RB_F32, GGML_F32P_ROWS) * MM_KC_F32 * sizeof(float) : 0;
     if (op->need_bf16) {
         packed_size = MAX(packed_size, (size_t) GGML_PAD(MM_RB_F32, 64) * (MM_KC_BF16 / 2) * sizeof(uint32_t));
@@ -278,16 +278,6 @@ static const float * mm_x_col_f32(const struct mm_op * op, int64_t c, float * tm
     return tmp;
 }
 
-static void mm_quantize_row(enum ggml_type vdt, const float * x, void * y, int64_t k, bool use_ref) {
-    if (vdt == GGML_TYPE_Q8_K) {
-        quantize_row_q8_K_ref(x, y, k);
-    } else if (vdt == GGML_TYPE_Q8_0) {
-        (use_ref ? quantize_row_q8_0_ref : ggml_cpu_quantize_row_q8_0)(x, y, k);
-    } else {
-        (use_ref ? quantize_row_q8_1_ref : ggml_cpu_quantize_row_q8_1)(x, y, k);
-    }
-}
-
 // src1 column c into every form the product needs
 static void mm_convert_col(const struct mm_op * op, const struct mm_act * act, int64_t c,
                            char * thr, bool want_f32, bool want_q8, bool want_q8p, bool want_bf16, bool use_ref) {
@@ -339,7 +329,7 @@ static void mm_convert_col(const struct mm_op * op, const struct mm_act * act, i
         q8 = mm_x_col(op, c);
     } else {
         void * out = want_q8 ? (void *)(act->q8 + c*op->q8_stride) : tmp_row;
-        mm_quantize_row(op->vdt, mm_x_col_f32(op, c, tmp_f32), out, k, use_ref);
+        ggml_cpu_type_kernels(op->w->type, use_ref)->quantize_act(mm_x_col_f32(op, c, tmp_f32), out, k);
         q8 = out;
     }
     if (want_q8p) {
@@ -433,7 +423,7 @@ static void mm_chunk_rows(const struct mm_op * op, const struct mm_act * act, co
         scol[j] = d + r0;
     }
     const size_t nb01 = op->w->nb[1];
-    ggml_cpu_get_dot_rows(op->w->type, use_ref)(op->k, g->w + r0*nb01, nb01, r1 - r0, ycol, scol, g->ncols);
+    ggml_cpu_type_kernels(op->w->type, use_ref)->dot_rows(op->k, g->w + r0*nb01, nb01, r1 - r0, ycol, scol, g->ncols);
 }
 
 // weight rows [r0, r1) x [kb, kb + kc) as F32 rows MM_LDA_F32 values apart
@@ -503,10 +493,11 @@ static void mm_chunk_gemm(const struct mm_op * op, const struct mm_act * act, co
 #endif
 
     if (op->quant) {
+        const struct ggml_cpu_type_kernels * tk = ggml_cpu_type_kernels(op->w->type, use_ref);
         char * panel = thr + op->panel;
         const size_t lda = op->q8p_stride;
         for (int64_t r = r0; r < r1; r++) {
-            ggml_q8p_pack_weights(op->w->type, g->w + r*op->w->nb[1], op->k, panel + (r - r0)*lda, use_ref);
+            tk->pack_weights(g->w + r*op->w->nb[1], op->k, panel + (r - r0)*lda);
         }
         const bool    halves = ggml_q8p_has_halves(op->w->type);
         const size_t  sbb = halves ? GGML_Q8P2_SB_BYTES : GGML_Q8P_SB_BYTES;
@@ -516,17 +507,13 @@ static void mm_chunk_gemm(const struct mm_op * op, const struct mm_act * act, co
             for (int64_t j = 0; j < ncols; j++) {
                 bk[j] = (const char *) bcol[j] + s0*sbb;
             }
-            if (halves) {
-                ggml_gemm_q8p2(op->w->type, nrows, ncols, MIN(ksb, nsb - s0), panel + s0*sbb, lda, bk, ccol, s0 > 0, use_ref);
-            } else {
-                ggml_gemm_q8p(nrows, ncols, MIN(ksb, nsb - s0), panel + s0*sbb, lda, bk, ccol, s0 > 0, use_ref);
-            }
+            tk->gemm(nrows, ncols, MIN(ksb, nsb - s0), panel + s0*sbb, lda, bk, ccol, s0 > 0);
         }
         return;
     }
 
     // the packed kernel where it is built (the portable path keeps the dot-product tile)
-    const bool packed = !use_ref && ggml_gemm_f32p_available();
+    const bool packed = !use_ref && ggml_cpu_kconf.gemm_f32_packed;
     for (int64_t kb = 0; kb < op->k; kb += MM_KC_F32) {
         const int64_t kc = MIN(MM_KC_F32, op->k - kb);
         for (int64_t j = 0; j < ncols; j++) {

@@ -193,3 +193,60 @@ static inline ggml_vf ggml_vf_copysign(ggml_vf a, ggml_vf s) {
 }
 
 #endif
+
+//
+// added for the quantized kernels (kernels/quants-dot.c: the row dots of
+// F16 and BF16 weights): n <= GGML_VF_WIDTH half-precision values loaded as
+// floats (the lanes past n zero), where GGML_VF_HALF_LOADS says they exist,
+// and the sum of a vector's lanes, in a fixed order (the same order for every
+// call, so that results do not depend on where a row is cut)
+//
+
+#if defined(GGML_VEC_AVX512)
+
+#define GGML_VF_HALF_LOADS 1
+
+static inline __m256i ggml_vf_load_u16_part(const void * p, int n) {
+    return n >= 16 ? _mm256_loadu_si256((const __m256i *) p) : _mm256_maskz_loadu_epi16((__mmask16)((1u << n) - 1), p);
+}
+static inline ggml_vf ggml_vf_load_f16_part(const ggml_fp16_t * p, int n) {
+    return _mm512_cvtph_ps(ggml_vf_load_u16_part(p, n));
+}
+static inline ggml_vf ggml_vf_load_bf16_part(const ggml_bf16_t * p, int n) {
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(ggml_vf_load_u16_part(p, n)), 16));
+}
+static inline float ggml_vf_reduce_add(ggml_vf v) { return _mm512_reduce_add_ps(v); }
+
+#elif defined(GGML_VEC_AVX2)
+
+#if defined(__F16C__)
+#define GGML_VF_HALF_LOADS 1
+
+static inline __m128i ggml_vf_load_u16_part(const void * p, int n) {
+    if (n >= 8) {
+        return _mm_loadu_si128((const __m128i *) p);
+    }
+    uint16_t tmp[8] = { 0 };
+    memcpy(tmp, p, (size_t) n * sizeof(uint16_t));
+    return _mm_loadu_si128((const __m128i *) tmp);
+}
+static inline ggml_vf ggml_vf_load_f16_part(const ggml_fp16_t * p, int n) {
+    return _mm256_cvtph_ps(ggml_vf_load_u16_part(p, n));
+}
+static inline ggml_vf ggml_vf_load_bf16_part(const ggml_bf16_t * p, int n) {
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(ggml_vf_load_u16_part(p, n)), 16));
+}
+#endif
+
+static inline float ggml_vf_reduce_add(ggml_vf v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+#elif defined(GGML_VEC_NEON)
+
+static inline float ggml_vf_reduce_add(ggml_vf v) { return vaddvq_f32(v); }
+
+#endif

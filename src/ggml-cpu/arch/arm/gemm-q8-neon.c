@@ -7,7 +7,8 @@
 // int32 lanes over a superblock, then applies the block scales and constant
 // terms in float lanes, as gemm-q8.c's tiles do.
 //
-// Three integer steps, chosen once from the CPU's capabilities:
+// Three integer steps, chosen once from the CPU's capabilities (in the
+// kernel configuration, kernel-config.h):
 //  - SMMLA (i8mm): a 2x8 by 8x2 int8 matrix product per instruction. The
 //    8 bytes of one lane in groups g and g + 1 of two rows (and two
 //    columns) are zipped into one register; each lane then accumulates a
@@ -18,6 +19,8 @@
 // sums are exact, so the three give the same results.
 
 #include "kernels/gemm.h"
+#include "kernels/kernel-config.h"
+#include "arm-features.h"
 #include "arch/arm/quants-neon.h"
 
 #if defined(GGML_VEC_NEON)
@@ -199,21 +202,48 @@ GGML_GEMM_DEFINE_WALK(q8n_walk_mm, Q8N_MM_RM, Q8N_MM_RN, q8n_tile_mm, uint8_t)
 
 #endif
 
-void ggml_gemm_q8p_neon(int64_t nrows, int64_t ncols, int64_t nsb, const void * A, size_t lda,
-                        const void * const * B, float * const * C, bool accumulate) {
-#if defined(GGML_NEON_I8MM)
-    if (ggml_arm_has_i8mm()) {
-        q8n_walk_mm(nrows, ncols, nsb, (const uint8_t *) A, lda, B, C, accumulate);
-        return;
+// the walks as ggml_cpu_q8p_gemm_t
+#define Q8N_DEFINE_GEMM(name, walk)                                                                    \
+    static void name(int64_t nrows, int64_t ncols, int64_t nsb, const void * A, size_t lda,            \
+                     const void * const * B, float * const * C, bool accumulate) {                     \
+        walk(nrows, ncols, nsb, (const uint8_t *) A, lda, B, C, accumulate);                           \
     }
+
+Q8N_DEFINE_GEMM(q8p_gemm__neon_4x2, q8n_walk_widen)
+#if defined(GGML_NEON_DOTPROD)
+Q8N_DEFINE_GEMM(q8p_gemm__neon_sdot_4x2, q8n_walk_sdot)
 #endif
+#if defined(GGML_NEON_I8MM)
+Q8N_DEFINE_GEMM(q8p_gemm__neon_i8mm_2x4, q8n_walk_mm)
+#endif
+
+// the plain-form types' tile (the halves form keeps the portable one)
+void ggml_cpu_add_kernels_arm_gemm_q8(struct ggml_cpu_kernel_config * cfg) {
+    ggml_cpu_q8p_gemm_t gemm = q8p_gemm__neon_4x2;
+    const char * isa = "neon_4x2";
 #if defined(GGML_NEON_DOTPROD)
     if (ggml_arm_has_dotprod()) {
-        q8n_walk_sdot(nrows, ncols, nsb, (const uint8_t *) A, lda, B, C, accumulate);
-        return;
+        gemm = q8p_gemm__neon_sdot_4x2;
+        isa  = "neon_sdot_4x2";
     }
 #endif
-    q8n_walk_widen(nrows, ncols, nsb, (const uint8_t *) A, lda, B, C, accumulate);
+#if defined(GGML_NEON_I8MM)
+    if (ggml_arm_has_i8mm()) {
+        gemm = q8p_gemm__neon_i8mm_2x4;
+        isa  = "neon_i8mm_2x4";
+    }
+#endif
+    for (int t = 0; t < GGML_TYPE_COUNT; t++) {
+        if (cfg->fast[t].gemm != NULL && !ggml_q8p_has_halves((enum ggml_type) t)) {
+            GGML_CPU_SET_KERNEL(cfg->fast, t, gemm, gemm, isa);
+        }
+    }
+}
+
+#else
+
+void ggml_cpu_add_kernels_arm_gemm_q8(struct ggml_cpu_kernel_config * cfg) {
+    GGML_UNUSED(cfg);
 }
 
 #endif

@@ -9,7 +9,8 @@
 // multiplies without, quants-neon.h), multiplied by the group scale. The
 // integer sums and the float expression per block are the portable path's.
 
-#include "kernels/quants-dot.h"
+#include "kernels/kernel-config.h"
+#include "arm-features.h"
 #include "arch/arm/quants-neon.h"
 #include "ggml-quants.h"
 
@@ -195,47 +196,43 @@ static inline float qkn_block_dot_sdot(const struct qkn_block * o, const block_q
         }                                                                                              \
     }
 
-QKN_DEFINE_ROWS(qkn_rows_q2_K_widen, block_q2_K, qkn_decode_q2_K, qkn_block_dot_widen, )
-QKN_DEFINE_ROWS(qkn_rows_q3_K_widen, block_q3_K, qkn_decode_q3_K, qkn_block_dot_widen, )
-QKN_DEFINE_ROWS(qkn_rows_q4_K_widen, block_q4_K, qkn_decode_q4_K, qkn_block_dot_widen, )
-QKN_DEFINE_ROWS(qkn_rows_q5_K_widen, block_q5_K, qkn_decode_q5_K, qkn_block_dot_widen, )
-QKN_DEFINE_ROWS(qkn_rows_q6_K_widen, block_q6_K, qkn_decode_q6_K, qkn_block_dot_widen, )
+QKN_DEFINE_ROWS(q2_K_dot__neon, block_q2_K, qkn_decode_q2_K, qkn_block_dot_widen, )
+QKN_DEFINE_ROWS(q3_K_dot__neon, block_q3_K, qkn_decode_q3_K, qkn_block_dot_widen, )
+QKN_DEFINE_ROWS(q4_K_dot__neon, block_q4_K, qkn_decode_q4_K, qkn_block_dot_widen, )
+QKN_DEFINE_ROWS(q5_K_dot__neon, block_q5_K, qkn_decode_q5_K, qkn_block_dot_widen, )
+QKN_DEFINE_ROWS(q6_K_dot__neon, block_q6_K, qkn_decode_q6_K, qkn_block_dot_widen, )
 #if defined(GGML_NEON_DOTPROD)
-QKN_DEFINE_ROWS(qkn_rows_q2_K_sdot, block_q2_K, qkn_decode_q2_K, qkn_block_dot_sdot, GGML_NEON_TARGET_DOTPROD)
-QKN_DEFINE_ROWS(qkn_rows_q3_K_sdot, block_q3_K, qkn_decode_q3_K, qkn_block_dot_sdot, GGML_NEON_TARGET_DOTPROD)
-QKN_DEFINE_ROWS(qkn_rows_q4_K_sdot, block_q4_K, qkn_decode_q4_K, qkn_block_dot_sdot, GGML_NEON_TARGET_DOTPROD)
-QKN_DEFINE_ROWS(qkn_rows_q5_K_sdot, block_q5_K, qkn_decode_q5_K, qkn_block_dot_sdot, GGML_NEON_TARGET_DOTPROD)
-QKN_DEFINE_ROWS(qkn_rows_q6_K_sdot, block_q6_K, qkn_decode_q6_K, qkn_block_dot_sdot, GGML_NEON_TARGET_DOTPROD)
+QKN_DEFINE_ROWS(q2_K_dot__neon_sdot, block_q2_K, qkn_decode_q2_K, qkn_block_dot_sdot, GGML_NEON_TARGET_DOTPROD)
+QKN_DEFINE_ROWS(q3_K_dot__neon_sdot, block_q3_K, qkn_decode_q3_K, qkn_block_dot_sdot, GGML_NEON_TARGET_DOTPROD)
+QKN_DEFINE_ROWS(q4_K_dot__neon_sdot, block_q4_K, qkn_decode_q4_K, qkn_block_dot_sdot, GGML_NEON_TARGET_DOTPROD)
+QKN_DEFINE_ROWS(q5_K_dot__neon_sdot, block_q5_K, qkn_decode_q5_K, qkn_block_dot_sdot, GGML_NEON_TARGET_DOTPROD)
+QKN_DEFINE_ROWS(q6_K_dot__neon_sdot, block_q6_K, qkn_decode_q6_K, qkn_block_dot_sdot, GGML_NEON_TARGET_DOTPROD)
 #endif
 
-ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_k_neon(enum ggml_type type) {
+void ggml_cpu_add_kernels_arm_quants_dot_k(struct ggml_cpu_kernel_config * cfg) {
+#define QKN_ADD(type, name, isa) GGML_CPU_SET_KERNEL(cfg->fast, type, dot_rows, name, isa)
 #if defined(GGML_NEON_DOTPROD)
     if (ggml_arm_has_dotprod()) {
-        switch (type) {
-            case GGML_TYPE_Q2_K: return qkn_rows_q2_K_sdot;
-            case GGML_TYPE_Q3_K: return qkn_rows_q3_K_sdot;
-            case GGML_TYPE_Q4_K: return qkn_rows_q4_K_sdot;
-            case GGML_TYPE_Q5_K: return qkn_rows_q5_K_sdot;
-            case GGML_TYPE_Q6_K: return qkn_rows_q6_K_sdot;
-            default:             return NULL;
-        }
+        QKN_ADD(GGML_TYPE_Q2_K, q2_K_dot__neon_sdot, "neon_sdot");
+        QKN_ADD(GGML_TYPE_Q3_K, q3_K_dot__neon_sdot, "neon_sdot");
+        QKN_ADD(GGML_TYPE_Q4_K, q4_K_dot__neon_sdot, "neon_sdot");
+        QKN_ADD(GGML_TYPE_Q5_K, q5_K_dot__neon_sdot, "neon_sdot");
+        QKN_ADD(GGML_TYPE_Q6_K, q6_K_dot__neon_sdot, "neon_sdot");
+        return;
     }
 #endif
-    switch (type) {
-        case GGML_TYPE_Q2_K: return qkn_rows_q2_K_widen;
-        case GGML_TYPE_Q3_K: return qkn_rows_q3_K_widen;
-        case GGML_TYPE_Q4_K: return qkn_rows_q4_K_widen;
-        case GGML_TYPE_Q5_K: return qkn_rows_q5_K_widen;
-        case GGML_TYPE_Q6_K: return qkn_rows_q6_K_widen;
-        default:             return NULL;
-    }
+    QKN_ADD(GGML_TYPE_Q2_K, q2_K_dot__neon, "neon");
+    QKN_ADD(GGML_TYPE_Q3_K, q3_K_dot__neon, "neon");
+    QKN_ADD(GGML_TYPE_Q4_K, q4_K_dot__neon, "neon");
+    QKN_ADD(GGML_TYPE_Q5_K, q5_K_dot__neon, "neon");
+    QKN_ADD(GGML_TYPE_Q6_K, q6_K_dot__neon, "neon");
+#undef QKN_ADD
 }
 
 #else
 
-ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_k_neon(enum ggml_type type) {
-    GGML_UNUSED(type);
-    return NULL;
+void ggml_cpu_add_kernels_arm_quants_dot_k(struct ggml_cpu_kernel_config * cfg) {
+    GGML_UNUSED(cfg);
 }
 
 #endif

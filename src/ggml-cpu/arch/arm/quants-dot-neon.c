@@ -1,7 +1,7 @@
 // quants-dot-neon.c: arm64 NEON row dot products of the weight types with
 // Q8_0 activations (Q4_0, Q8_0, and the table formats IQ4_NL and MXFP4) and of
-// IQ4_XS with Q8_K activations; the dispatch of ggml_cpu_get_dot_rows on arm64,
-// which also hands out the K-quant kernels of quants-dot-k-neon.c.
+// IQ4_XS with Q8_K activations, entered in the kernel configuration
+// (kernel-config.h) with SDOT or without, as the CPU has it.
 //
 // Each block's code products are summed in integers and scaled as the
 // portable path does, sum += (dx*dy) * isum block after block, so the results
@@ -9,7 +9,8 @@
 // has the dotprod extension, otherwise widening multiplies (quants-neon.h).
 // The table formats look their 4-bit codes up with one TBL per 16 bytes.
 
-#include "kernels/quants-dot.h"
+#include "kernels/kernel-config.h"
+#include "arm-features.h"
 #include "arch/arm/quants-neon.h"
 #include "ggml-quants.h"
 
@@ -85,15 +86,15 @@ static inline int32_t qn_isum_dotprod(int8x16_t x0, int8x16_t x1, int8x16_t y0, 
         }                                                                                              \
     }
 
-QN_DEFINE_ROWS(qn_rows_q8_0_neon,      block_q8_0,   qn_codes_q8_0,   qn_isum_neon, )
-QN_DEFINE_ROWS(qn_rows_q4_0_neon,      block_q4_0,   qn_codes_q4_0,   qn_isum_neon, )
-QN_DEFINE_ROWS(qn_rows_iq4_nl_neon,    block_iq4_nl, qn_codes_iq4_nl, qn_isum_neon, )
-QN_DEFINE_ROWS(qn_rows_mxfp4_neon,     block_mxfp4,  qn_codes_mxfp4,  qn_isum_neon, )
+QN_DEFINE_ROWS(q8_0_dot__neon,      block_q8_0,   qn_codes_q8_0,   qn_isum_neon, )
+QN_DEFINE_ROWS(q4_0_dot__neon,      block_q4_0,   qn_codes_q4_0,   qn_isum_neon, )
+QN_DEFINE_ROWS(iq4_nl_dot__neon,    block_iq4_nl, qn_codes_iq4_nl, qn_isum_neon, )
+QN_DEFINE_ROWS(mxfp4_dot__neon,     block_mxfp4,  qn_codes_mxfp4,  qn_isum_neon, )
 #if defined(QN_DOTPROD)
-QN_DEFINE_ROWS(qn_rows_q8_0_dotprod,   block_q8_0,   qn_codes_q8_0,   qn_isum_dotprod, QN_TARGET_DOTPROD)
-QN_DEFINE_ROWS(qn_rows_q4_0_dotprod,   block_q4_0,   qn_codes_q4_0,   qn_isum_dotprod, QN_TARGET_DOTPROD)
-QN_DEFINE_ROWS(qn_rows_iq4_nl_dotprod, block_iq4_nl, qn_codes_iq4_nl, qn_isum_dotprod, QN_TARGET_DOTPROD)
-QN_DEFINE_ROWS(qn_rows_mxfp4_dotprod,  block_mxfp4,  qn_codes_mxfp4,  qn_isum_dotprod, QN_TARGET_DOTPROD)
+QN_DEFINE_ROWS(q8_0_dot__neon_sdot,   block_q8_0,   qn_codes_q8_0,   qn_isum_dotprod, QN_TARGET_DOTPROD)
+QN_DEFINE_ROWS(q4_0_dot__neon_sdot,   block_q4_0,   qn_codes_q4_0,   qn_isum_dotprod, QN_TARGET_DOTPROD)
+QN_DEFINE_ROWS(iq4_nl_dot__neon_sdot, block_iq4_nl, qn_codes_iq4_nl, qn_isum_dotprod, QN_TARGET_DOTPROD)
+QN_DEFINE_ROWS(mxfp4_dot__neon_sdot,  block_mxfp4,  qn_codes_mxfp4,  qn_isum_dotprod, QN_TARGET_DOTPROD)
 #endif
 
 // IQ4_XS . Q8_K: eight sub-blocks of 32 with 6-bit scales s (the factor s - 32);
@@ -123,43 +124,35 @@ QN_DEFINE_ROWS(qn_rows_mxfp4_dotprod,  block_mxfp4,  qn_codes_mxfp4,  qn_isum_do
         }                                                                                              \
     }
 
-QN_DEFINE_ROWS_IQ4_XS(qn_rows_iq4_xs_neon, qn_isum_neon, )
+QN_DEFINE_ROWS_IQ4_XS(iq4_xs_dot__neon, qn_isum_neon, )
 #if defined(QN_DOTPROD)
-QN_DEFINE_ROWS_IQ4_XS(qn_rows_iq4_xs_dotprod, qn_isum_dotprod, QN_TARGET_DOTPROD)
+QN_DEFINE_ROWS_IQ4_XS(iq4_xs_dot__neon_sdot, qn_isum_dotprod, QN_TARGET_DOTPROD)
 #endif
 
-ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_neon(enum ggml_type type) {
-    ggml_cpu_dot_rows_t k = ggml_cpu_get_dot_rows_k_neon(type);
-    if (k != NULL) {
-        return k;
-    }
+void ggml_cpu_add_kernels_arm_quants_dot(struct ggml_cpu_kernel_config * cfg) {
+#define QN_ADD(type, name, isa) GGML_CPU_SET_KERNEL(cfg->fast, type, dot_rows, name, isa)
 #if defined(QN_DOTPROD)
     if (ggml_arm_has_dotprod()) {
-        switch (type) {
-            case GGML_TYPE_Q8_0:   return qn_rows_q8_0_dotprod;
-            case GGML_TYPE_Q4_0:   return qn_rows_q4_0_dotprod;
-            case GGML_TYPE_IQ4_NL: return qn_rows_iq4_nl_dotprod;
-            case GGML_TYPE_MXFP4:  return qn_rows_mxfp4_dotprod;
-            case GGML_TYPE_IQ4_XS: return qn_rows_iq4_xs_dotprod;
-            default:               return NULL;
-        }
+        QN_ADD(GGML_TYPE_Q8_0,   q8_0_dot__neon_sdot,   "neon_sdot");
+        QN_ADD(GGML_TYPE_Q4_0,   q4_0_dot__neon_sdot,   "neon_sdot");
+        QN_ADD(GGML_TYPE_IQ4_NL, iq4_nl_dot__neon_sdot, "neon_sdot");
+        QN_ADD(GGML_TYPE_MXFP4,  mxfp4_dot__neon_sdot,  "neon_sdot");
+        QN_ADD(GGML_TYPE_IQ4_XS, iq4_xs_dot__neon_sdot, "neon_sdot");
+        return;
     }
 #endif
-    switch (type) {
-        case GGML_TYPE_Q8_0:   return qn_rows_q8_0_neon;
-        case GGML_TYPE_Q4_0:   return qn_rows_q4_0_neon;
-        case GGML_TYPE_IQ4_NL: return qn_rows_iq4_nl_neon;
-        case GGML_TYPE_MXFP4:  return qn_rows_mxfp4_neon;
-        case GGML_TYPE_IQ4_XS: return qn_rows_iq4_xs_neon;
-        default:               return NULL;
-    }
+    QN_ADD(GGML_TYPE_Q8_0,   q8_0_dot__neon,   "neon");
+    QN_ADD(GGML_TYPE_Q4_0,   q4_0_dot__neon,   "neon");
+    QN_ADD(GGML_TYPE_IQ4_NL, iq4_nl_dot__neon, "neon");
+    QN_ADD(GGML_TYPE_MXFP4,  mxfp4_dot__neon,  "neon");
+    QN_ADD(GGML_TYPE_IQ4_XS, iq4_xs_dot__neon, "neon");
+#undef QN_ADD
 }
 
 #else
 
-ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_neon(enum ggml_type type) {
-    GGML_UNUSED(type);
-    return NULL;
+void ggml_cpu_add_kernels_arm_quants_dot(struct ggml_cpu_kernel_config * cfg) {
+    GGML_UNUSED(cfg);
 }
 
 #endif

@@ -2,8 +2,8 @@
 // IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S . Q8_K rows), the ternary
 // ones (TQ1_0, TQ2_0 . Q8_K rows) and the small-block ones (Q1_0, Q2_0,
 // NVFP4 . Q8_0 rows). The portable forms are in quants-dot-iq.c,
-// quants-dot-iq4.c and quants-dot-lowbit.c (the layouts in ggml-common.h);
-// other builds (and use_ref) take those.
+// quants-dot-tq.c and quants-dot-lowbit.c (the layouts in ggml-common.h);
+// other builds (and use_ref) take those (kernel-config.h).
 //
 // Every 32 weight values are decoded into three registers: the magnitudes
 // (unsigned bytes: the grid bytes, or |v|), the sign carriers (bytes with the
@@ -26,7 +26,7 @@
 // with it (with AVX-512, the grid types 64 values per instruction). Each result is the same sequence of operations whatever nr and
 // nc are: a vector accumulation over the blocks, then one horizontal sum.
 
-#include "kernels/quants-dot.h"
+#include "kernels/kernel-config.h"
 #include "simd/quants-simd.h"
 #include "ggml-quants.h"
 #include "../ggml-quants-iq.h"
@@ -371,15 +371,15 @@ static QD_INLINE void iqx_rows(enum ggml_type type, int64_t n, const char * x, s
         iqx_rows(type, n, (const char *) x, bx, nr, y, s, nc);                                         \
     }
 
-IQX_DEFINE_ROWS(iqx_rows_iq2_xxs, GGML_TYPE_IQ2_XXS)
-IQX_DEFINE_ROWS(iqx_rows_iq2_xs,  GGML_TYPE_IQ2_XS)
-IQX_DEFINE_ROWS(iqx_rows_iq2_s,   GGML_TYPE_IQ2_S)
-IQX_DEFINE_ROWS(iqx_rows_iq3_xxs, GGML_TYPE_IQ3_XXS)
-IQX_DEFINE_ROWS(iqx_rows_iq3_s,   GGML_TYPE_IQ3_S)
-IQX_DEFINE_ROWS(iqx_rows_iq1_s,   GGML_TYPE_IQ1_S)
-IQX_DEFINE_ROWS(iqx_rows_iq1_m,   GGML_TYPE_IQ1_M)
-IQX_DEFINE_ROWS(iqx_rows_tq1_0,   GGML_TYPE_TQ1_0)
-IQX_DEFINE_ROWS(iqx_rows_tq2_0,   GGML_TYPE_TQ2_0)
+IQX_DEFINE_ROWS(iq2_xxs_dot__avx2, GGML_TYPE_IQ2_XXS)
+IQX_DEFINE_ROWS(iq2_xs_dot__avx2,  GGML_TYPE_IQ2_XS)
+IQX_DEFINE_ROWS(iq2_s_dot__avx2,   GGML_TYPE_IQ2_S)
+IQX_DEFINE_ROWS(iq3_xxs_dot__avx2, GGML_TYPE_IQ3_XXS)
+IQX_DEFINE_ROWS(iq3_s_dot__avx2,   GGML_TYPE_IQ3_S)
+IQX_DEFINE_ROWS(iq1_s_dot__avx2,   GGML_TYPE_IQ1_S)
+IQX_DEFINE_ROWS(iq1_m_dot__avx2,   GGML_TYPE_IQ1_M)
+IQX_DEFINE_ROWS(tq1_0_dot__avx2,   GGML_TYPE_TQ1_0)
+IQX_DEFINE_ROWS(tq2_0_dot__avx2,   GGML_TYPE_TQ2_0)
 
 //
 // the small-block types . Q8_0: 32 values per chunk, a float scale per 16
@@ -518,33 +518,29 @@ static QD_INLINE void lbx_rows(enum ggml_type type, int64_t n, const char * x, s
         lbx_rows(type, n, (const char *) x, bx, nr, y, s, nc);                                         \
     }
 
-LBX_DEFINE_ROWS(lbx_rows_q1_0,  GGML_TYPE_Q1_0)
-LBX_DEFINE_ROWS(lbx_rows_q2_0,  GGML_TYPE_Q2_0)
-LBX_DEFINE_ROWS(lbx_rows_nvfp4, GGML_TYPE_NVFP4)
+LBX_DEFINE_ROWS(q1_0_dot__avx2,  GGML_TYPE_Q1_0)
+LBX_DEFINE_ROWS(q2_0_dot__avx2,  GGML_TYPE_Q2_0)
+LBX_DEFINE_ROWS(nvfp4_dot__avx2, GGML_TYPE_NVFP4)
 
-ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_iq_avx2(enum ggml_type type) {
-    switch (type) {
-        case GGML_TYPE_IQ2_XXS: return iqx_rows_iq2_xxs;
-        case GGML_TYPE_IQ2_XS:  return iqx_rows_iq2_xs;
-        case GGML_TYPE_IQ2_S:   return iqx_rows_iq2_s;
-        case GGML_TYPE_IQ3_XXS: return iqx_rows_iq3_xxs;
-        case GGML_TYPE_IQ3_S:   return iqx_rows_iq3_s;
-        case GGML_TYPE_IQ1_S:   return iqx_rows_iq1_s;
-        case GGML_TYPE_IQ1_M:   return iqx_rows_iq1_m;
-        case GGML_TYPE_TQ1_0:   return iqx_rows_tq1_0;
-        case GGML_TYPE_TQ2_0:   return iqx_rows_tq2_0;
-        case GGML_TYPE_Q1_0:    return lbx_rows_q1_0;
-        case GGML_TYPE_Q2_0:    return lbx_rows_q2_0;
-        case GGML_TYPE_NVFP4:   return lbx_rows_nvfp4;
-        default:                return NULL;
-    }
+void ggml_cpu_add_kernels_x86_quants_dot_iq(struct ggml_cpu_kernel_config * cfg) {
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ2_XXS, dot_rows, iq2_xxs_dot__avx2, "avx2");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ2_XS, dot_rows, iq2_xs_dot__avx2, "avx2");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ2_S, dot_rows, iq2_s_dot__avx2, "avx2");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ3_XXS, dot_rows, iq3_xxs_dot__avx2, "avx2");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ3_S, dot_rows, iq3_s_dot__avx2, "avx2");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ1_S, dot_rows, iq1_s_dot__avx2, "avx2");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ1_M, dot_rows, iq1_m_dot__avx2, "avx2");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_TQ1_0, dot_rows, tq1_0_dot__avx2, "avx2");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_TQ2_0, dot_rows, tq2_0_dot__avx2, "avx2");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q1_0, dot_rows, q1_0_dot__avx2, "avx2");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q2_0, dot_rows, q2_0_dot__avx2, "avx2");
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_NVFP4, dot_rows, nvfp4_dot__avx2, "avx2");
 }
 
 #else
 
-ggml_cpu_dot_rows_t ggml_cpu_get_dot_rows_iq_avx2(enum ggml_type type) {
-    GGML_UNUSED(type);
-    return NULL;
+void ggml_cpu_add_kernels_x86_quants_dot_iq(struct ggml_cpu_kernel_config * cfg) {
+    GGML_UNUSED(cfg);
 }
 
 #endif // QD_SIMD

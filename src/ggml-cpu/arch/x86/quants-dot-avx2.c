@@ -1,0 +1,316 @@
+// quants-dot-avx2.c: the x86 activation quantizers (fp32 -> Q8_0 / Q8_1) and
+// row dots of Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 . Q8 rows, on AVX2 (AVX-512 for
+// the quantizers and 4 columns per step where the variant has it, VNNI where
+// it has that); quants-dot.c has the portable paths they follow.
+//
+// Quantizers: the vector path reproduces the reference arithmetic exactly:
+// the same maximum, the same division and reciprocal, the same products, and
+// roundf (half away from zero) built from a truncation and an exact
+// remainder. Blocks where that is not enough (a NaN or an infinity, whose
+// handling in the reference depends on the order of the maximum, or a scale
+// so small that its reciprocal overflows) take the reference quantizer.
+//
+// Row dots: the codes of a weight block are unsigned bytes u with an offset o
+// (value = d*(u - o) for Q4_0 / Q5_0, d*u + m for Q4_1 / Q5_1), so that one
+// unsigned x signed byte product instruction (vpdpbusd, or vpmaddubsw +
+// vpmaddwd) does the work: sum_j (u_j - o) * y_j = sum_j u_j*y_j - o * sum_j y_j,
+// and o * sum_j y_j is computed once per activation block for all rows.
+// Q8_0 weights are signed; they use |x| and y with the sign of x.
+
+#include "kernels/kernel-config.h"
+#include "simd/quants-simd.h"
+#include "ggml-quants.h"
+
+#if defined(QD_SIMD)
+
+// below this amax, d = amax/127 is subnormal and 1/d may overflow
+#define QD_Q8_MIN_AMAX (127.0f * 1.17549435e-38f)
+
+#if defined(GGML_VEC_AVX512)
+
+// codes of one block of 32 finite values; false if the block needs the reference
+static QD_INLINE bool qd_q8_block(const float * x, int8_t * qs, float * pd, int * psum) {
+    const __m512 v0 = _mm512_loadu_ps(x);
+    const __m512 v1 = _mm512_loadu_ps(x + 16);
+    const __m512 a0 = _mm512_abs_ps(v0);
+    const __m512 a1 = _mm512_abs_ps(v1);
+    const __m512 inf = _mm512_set1_ps(INFINITY);
+    // NaN compares false: a block with a NaN or an infinity fails this
+    const __mmask16 fin = _mm512_cmp_ps_mask(a0, inf, _CMP_LT_OQ) & _mm512_cmp_ps_mask(a1, inf, _CMP_LT_OQ);
+    if (fin != 0xFFFF) {
+        return false;
+    }
+    const float amax = _mm512_reduce_max_ps(_mm512_max_ps(a0, a1));
+    if (amax < QD_Q8_MIN_AMAX) {
+        return false;
+    }
+    const float d  = amax / 127.0f;
+    const float id = 1.0f / d;
+    const __m512  vid  = _mm512_set1_ps(id);
+    const __m512  half = _mm512_set1_ps(0.5f);
+    const __m512i sign = _mm512_set1_epi32((int) 0x80000000u);
+    const __m512i one  = _mm512_castps_si512(_mm512_set1_ps(1.0f));
+    __m512i q[2];
+    const __m512 v[2] = { v0, v1 };
+    for (int h = 0; h < 2; h++) {
+        const __m512 t = _mm512_mul_ps(v[h], vid);
+        const __m512 r = _mm512_roundscale_ps(t, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+        // |t - r| is exact; at one half or more, step away from zero
+        const __mmask16 up = _mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_sub_ps(t, r)), half, _CMP_GE_OQ);
+        const __m512 step = _mm512_castsi512_ps(_mm512_or_si512(one, _mm512_and_si512(sign, _mm512_castps_si512(t))));
+        q[h] = _mm512_cvttps_epi32(_mm512_mask_add_ps(r, up, r, step));
+    }
+    _mm_storeu_si128((__m128i *) qs,        _mm512_cvtepi32_epi8(q[0]));
+    _mm_storeu_si128((__m128i *) (qs + 16), _mm512_cvtepi32_epi8(q[1]));
+    *pd   = d;
+    *psum = _mm512_reduce_add_epi32(_mm512_add_epi32(q[0], q[1]));
+    return true;
+}
+
+#else
+
+static QD_INLINE bool qd_q8_block(const float * x, int8_t * qs, float * pd, int * psum) {
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    const __m256 inf  = _mm256_set1_ps(INFINITY);
+    __m256 v[4];
+    __m256 amaxv = _mm256_setzero_ps();
+    int fin = 0xFF;
+    for (int h = 0; h < 4; h++) {
+        v[h] = _mm256_loadu_ps(x + 8*h);
+        const __m256 a = _mm256_andnot_ps(sign, v[h]);
+        fin &= _mm256_movemask_ps(_mm256_cmp_ps(a, inf, _CMP_LT_OQ));
+        amaxv = _mm256_max_ps(amaxv, a);
+    }
+    if (fin != 0xFF) {
+        return false;
+    }
+    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(amaxv), _mm256_extractf128_ps(amaxv, 1));
+    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+    m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+    const float amax = _mm_cvtss_f32(m4);
+    if (amax < QD_Q8_MIN_AMAX) {
+        return false;
+    }
+    const float d  = amax / 127.0f;
+    const float id = 1.0f / d;
+    const __m256 vid  = _mm256_set1_ps(id);
+    const __m256 half = _mm256_set1_ps(0.5f);
+    const __m256 one  = _mm256_set1_ps(1.0f);
+    __m256i q[4];
+    for (int h = 0; h < 4; h++) {
+        const __m256 t = _mm256_mul_ps(v[h], vid);
+        const __m256 r = _mm256_round_ps(t, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+        const __m256 up = _mm256_cmp_ps(_mm256_andnot_ps(sign, _mm256_sub_ps(t, r)), half, _CMP_GE_OQ);
+        const __m256 step = _mm256_and_ps(up, _mm256_or_ps(one, _mm256_and_ps(sign, t)));
+        q[h] = _mm256_cvttps_epi32(_mm256_add_ps(r, step));
+    }
+    // codes are within [-127, 127]: the saturating packs keep them; the packs
+    // interleave 128-bit lanes, the permute restores the order
+    const __m256i p01 = _mm256_packs_epi32(q[0], q[1]);
+    const __m256i p23 = _mm256_packs_epi32(q[2], q[3]);
+    const __m256i p   = _mm256_packs_epi16(p01, p23);
+    const __m256i o   = _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    _mm256_storeu_si256((__m256i *) qs, o);
+    const __m256i s = _mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3]));
+    __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+    s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, _MM_SHUFFLE(1, 0, 3, 2)));
+    s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, _MM_SHUFFLE(2, 3, 0, 1)));
+    *pd   = d;
+    *psum = _mm_cvtsi128_si32(s4);
+    return true;
+}
+
+#endif
+
+static void q8_0_quantize__avx2(const float * GGML_RESTRICT x, void * GGML_RESTRICT vy, int64_t k) {
+    GGML_ASSERT(k % QK8_0 == 0);
+    block_q8_0 * y = (block_q8_0 *) vy;
+    for (int64_t i = 0; i < k / QK8_0; i++) {
+        float d;
+        int sum;
+        if (qd_q8_block(x + i*QK8_0, y[i].qs, &d, &sum)) {
+            y[i].d = GGML_FP32_TO_FP16(d);
+        } else {
+            quantize_row_q8_0_ref(x + i*QK8_0, &y[i], QK8_0);
+        }
+    }
+}
+
+static void q8_1_quantize__avx2(const float * GGML_RESTRICT x, void * GGML_RESTRICT vy, int64_t k) {
+    GGML_ASSERT(k % QK8_1 == 0);
+    block_q8_1 * y = (block_q8_1 *) vy;
+    for (int64_t i = 0; i < k / QK8_1; i++) {
+        float d;
+        int sum;
+        if (qd_q8_block(x + i*QK8_1, y[i].qs, &d, &sum)) {
+            y[i].d = GGML_FP32_TO_FP16(d);
+            y[i].s = GGML_FP32_TO_FP16((float) sum * d);
+        } else {
+            quantize_row_q8_1_ref(x + i*QK8_1, &y[i], QK8_1);
+        }
+    }
+}
+
+//
+// quantized rows . Q8 rows (256-bit blocks)
+//
+
+// columns a step meets at once (the accumulators must fit in registers)
+#if defined(GGML_VEC_AVX512)
+#define QD_QCOLS 4
+#else
+#define QD_QCOLS 2
+#endif
+
+// One step: R rows (R <= 4), x + r*xs, . C columns y[c] (C <= QD_QCOLS) into
+// s[c][i0 + r*is]. Each weight block is decoded once for the C columns. Each
+// result is formed by the same operations whatever R and C are.
+static QD_INLINE void qd_rows_step(enum ggml_type type, const int R, const int C, int64_t nb,
+                                   const char * x, size_t xs, const char * const * y,
+                                   float * const * s, int64_t i0, int64_t is) {
+    const size_t bsx = qd_block_size(type);
+    const bool affine = qd_is_affine(type);
+    const int  offset = type == GGML_TYPE_Q4_0 ? 8 : type == GGML_TYPE_Q5_0 ? 16 : 0;
+
+    __m256 acc[4][QD_QCOLS];
+    float  macc[4][QD_QCOLS];
+    for (int r = 0; r < R; r++) {
+        for (int c = 0; c < C; c++) {
+            acc[r][c]  = _mm256_setzero_ps();
+            macc[r][c] = 0.0f;
+        }
+    }
+
+    for (int64_t b = 0; b < nb; b++) {
+        __m256i yq[QD_QCOLS], base[QD_QCOLS];
+        float   dy[QD_QCOLS], sy[QD_QCOLS];
+        for (int c = 0; c < C; c++) {
+            if (affine) {
+                const block_q8_1 * yb = (const block_q8_1 *) y[c] + b;
+                yq[c] = _mm256_loadu_si256((const __m256i *) yb->qs);
+                dy[c] = qd_h2f(yb->d);
+                sy[c] = qd_h2f(yb->s);
+            } else {
+                const block_q8_0 * yb = (const block_q8_0 *) y[c] + b;
+                yq[c] = _mm256_loadu_si256((const __m256i *) yb->qs);
+                dy[c] = qd_h2f(yb->d);
+                sy[c] = 0.0f;
+            }
+            // -o * (partial sums of y), the starting value of the integer sums
+            base[c] = _mm256_setzero_si256();
+            if (offset != 0) {
+                base[c] = _mm256_sub_epi32(base[c], qd_dot_u8s8(_mm256_setzero_si256(), _mm256_set1_epi8((char) offset), yq[c]));
+            }
+        }
+        for (int r = 0; r < R; r++) {
+            const char * blk = x + r*xs + b*bsx;
+            __m256i u;   // unsigned codes, or the signed Q8_0 values
+            float dx, mx = 0.0f;
+            switch (type) {
+                case GGML_TYPE_Q4_0: {
+                    const block_q4_0 * xb = (const block_q4_0 *) blk;
+                    u  = qd_unpack_nibbles(xb->qs);
+                    dx = qd_h2f(xb->d);
+                } break;
+                case GGML_TYPE_Q4_1: {
+                    const block_q4_1 * xb = (const block_q4_1 *) blk;
+                    u  = qd_unpack_nibbles(xb->qs);
+                    dx = qd_h2f(xb->d);
+                    mx = qd_h2f(xb->m);
+                } break;
+                case GGML_TYPE_Q5_0: {
+                    const block_q5_0 * xb = (const block_q5_0 *) blk;
+                    u  = _mm256_or_si256(qd_unpack_nibbles(xb->qs), qd_unpack_fifth_bits(xb->qh));
+                    dx = qd_h2f(xb->d);
+                } break;
+                case GGML_TYPE_Q5_1: {
+                    const block_q5_1 * xb = (const block_q5_1 *) blk;
+                    u  = _mm256_or_si256(qd_unpack_nibbles(xb->qs), qd_unpack_fifth_bits(xb->qh));
+                    dx = qd_h2f(xb->d);
+                    mx = qd_h2f(xb->m);
+                } break;
+                default: { // GGML_TYPE_Q8_0
+                    const block_q8_0 * xb = (const block_q8_0 *) blk;
+                    u  = _mm256_loadu_si256((const __m256i *) xb->qs);
+                    dx = qd_h2f(xb->d);
+                } break;
+            }
+            for (int c = 0; c < C; c++) {
+                const __m256i isum = type == GGML_TYPE_Q8_0
+                    ? qd_dot_u8s8(base[c], _mm256_sign_epi8(u, u), _mm256_sign_epi8(yq[c], u))
+                    : qd_dot_u8s8(base[c], u, yq[c]);
+                acc[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(dx*dy[c]), acc[r][c]);
+                if (affine) {
+                    macc[r][c] += mx*sy[c];
+                }
+            }
+        }
+    }
+    for (int r = 0; r < R; r++) {
+        for (int c = 0; c < C; c++) {
+            s[c][i0 + r*is] = qd_hsum256(acc[r][c]) + macc[r][c];
+        }
+    }
+}
+
+// C columns: the four rows of a step come from four quarters of the block, so
+// that each is one long sequential stream (the prefetchers follow long
+// streams; four short ones that restart at every row they do not)
+static QD_INLINE void qd_rows_cols(enum ggml_type type, const int C, int64_t n, const char * x, size_t bx,
+                                   int64_t nr, const char * const * y, float * const * s) {
+    const int64_t nb = n / 32;
+    const int64_t q  = nr / 4;
+    for (int64_t r = 0; r < q; r++) {
+        qd_rows_step(type, 4, C, nb, x + r*bx, q*bx, y, s, r, q);
+    }
+    for (int64_t r = 4*q; r < nr; r++) {
+        qd_rows_step(type, 1, C, nb, x + r*bx, bx, y, s, r, 0);
+    }
+}
+
+static QD_INLINE void qd_rows_simd(enum ggml_type type, int64_t n, const void * x, size_t bx, int64_t nr,
+                                   const void * const * y, float * const * s, int64_t nc) {
+    for (int64_t c0 = 0; c0 < nc; c0 += QD_QCOLS) {
+        const char * const * yc = (const char * const *) y + c0;
+        switch (MIN(QD_QCOLS, nc - c0)) {
+            case 1:  qd_rows_cols(type, 1, n, (const char *) x, bx, nr, yc, s + c0); break;
+#if QD_QCOLS > 2
+            case 3:  qd_rows_cols(type, 3, n, (const char *) x, bx, nr, yc, s + c0); break;
+            case 4:  qd_rows_cols(type, 4, n, (const char *) x, bx, nr, yc, s + c0); break;
+#endif
+            default: qd_rows_cols(type, 2, n, (const char *) x, bx, nr, yc, s + c0); break;
+        }
+    }
+}
+
+#define QD_DEFINE_ROWS_SIMD(name, type)                                                                \
+    static void name(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,                  \
+                     const void * const * y, float * const * s, int64_t nc) {                         \
+        qd_rows_simd(type, n, x, bx, nr, y, s, nc);                                                    \
+    }
+
+QD_DEFINE_ROWS_SIMD(q4_0_dot__avx2, GGML_TYPE_Q4_0)
+QD_DEFINE_ROWS_SIMD(q4_1_dot__avx2, GGML_TYPE_Q4_1)
+QD_DEFINE_ROWS_SIMD(q5_0_dot__avx2, GGML_TYPE_Q5_0)
+QD_DEFINE_ROWS_SIMD(q5_1_dot__avx2, GGML_TYPE_Q5_1)
+QD_DEFINE_ROWS_SIMD(q8_0_dot__avx2, GGML_TYPE_Q8_0)
+
+void ggml_cpu_add_kernels_x86_quants_dot(struct ggml_cpu_kernel_config * cfg) {
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q4_0, dot_rows, q4_0_dot__avx2, GGML_CPU_ISA_TAG);
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q4_1, dot_rows, q4_1_dot__avx2, GGML_CPU_ISA_TAG);
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q5_0, dot_rows, q5_0_dot__avx2, GGML_CPU_ISA_TAG);
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q5_1, dot_rows, q5_1_dot__avx2, GGML_CPU_ISA_TAG);
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q8_0, dot_rows, q8_0_dot__avx2, GGML_CPU_ISA_TAG);
+    cfg->act_fast[GGML_TYPE_Q8_0]     = q8_0_quantize__avx2;
+    cfg->act_fast[GGML_TYPE_Q8_1]     = q8_1_quantize__avx2;
+    cfg->act_fast_isa[GGML_TYPE_Q8_0] = GGML_CPU_ISA_TAG;
+    cfg->act_fast_isa[GGML_TYPE_Q8_1] = GGML_CPU_ISA_TAG;
+}
+
+#else
+
+void ggml_cpu_add_kernels_x86_quants_dot(struct ggml_cpu_kernel_config * cfg) {
+    GGML_UNUSED(cfg);
+}
+
+#endif // QD_SIMD

@@ -1,0 +1,515 @@
+// quants-dot-k-avx2.c: the x86 row dots of the K-quants (Q2_K .. Q6_K) .
+// Q8_K rows (quants-dot-k.c explains the arithmetic; its portable path is
+// the reference these follow). 256-bit code for the AVX2 variants and, for
+// Q4_K / Q5_K, a 512-bit step where the variant has AVX-512. The two paths
+// differ only in the order of the float sums of a row. The Q4_K, Q5_K and
+// Q6_K paths (generation: they must keep up with the memory) meet several
+// rows and up to 4 activation columns per pass, sharing the activation loads
+// between rows and the decoded weights between columns.
+
+#include "kernels/kernel-config.h"
+#include "simd/quants-simd.h"
+#include "ggml-quants.h"
+
+#if defined(QD_SIMD)
+
+// sum over 16-bit lanes of (unsigned u . signed y pairs) * scale, as int32 lanes
+static QD_INLINE __m256i qk_scaled_dot(__m256i u, __m256i y, __m256i scale16) {
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, y), scale16);
+}
+
+// Q4_K, Q5_K and Q6_K: a step meets R weight rows (x + r*xs) and C
+// activation columns (R*C <= 4) superblock by superblock. The activation
+// loads and group sums are shared by the R rows, the decoded weights by the
+// C columns. The scales of a weight superblock are decoded once into int16
+// lanes and broadcast to the groups by byte shuffles; the minimums (Q4_K,
+// Q5_K) and the code offset (Q6_K) meet the activations' group sums (bsums)
+// in one int16 multiply-add. Each result s[c][i0 + r*is] is formed by the
+// same operations whatever R and C are, so whatever the row count and the
+// threads' chunks.
+
+// rows of a step meeting one column: the accumulators and the per-row
+// scales of 4 rows need the 32 vector registers of AVX-512
+#if defined(GGML_VEC_AVX512)
+#define QK_STEP_ROWS 4
+#else
+#define QK_STEP_ROWS 2
+#endif
+#define QK_MAX_COLS 4
+
+// byte-shuffle control broadcasting int16 lane j0 to the low 128-bit half
+// and lane j1 to the high half (within each half)
+static QD_INLINE __m256i qk_bcast16(__m256i v, int j0, int j1) {
+    const __m256i ctrl = _mm256_setr_m128i(_mm_set1_epi16((short)(0x0100 + 0x0202*j0)),
+                                           _mm_set1_epi16((short)(0x0100 + 0x0202*j1)));
+    return _mm256_shuffle_epi8(v, ctrl);
+}
+
+// the 12 packed bytes of 6-bit scales and minimums of a Q4_K / Q5_K
+// superblock (p: 16 readable bytes) as 8 int16 each: the scales returned,
+// the minimums in *mn. With a, b, c the three 32-bit words: scales 0..3 =
+// a & 63, minimums 0..3 = b & 63; scales 4..7 are the low nibbles of c with
+// the top two bits of a, minimums 4..7 the high nibbles of c with the top
+// two bits of b.
+static QD_INLINE __m128i qk_scales_mins_45(const uint8_t * p, __m128i * mn) {
+    const __m128i v   = _mm_loadu_si128((const __m128i *) p);
+    const __m128i acbc = _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 1, 2, 0));   // a c b c
+    const __m128i aabb = _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 1, 0, 0));   // a a b b
+    const __m128i low  = _mm_and_si128(_mm_srlv_epi32(acbc, _mm_setr_epi32(0, 0, 0, 4)),
+                                       _mm_setr_epi32(0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f));
+    const __m128i top  = _mm_and_si128(_mm_srli_epi32(aabb, 2),
+                                       _mm_setr_epi32(0, 0x30303030, 0, 0x30303030));
+    const __m128i sm   = _mm_or_si128(low, top);   // bytes: 8 scales, 8 minimums
+    const __m256i w = _mm256_cvtepu8_epi16(sm);
+    *mn = _mm256_extracti128_si256(w, 1);
+    return _mm256_castsi256_si128(w);
+}
+
+// the sums of the activation groups of 32 (8 int16) of a Q8_K block
+static QD_INLINE __m128i qk_bsums32(const block_q8_K * yb) {
+    const __m256i bs = _mm256_loadu_si256((const __m256i *) yb->bsums);
+    return _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
+}
+
+// the two halves d, dmin that start a Q4_K / Q5_K block as floats (lanes 0, 1)
+static QD_INLINE __m128 qk_d_dmin(const ggml_half * d) {
+    uint32_t v;
+    memcpy(&v, d, sizeof(v));
+    return _mm_cvtph_ps(_mm_cvtsi32_si128((int) v));
+}
+
+#if !defined(GGML_VEC_AVX512)
+
+// acc + isum * f[0] - msum * f[1] (f: dx*dy, mx*dy): the float sum of one row and column
+static QD_INLINE __m256 qk_accumulate(__m256 acc, __m256i isum, __m128 f, __m128i msum) {
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_broadcastss_ps(f), acc);
+    const __m256i m = _mm256_inserti128_si256(_mm256_setzero_si256(), msum, 0);
+    return _mm256_fnmadd_ps(_mm256_cvtepi32_ps(m), _mm256_broadcastss_ps(_mm_permute_ps(f, 0x55)), acc);
+}
+
+// the 64 values 64h .. 64h + 63 of a Q4_K / Q5_K superblock: groups 2h and
+// 2h + 1 (low and high nibbles of qs[32h ..]; the fifth bits are bits 2h and
+// 2h + 1 of qh, which arrives here shifted right by 2h)
+static QD_INLINE void qk_codes_45(const uint8_t * qs, const bool q5, __m256i qh, int h, __m256i * lo, __m256i * hi) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    const __m256i q  = _mm256_loadu_si256((const __m256i *)(qs + 32*h));
+    *lo = _mm256_and_si256(q, m4);
+    *hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+    if (q5) {
+        // bit 0 (1) of each byte to bit 4; the 16-bit shifts bring no other bit there
+        const __m256i m10 = _mm256_set1_epi8(0x10);
+        *lo = _mm256_or_si256(*lo, _mm256_and_si256(_mm256_slli_epi16(qh, 4), m10));
+        *hi = _mm256_or_si256(*hi, _mm256_and_si256(_mm256_slli_epi16(qh, 3), m10));
+    }
+}
+
+static QD_INLINE void qk_step_45(const bool q5, const int R, const int C, int64_t nb, const char * x, size_t xs,
+                                 const block_q8_K * const * y, float * const * s, int64_t i0, int64_t is) {
+    const size_t bsx = q5 ? sizeof(block_q5_K) : sizeof(block_q4_K);
+    __m256 acc[QK_STEP_ROWS][QK_MAX_COLS];
+    for (int r = 0; r < R; r++) {
+        for (int c = 0; c < C; c++) {
+            acc[r][c] = _mm256_setzero_ps();
+        }
+    }
+    for (int64_t b = 0; b < nb; b++) {
+        __m128i ysum[QK_MAX_COLS];
+        float   dy[QK_MAX_COLS];
+        for (int c = 0; c < C; c++) {
+            ysum[c] = qk_bsums32(y[c] + b);
+            dy[c]   = y[c][b].d;
+        }
+        const uint8_t * qs[QK_STEP_ROWS];
+        __m256i qh[QK_STEP_ROWS], sc[QK_STEP_ROWS], isum[QK_STEP_ROWS][QK_MAX_COLS];
+        __m128i msum[QK_STEP_ROWS][QK_MAX_COLS];
+        __m128  dm[QK_STEP_ROWS];   // d, dmin of the weight block
+        for (int r = 0; r < R; r++) {
+            const char * blk = x + r*xs + b*bsx;
+            __m128i mn;
+            if (q5) {
+                const block_q5_K * xb = (const block_q5_K *) blk;
+                sc[r] = _mm256_broadcastsi128_si256(qk_scales_mins_45(xb->scales, &mn));
+                qs[r] = xb->qs;
+                qh[r] = _mm256_loadu_si256((const __m256i *) xb->qh);
+                dm[r] = qk_d_dmin(&xb->d);
+            } else {
+                const block_q4_K * xb = (const block_q4_K *) blk;
+                sc[r] = _mm256_broadcastsi128_si256(qk_scales_mins_45(xb->scales, &mn));
+                qs[r] = xb->qs;
+                qh[r] = _mm256_setzero_si256();
+                dm[r] = qk_d_dmin(&xb->d);
+            }
+            for (int c = 0; c < C; c++) {
+                msum[r][c] = _mm_madd_epi16(mn, ysum[c]);
+                isum[r][c] = _mm256_setzero_si256();
+            }
+        }
+        for (int h = 0; h < QK_K/64; h++) {
+            __m256i y0[QK_MAX_COLS], y1[QK_MAX_COLS];
+            for (int c = 0; c < C; c++) {
+                y0[c] = _mm256_loadu_si256((const __m256i *)(y[c][b].qs + 64*h));
+                y1[c] = _mm256_loadu_si256((const __m256i *)(y[c][b].qs + 64*h + 32));
+            }
+            for (int r = 0; r < R; r++) {
+                __m256i lo, hi;
+                qk_codes_45(qs[r], q5, qh[r], h, &lo, &hi);
+                if (q5) {
+                    qh[r] = _mm256_srli_epi16(qh[r], 2);
+                }
+                const __m256i s0 = qk_bcast16(sc[r], 2*h, 2*h);
+                const __m256i s1 = qk_bcast16(sc[r], 2*h + 1, 2*h + 1);
+                for (int c = 0; c < C; c++) {
+                    // codes <= 31, |y| <= 128: the byte-pair sums fit in int16
+                    const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, y0[c]), s0);
+                    const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, y1[c]), s1);
+                    isum[r][c] = _mm256_add_epi32(isum[r][c], _mm256_add_epi32(p0, p1));
+                }
+            }
+        }
+        for (int r = 0; r < R; r++) {
+            for (int c = 0; c < C; c++) {
+                acc[r][c] = qk_accumulate(acc[r][c], isum[r][c], _mm_mul_ps(dm[r], _mm_set1_ps(dy[c])), msum[r][c]);
+            }
+        }
+    }
+    for (int r = 0; r < R; r++) {
+        for (int c = 0; c < C; c++) {
+            s[c][i0 + r*is] = qd_hsum256(acc[r][c]);
+        }
+    }
+}
+
+#else
+
+// AVX-512: 128 values per step of the row, groups 4p, 4p + 2 (low nibbles
+// of qs[64p ..]) and 4p + 1, 4p + 3 (high nibbles), against the activations
+// regrouped the same way; half the instructions of the 256-bit loop
+
+// byte-shuffle broadcasting int16 lane j0 to the low 256-bit half and lane
+// j1 to the high half (within each 128-bit lane)
+static QD_INLINE __m512i qk_bcast16_512(__m512i v, int j0, int j1) {
+    const __m512i ctrl = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi16((short)(0x0100 + 0x0202*j0))),
+                                            _mm256_set1_epi16((short)(0x0100 + 0x0202*j1)), 1);
+    return _mm512_shuffle_epi8(v, ctrl);
+}
+
+static QD_INLINE void qk_step_45(const bool q5, const int R, const int C, int64_t nb, const char * x, size_t xs,
+                                 const block_q8_K * const * y, float * const * s, int64_t i0, int64_t is) {
+    const size_t  bsx = q5 ? sizeof(block_q5_K) : sizeof(block_q4_K);
+    const __m512i m4  = _mm512_set1_epi8(0x0F);
+    const __m512i m10 = _mm512_set1_epi8(0x10);
+    __m512 acc[QK_STEP_ROWS][QK_MAX_COLS];
+    __m128 macc[QK_STEP_ROWS][QK_MAX_COLS];
+    for (int r = 0; r < R; r++) {
+        for (int c = 0; c < C; c++) {
+            acc[r][c]  = _mm512_setzero_ps();
+            macc[r][c] = _mm_setzero_ps();
+        }
+    }
+    for (int64_t b = 0; b < nb; b++) {
+        __m128i ysum[QK_MAX_COLS];
+        float   dy[QK_MAX_COLS];
+        for (int c = 0; c < C; c++) {
+            ysum[c] = qk_bsums32(y[c] + b);
+            dy[c]   = y[c][b].d;
+        }
+        const uint8_t * qs[QK_STEP_ROWS];
+        __m512i qh[QK_STEP_ROWS], sc[QK_STEP_ROWS], isum[QK_STEP_ROWS][QK_MAX_COLS];
+        __m128i msum[QK_STEP_ROWS][QK_MAX_COLS];
+        __m128  dm[QK_STEP_ROWS];   // d, dmin of the weight block
+        for (int r = 0; r < R; r++) {
+            const char * blk = x + r*xs + b*bsx;
+            __m128i mn;
+            if (q5) {
+                const block_q5_K * xb = (const block_q5_K *) blk;
+                sc[r] = _mm512_broadcast_i32x4(qk_scales_mins_45(xb->scales, &mn));
+                qs[r] = xb->qs;
+                // bytes 0..31: the bits of groups 4p, 4p + 1 from bit 0; bytes 32..63: of 4p + 2, 4p + 3
+                const __m256i h = _mm256_loadu_si256((const __m256i *) xb->qh);
+                qh[r] = _mm512_inserti64x4(_mm512_castsi256_si512(h), _mm256_srli_epi16(h, 2), 1);
+                dm[r] = qk_d_dmin(&xb->d);
+            } else {
+                const block_q4_K * xb = (const block_q4_K *) blk;
+                sc[r] = _mm512_broadcast_i32x4(qk_scales_mins_45(xb->scales, &mn));
+                qs[r] = xb->qs;
+                qh[r] = _mm512_setzero_si512();
+                dm[r] = qk_d_dmin(&xb->d);
+            }
+            for (int c = 0; c < C; c++) {
+                msum[r][c] = _mm_madd_epi16(mn, ysum[c]);
+                isum[r][c] = _mm512_setzero_si512();
+            }
+        }
+        for (int p = 0; p < QK_K/128; p++) {
+            __m512i ylo[QK_MAX_COLS], yhi[QK_MAX_COLS];
+            for (int c = 0; c < C; c++) {
+                const __m512i ya = _mm512_loadu_si512((const void *)(y[c][b].qs + 128*p));
+                const __m512i yb = _mm512_loadu_si512((const void *)(y[c][b].qs + 128*p + 64));
+                ylo[c] = _mm512_shuffle_i64x2(ya, yb, 0x44);   // values 0..31, 64..95
+                yhi[c] = _mm512_shuffle_i64x2(ya, yb, 0xEE);   // values 32..63, 96..127
+            }
+            for (int r = 0; r < R; r++) {
+                const __m512i q = _mm512_loadu_si512((const void *)(qs[r] + 64*p));
+                __m512i lo = _mm512_and_si512(q, m4);
+                __m512i hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
+                if (q5) {
+                    // bit 0 (1) of each byte to bit 4; the 16-bit shifts bring no other bit there
+                    lo = _mm512_or_si512(lo, _mm512_and_si512(_mm512_slli_epi16(qh[r], 4), m10));
+                    hi = _mm512_or_si512(hi, _mm512_and_si512(_mm512_slli_epi16(qh[r], 3), m10));
+                    qh[r] = _mm512_srli_epi16(qh[r], 4);
+                }
+                const __m512i s0 = qk_bcast16_512(sc[r], 4*p,     4*p + 2);
+                const __m512i s1 = qk_bcast16_512(sc[r], 4*p + 1, 4*p + 3);
+                for (int c = 0; c < C; c++) {
+                    // codes <= 31, |y| <= 128: the byte-pair sums fit in int16
+                    const __m512i p0 = _mm512_madd_epi16(_mm512_maddubs_epi16(lo, ylo[c]), s0);
+                    const __m512i p1 = _mm512_madd_epi16(_mm512_maddubs_epi16(hi, yhi[c]), s1);
+                    isum[r][c] = _mm512_add_epi32(isum[r][c], _mm512_add_epi32(p0, p1));
+                }
+            }
+        }
+        for (int r = 0; r < R; r++) {
+            for (int c = 0; c < C; c++) {
+                const __m128 f = _mm_mul_ps(dm[r], _mm_set1_ps(dy[c]));   // dx*dy, mx*dy
+                acc[r][c]  = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[r][c]), _mm512_broadcastss_ps(f), acc[r][c]);
+                macc[r][c] = _mm_fmadd_ps(_mm_cvtepi32_ps(msum[r][c]), _mm_permute_ps(f, 0x55), macc[r][c]);
+            }
+        }
+    }
+    for (int r = 0; r < R; r++) {
+        for (int c = 0; c < C; c++) {
+            const __m128 m = _mm_add_ps(macc[r][c], _mm_movehl_ps(macc[r][c], macc[r][c]));
+            s[c][i0 + r*is] = _mm512_reduce_add_ps(acc[r][c]) - _mm_cvtss_f32(_mm_add_ss(m, _mm_movehdup_ps(m)));
+        }
+    }
+}
+
+#endif
+
+// the 32 unsigned 6-bit codes 128h + 32q .. + 31 of a Q6_K superblock: the
+// low nibbles (q < 2) or high nibbles of ql[64h + 32(q % 2) ..] with bits
+// 2q, 2q + 1 of qh[32h ..] on top
+static QD_INLINE __m256i qk_codes_6(const block_q6_K * xb, int h, int q) {
+    const __m256i ql = _mm256_loadu_si256((const __m256i *)(xb->ql + 64*h + 32*(q % 2)));
+    const __m256i qh = _mm256_loadu_si256((const __m256i *)(xb->qh + 32*h));
+    const __m256i lo = _mm256_and_si256(q < 2 ? ql : _mm256_srli_epi16(ql, 4), _mm256_set1_epi8(0x0F));
+    // bits 2q, 2q + 1 of each byte to bits 4, 5 (the 16-bit shifts bring no other bit there)
+    __m256i hb;
+    switch (q) {
+        case 0:  hb = _mm256_slli_epi16(qh, 4); break;
+        case 1:  hb = _mm256_slli_epi16(qh, 2); break;
+        case 2:  hb = qh;                       break;
+        default: hb = _mm256_srli_epi16(qh, 2); break;
+    }
+    return _mm256_or_si256(lo, _mm256_and_si256(hb, _mm256_set1_epi8(0x30)));
+}
+
+static QD_INLINE void qk_step_6(const int R, const int C, int64_t nb, const char * x, size_t xs,
+                                const block_q8_K * const * y, float * const * s, int64_t i0, int64_t is) {
+    __m256 acc[QK_STEP_ROWS][QK_MAX_COLS];
+    for (int r = 0; r < R; r++) {
+        for (int c = 0; c < C; c++) {
+            acc[r][c] = _mm256_setzero_ps();
+        }
+    }
+    for (int64_t b = 0; b < nb; b++) {
+        const block_q6_K * xb[QK_STEP_ROWS];
+        __m256i sc[QK_STEP_ROWS], isum[QK_STEP_ROWS][QK_MAX_COLS];
+        for (int r = 0; r < R; r++) {
+            xb[r] = (const block_q6_K *)(x + r*xs) + b;
+            sc[r] = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *) xb[r]->scales));
+            for (int c = 0; c < C; c++) {
+                // the codes are u - 32 with u in 0..63: sum sc*u*y - 32 * sum sc*bsums
+                const __m256i off = _mm256_madd_epi16(sc[r], _mm256_loadu_si256((const __m256i *) y[c][b].bsums));
+                isum[r][c] = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(off, 5));
+            }
+        }
+        for (int h = 0; h < QK_K/128; h++) {
+            __m256i sh[QK_STEP_ROWS];
+            for (int r = 0; r < R; r++) {
+                // the 8 scales of this half in both 128-bit halves
+                sh[r] = h == 0 ? _mm256_permute2x128_si256(sc[r], sc[r], 0x00)
+                               : _mm256_permute2x128_si256(sc[r], sc[r], 0x11);
+            }
+            for (int q = 0; q < 4; q++) {
+                __m256i yv[QK_MAX_COLS];
+                for (int c = 0; c < C; c++) {
+                    yv[c] = _mm256_loadu_si256((const __m256i *)(y[c][b].qs + 128*h + 32*q));
+                }
+                for (int r = 0; r < R; r++) {
+                    const __m256i u = qk_codes_6(xb[r], h, q);
+                    // groups 8h + 2q (values 0..15 of u) and 8h + 2q + 1 (16..31)
+                    const __m256i scale = qk_bcast16(sh[r], 2*q, 2*q + 1);
+                    for (int c = 0; c < C; c++) {
+                        // u <= 63, |y| <= 128: the byte-pair sums fit in int16
+                        isum[r][c] = _mm256_add_epi32(isum[r][c], _mm256_madd_epi16(_mm256_maddubs_epi16(u, yv[c]), scale));
+                    }
+                }
+            }
+        }
+        for (int r = 0; r < R; r++) {
+            const float dx = qd_h2f(xb[r]->d);
+            for (int c = 0; c < C; c++) {
+                acc[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r][c]), _mm256_set1_ps(dx * y[c][b].d), acc[r][c]);
+            }
+        }
+    }
+    for (int r = 0; r < R; r++) {
+        for (int c = 0; c < C; c++) {
+            s[c][i0 + r*is] = qd_hsum256(acc[r][c]);
+        }
+    }
+}
+
+enum qk_kind { QK_Q4, QK_Q5, QK_Q6 };
+
+static QD_INLINE void qk_step(enum qk_kind kind, const int R, const int C, int64_t nb, const char * x, size_t xs,
+                              const block_q8_K * const * y, float * const * s, int64_t i0, int64_t is) {
+    if (kind == QK_Q6) {
+        qk_step_6(R, C, nb, x, xs, y, s, i0, is);
+    } else {
+        qk_step_45(kind == QK_Q5, R, C, nb, x, xs, y, s, i0, is);
+    }
+}
+
+// C columns: the R rows of a step come from R equal parts of the block, so
+// that each is one long sequential stream (the prefetchers follow long
+// streams; R short ones that restart at every row they do not)
+static QD_INLINE void qk_rows_cols(enum qk_kind kind, const int C, int64_t n, const char * x, size_t bx,
+                                   int64_t nr, const block_q8_K * const * y, float * const * s) {
+    const int R = QK_STEP_ROWS / C > 1 ? QK_STEP_ROWS / C : 1;
+    const int64_t nb = n / QK_K;
+    const int64_t q  = nr / R;
+    for (int64_t r = 0; R > 1 && r < q; r++) {
+        qk_step(kind, R, C, nb, x + r*bx, q*bx, y, s, r, q);
+    }
+    for (int64_t r = R > 1 ? R*q : 0; r < nr; r++) {
+        qk_step(kind, 1, C, nb, x + r*bx, bx, y, s, r, 0);
+    }
+}
+
+static QD_INLINE void qk_rows_456(enum qk_kind kind, int64_t n, const void * x, size_t bx, int64_t nr,
+                                  const void * const * y, float * const * s, int64_t nc) {
+    for (int64_t c0 = 0; c0 < nc; c0 += QK_MAX_COLS) {
+        const block_q8_K * const * yc = (const block_q8_K * const *) y + c0;
+        switch (MIN(QK_MAX_COLS, nc - c0)) {
+            case 1:  qk_rows_cols(kind, 1, n, (const char *) x, bx, nr, yc, s + c0); break;
+            case 2:  qk_rows_cols(kind, 2, n, (const char *) x, bx, nr, yc, s + c0); break;
+            case 3:  qk_rows_cols(kind, 3, n, (const char *) x, bx, nr, yc, s + c0); break;
+            default: qk_rows_cols(kind, 4, n, (const char *) x, bx, nr, yc, s + c0); break;
+        }
+    }
+}
+
+static void q4_K_dot__avx2(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
+                         const void * const * y, float * const * s, int64_t nc) {
+    qk_rows_456(QK_Q4, n, x, bx, nr, y, s, nc);
+}
+
+static void q5_K_dot__avx2(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
+                         const void * const * y, float * const * s, int64_t nc) {
+    qk_rows_456(QK_Q5, n, x, bx, nr, y, s, nc);
+}
+
+static void q6_K_dot__avx2(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
+                         const void * const * y, float * const * s, int64_t nc) {
+    qk_rows_456(QK_Q6, n, x, bx, nr, y, s, nc);
+}
+
+#define QK_DEFINE_ROWS_SIMD(name, block_t, dot)                                                        \
+    static void name(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,                  \
+                     const void * const * y, float * const * s, int64_t nc) {                         \
+        for (int64_t c = 0; c < nc; c++) {                                                             \
+            for (int64_t r = 0; r < nr; r++) {                                                         \
+                s[c][r] = dot(n / QK_K, (const block_t *)((const char *) x + r*bx),                    \
+                              (const block_q8_K *) y[c]);                                              \
+            }                                                                                          \
+        }                                                                                              \
+    }
+
+// the scales of groups g0 (int16 lanes 0..7) and g0 + 1 (lanes 8..15): the
+// lanes of a maddubs over 32 values, 16 of each group
+static QD_INLINE __m256i qk_pair_scales(int s0, int s1) {
+    return _mm256_setr_m128i(_mm_set1_epi16((short) s0), _mm_set1_epi16((short) s1));
+}
+
+// Q2_K: codes 0..3; the minimums meet the bsums in one int16 multiply-add
+static float qk_dot_row_q2_K(int64_t nb, const block_q2_K * x, const block_q8_K * y) {
+    const __m256i mask2 = _mm256_set1_epi8(0x03);
+    __m256 acc  = _mm256_setzero_ps();
+    __m256 macc = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; b++) {
+        const __m128i sm = _mm_loadu_si128((const __m128i *) x[b].scales);
+        const __m256i mn = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sm, 4), _mm_set1_epi8(0x0F)));
+        const __m256i msum = _mm256_madd_epi16(mn, _mm256_loadu_si256((const __m256i *) y[b].bsums));
+        __m256i isum = _mm256_setzero_si256();
+        for (int h = 0; h < QK_K/128; h++) {
+            const __m256i q = _mm256_loadu_si256((const __m256i *)(x[b].qs + 32*h));
+            for (int sh = 0; sh < 4; sh++) {
+                const int g = 8*h + 2*sh;
+                const __m256i u  = _mm256_and_si256(_mm256_srl_epi16(q, _mm_cvtsi32_si128(2*sh)), mask2);
+                const __m256i yv = _mm256_loadu_si256((const __m256i *)(y[b].qs + 128*h + 32*sh));
+                const __m256i sc = qk_pair_scales(x[b].scales[g] & 0x0F, x[b].scales[g + 1] & 0x0F);
+                isum = _mm256_add_epi32(isum, qk_scaled_dot(u, yv, sc));
+            }
+        }
+        const float dy = y[b].d;
+        acc  = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(qd_h2f(x[b].d) * dy), acc);
+        macc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_set1_ps(qd_h2f(x[b].dmin) * dy), macc);
+    }
+    return qd_hsum256(acc) - qd_hsum256(macc);
+}
+
+// Q3_K: unsigned codes u = low | hbit << 2 in 0..7, the value u - 4; the
+// offset goes into the scaled bsums
+static float qk_dot_row_q3_K(int64_t nb, const block_q3_K * x, const block_q8_K * y) {
+    const __m256i mask2 = _mm256_set1_epi8(0x03);
+    const __m256i one   = _mm256_set1_epi8(1);
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; b++) {
+        int sc[QK_K/16];
+        ggml_q3_K_scales(x[b].scales, sc);
+        int16_t sc16[QK_K/16];
+        for (int g = 0; g < QK_K/16; g++) {
+            sc16[g] = (int16_t) sc[g];
+        }
+        const __m256i off = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *) sc16),
+                                              _mm256_loadu_si256((const __m256i *) y[b].bsums));
+        const __m256i hm = _mm256_loadu_si256((const __m256i *) x[b].hmask);
+        // sum sc*(u - 4)*y = sum sc*u*y - 4 * sum sc*bsums
+        __m256i isum = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(off, 2));
+        for (int h = 0; h < QK_K/128; h++) {
+            const __m256i q = _mm256_loadu_si256((const __m256i *)(x[b].qs + 32*h));
+            for (int sh = 0; sh < 4; sh++) {
+                const int g = 8*h + 2*sh;
+                const __m256i lo = _mm256_and_si256(_mm256_srl_epi16(q, _mm_cvtsi32_si128(2*sh)), mask2);
+                // bit 4h + sh of hmask[l] after the 16-bit shift is bit 0 of each byte
+                const __m256i hb = _mm256_and_si256(_mm256_srl_epi16(hm, _mm_cvtsi32_si128(4*h + sh)), one);
+                const __m256i u  = _mm256_or_si256(lo, _mm256_slli_epi16(hb, 2));
+                const __m256i yv = _mm256_loadu_si256((const __m256i *)(y[b].qs + 128*h + 32*sh));
+                isum = _mm256_add_epi32(isum, qk_scaled_dot(u, yv, qk_pair_scales(sc[g], sc[g + 1])));
+            }
+        }
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(qd_h2f(x[b].d) * y[b].d), acc);
+    }
+    return qd_hsum256(acc);
+}
+
+QK_DEFINE_ROWS_SIMD(q2_K_dot__avx2, block_q2_K, qk_dot_row_q2_K)
+QK_DEFINE_ROWS_SIMD(q3_K_dot__avx2, block_q3_K, qk_dot_row_q3_K)
+
+void ggml_cpu_add_kernels_x86_quants_dot_k(struct ggml_cpu_kernel_config * cfg) {
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q2_K, dot_rows, q2_K_dot__avx2, GGML_CPU_ISA_TAG);
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q3_K, dot_rows, q3_K_dot__avx2, GGML_CPU_ISA_TAG);
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q4_K, dot_rows, q4_K_dot__avx2, GGML_CPU_ISA_TAG);
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q5_K, dot_rows, q5_K_dot__avx2, GGML_CPU_ISA_TAG);
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q6_K, dot_rows, q6_K_dot__avx2, GGML_CPU_ISA_TAG);
+}
+
+#else
+
+void ggml_cpu_add_kernels_x86_quants_dot_k(struct ggml_cpu_kernel_config * cfg) {
+    GGML_UNUSED(cfg);
+}
+
+#endif // QD_SIMD
