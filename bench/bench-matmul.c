@@ -19,6 +19,8 @@
 //
 //   bench-matmul [-t threads] [-r seconds per shape] [-T type] [-g: generation shapes only]
 //                [--list-kernels: print the CPU backend's kernel per weight type and exit]
+//                [--bandwidth: measure the read bandwidth only, print it and exit
+//                 (scripts/llama-bench-bandwidth.py sets generation speeds against it)]
 
 #define _POSIX_C_SOURCE 200809L // clock_gettime
 
@@ -230,6 +232,10 @@ static double measure_read_gbs(int n_threads) {
     char ** bufs = (char **) calloc((size_t) n_threads, sizeof(char *));
     for (int i = 0; i < n_threads; i++) {
         bufs[i] = (char *) aligned_alloc(64, per);
+        if (bufs[i] == NULL) {
+            fprintf(stderr, "error: cannot allocate the %zu MiB buffers of the bandwidth measure\n", (per >> 20) * (size_t) n_threads);
+            exit(1);
+        }
         memset(bufs[i], i + 1, per);
         jobs[i] = (struct limit_job) { .iters = 2, .bytes = per, .buf = bufs[i], .result = 0.0 };
     }
@@ -360,6 +366,7 @@ int main(int argc, char ** argv) {
     double seconds = 1.0;
     const char * only = NULL;
     bool gen_only = false;
+    bool bandwidth_only = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-t") == 0 && i + 1 < argc) {
             n_threads = atoi(argv[++i]);
@@ -369,6 +376,8 @@ int main(int argc, char ** argv) {
             only = argv[++i];
         } else if (strcmp(argv[i], "-g") == 0) {
             gen_only = true;
+        } else if (strcmp(argv[i], "--bandwidth") == 0) {
+            bandwidth_only = true;
         } else if (strcmp(argv[i], "--list-kernels") == 0) {
             // the CPU backend prints its kernel table when it starts with
             // GGML_CPU_KERNELS set (through the public API: upstream prints nothing)
@@ -376,11 +385,19 @@ int main(int argc, char ** argv) {
             ggml_cpu_init();
             return 0;
         } else {
-            fprintf(stderr, "usage: %s [-t threads] [-r seconds per shape] [-T type] [-g] [--list-kernels]\n", argv[0]);
+            fprintf(stderr, "usage: %s [-t threads] [-r seconds per shape] [-T type] [-g] [--list-kernels] [--bandwidth]\n", argv[0]);
             return 1;
         }
     }
+    if (n_threads < 1 || n_threads > 4096) {
+        fprintf(stderr, "error: -t takes a thread count from 1 to 4096\n");
+        return 1;
+    }
     ggml_time_init();
+    if (bandwidth_only) {
+        printf("threads %d: read bandwidth %.1f GB/s\n", n_threads, measure_read_gbs(n_threads));
+        return 0;
+    }
 
     double peak_cpu, peak_bf16_cpu;
     const double peak = measure_peak_gflops(n_threads, &peak_cpu);
