@@ -8,8 +8,8 @@
 // and the intrinsics stay in this header.
 //
 // GGML_VF_WIDTH is defined exactly when a vector path exists; code using
-// these functions must keep a scalar path for builds without one (an SSE2-only
-// x86 build takes the scalar path: 4 lanes without FMA measured no faster).
+// these functions must keep a scalar path for builds without one (an x86
+// build below AVX2 + FMA + F16C, the portable sse2 variant included, takes it).
 //
 // min and max follow the x86 instructions: min(a, b) = a < b ? a : b and
 // max(a, b) = a > b ? a : b, so when either is NaN the SECOND operand comes
