@@ -22,6 +22,7 @@
 
 #include "cpu-impl.h"
 #include "cpu-features.h"
+#include "simd/spin-pause.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -30,15 +31,6 @@
 #include <stdatomic.h>
 #include <sys/resource.h>
 #include <unistd.h>
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define cpu_relax() _mm_pause()
-#elif defined(__aarch64__)
-#define cpu_relax() __asm__ __volatile__("yield")
-#else
-#define cpu_relax() ((void) 0)
-#endif
 
 struct ggml_worker {
     struct ggml_threadpool * pool;
@@ -119,7 +111,7 @@ void ggml_cpu_barrier(struct ggml_threadpool * tp) {
         if (atomic_load(&tp->n_barrier_passed) != passed) {
             return;
         }
-        cpu_relax();
+        ggml_cpu_spin_pause();
     }
     for (int yields = 0; yields < BARRIER_YIELDS; yields++) {
         if (atomic_load(&tp->n_barrier_passed) != passed) {
@@ -225,7 +217,7 @@ static bool spin_for_job(struct ggml_threadpool * tp, int last_job) {
         if (atomic_load(&tp->job_id) != last_job || atomic_load(&tp->stop)) {
             return true;
         }
-        cpu_relax();
+        ggml_cpu_spin_pause();
         if ((i & 255) == 0 && ggml_time_us() - t0 > limit_us) {
             return false;
         }
@@ -412,7 +404,7 @@ void ggml_threadpool_run(struct ggml_threadpool * tp, int n_threads, ggml_cpu_jo
     // the job's data lives with the caller: wait until every worker is done with it
     for (int spins = 0; atomic_load(&tp->n_done) < n_threads - 1; spins++) {
         if (spins < 1024) {
-            cpu_relax();
+            ggml_cpu_spin_pause();
         } else {
             sched_yield();
         }

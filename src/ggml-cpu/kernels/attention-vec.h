@@ -347,7 +347,7 @@ static inline float attn_exp_shift_sum(int64_t n, float * x, float m) {
         _mm256_storeu_ps(x + i, e);
         sum = _mm256_add_ps(sum, e);
     }
-    return ggml_vec_hsum_avx(sum) + attn_exp_shift_sum_ref(n - i, x + i, m);
+    return ggml_vf_reduce_add(sum) + attn_exp_shift_sum_ref(n - i, x + i, m);
 }
 
 static inline void attn_softcap(int64_t n, float * x, float scale, float cap) {
@@ -505,7 +505,7 @@ ATTN_DEFINE_PV(f16, ggml_fp16_t)
 #define ATTN_QK_ROWS 1
 
 static inline float32x4_t attn_load_f32(const float * p)       { return vld1q_f32(p); }
-static inline float32x4_t attn_load_f16(const ggml_fp16_t * p) { return ggml_neon_load_f16(p); }
+static inline float32x4_t attn_load_f16(const ggml_fp16_t * p) { return ggml_vf_load_f16(p); }
 static inline float attn_elem_f32(const float * p, int64_t i)       { return p[i]; }
 static inline float attn_elem_f16(const ggml_fp16_t * p, int64_t i) { return ggml_compute_fp16_to_fp32(p[i]); }
 

@@ -347,80 +347,29 @@ static void rotate_split_ref(int64_t n_pairs, int64_t gap, const float * x, floa
     }
 }
 
-#if defined(GGML_VEC_AVX512)
+#ifdef GGML_VF_WIDTH
 
+// sn holds -s at the even elements (see above), so y = x*cs + swap(x)*sn
 static void rotate_adjacent(int64_t n_pairs, const float * x, float * y, const float * cs, const float * sn) {
     const int64_t n = 2 * n_pairs;
     int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        const __m512 v = _mm512_loadu_ps(x + i);
-        const __m512 swapped = _mm512_permute_ps(v, 0xB1); // (x1, x0) in each pair
-        _mm512_storeu_ps(y + i, _mm512_fmadd_ps(v, _mm512_loadu_ps(cs + i), _mm512_mul_ps(swapped, _mm512_loadu_ps(sn + i))));
+    for (; i + GGML_VF_WIDTH <= n; i += GGML_VF_WIDTH) {
+        const ggml_vf v = ggml_vf_load(x + i);
+        const ggml_vf swapped = ggml_vf_swap_pairs(v); // (x1, x0) in each pair
+        ggml_vf_store(y + i, ggml_vf_fma(v, ggml_vf_load(cs + i), ggml_vf_mul(swapped, ggml_vf_load(sn + i))));
     }
     rotate_adjacent_ref((n - i) / 2, x + i, y + i, cs + i, sn + i);
 }
 
 static void rotate_split(int64_t n_pairs, int64_t gap, const float * x, float * y, const float * cs, const float * sn) {
     int64_t i = 0;
-    for (; i + 16 <= n_pairs; i += 16) {
-        const __m512 x0 = _mm512_loadu_ps(x + i);
-        const __m512 x1 = _mm512_loadu_ps(x + i + gap);
-        const __m512 c  = _mm512_loadu_ps(cs + i);
-        const __m512 s  = _mm512_loadu_ps(sn + i);
-        _mm512_storeu_ps(y + i,       _mm512_fmsub_ps(x0, c, _mm512_mul_ps(x1, s)));
-        _mm512_storeu_ps(y + i + gap, _mm512_fmadd_ps(x0, s, _mm512_mul_ps(x1, c)));
-    }
-    rotate_split_ref(n_pairs - i, gap, x + i, y + i, cs + i, sn + i);
-}
-
-#elif defined(GGML_VEC_AVX2)
-
-static void rotate_adjacent(int64_t n_pairs, const float * x, float * y, const float * cs, const float * sn) {
-    const int64_t n = 2 * n_pairs;
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        const __m256 v = _mm256_loadu_ps(x + i);
-        const __m256 swapped = _mm256_permute_ps(v, 0xB1); // (x1, x0) in each pair
-        _mm256_storeu_ps(y + i, _mm256_fmadd_ps(v, _mm256_loadu_ps(cs + i), _mm256_mul_ps(swapped, _mm256_loadu_ps(sn + i))));
-    }
-    rotate_adjacent_ref((n - i) / 2, x + i, y + i, cs + i, sn + i);
-}
-
-static void rotate_split(int64_t n_pairs, int64_t gap, const float * x, float * y, const float * cs, const float * sn) {
-    int64_t i = 0;
-    for (; i + 8 <= n_pairs; i += 8) {
-        const __m256 x0 = _mm256_loadu_ps(x + i);
-        const __m256 x1 = _mm256_loadu_ps(x + i + gap);
-        const __m256 c  = _mm256_loadu_ps(cs + i);
-        const __m256 s  = _mm256_loadu_ps(sn + i);
-        _mm256_storeu_ps(y + i,       _mm256_fmsub_ps(x0, c, _mm256_mul_ps(x1, s)));
-        _mm256_storeu_ps(y + i + gap, _mm256_fmadd_ps(x0, s, _mm256_mul_ps(x1, c)));
-    }
-    rotate_split_ref(n_pairs - i, gap, x + i, y + i, cs + i, sn + i);
-}
-
-#elif defined(GGML_VEC_NEON)
-
-static void rotate_adjacent(int64_t n_pairs, const float * x, float * y, const float * cs, const float * sn) {
-    const int64_t n = 2 * n_pairs;
-    int64_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        const float32x4_t v = vld1q_f32(x + i);
-        const float32x4_t swapped = vrev64q_f32(v); // (x1, x0) in each pair
-        vst1q_f32(y + i, vfmaq_f32(vmulq_f32(swapped, vld1q_f32(sn + i)), v, vld1q_f32(cs + i)));
-    }
-    rotate_adjacent_ref((n - i) / 2, x + i, y + i, cs + i, sn + i);
-}
-
-static void rotate_split(int64_t n_pairs, int64_t gap, const float * x, float * y, const float * cs, const float * sn) {
-    int64_t i = 0;
-    for (; i + 4 <= n_pairs; i += 4) {
-        const float32x4_t x0 = vld1q_f32(x + i);
-        const float32x4_t x1 = vld1q_f32(x + i + gap);
-        const float32x4_t c  = vld1q_f32(cs + i);
-        const float32x4_t s  = vld1q_f32(sn + i);
-        vst1q_f32(y + i,       vfmaq_f32(vnegq_f32(vmulq_f32(x1, s)), x0, c));
-        vst1q_f32(y + i + gap, vfmaq_f32(vmulq_f32(x1, c), x0, s));
+    for (; i + GGML_VF_WIDTH <= n_pairs; i += GGML_VF_WIDTH) {
+        const ggml_vf x0 = ggml_vf_load(x + i);
+        const ggml_vf x1 = ggml_vf_load(x + i + gap);
+        const ggml_vf c  = ggml_vf_load(cs + i);
+        const ggml_vf s  = ggml_vf_load(sn + i);
+        ggml_vf_store(y + i,       ggml_vf_fms(x0, c, ggml_vf_mul(x1, s)));
+        ggml_vf_store(y + i + gap, ggml_vf_fma(x0, s, ggml_vf_mul(x1, c)));
     }
     rotate_split_ref(n_pairs - i, gap, x + i, y + i, cs + i, sn + i);
 }
