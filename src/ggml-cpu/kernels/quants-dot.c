@@ -127,7 +127,7 @@ static void bf16_dot__scalar(int64_t n, const void * GGML_RESTRICT x, size_t bx,
     }
 }
 
-#if defined(GGML_VF_HALF_LOADS)
+#if defined(GGML_VF_WIDTH)
 
 // the vector path, on ggml_vf_* (simd-f32.h): GGML_VF_WIDTH values per vector
 #define QD_FW GGML_VF_WIDTH
@@ -143,8 +143,10 @@ static QD_INLINE ggml_vf qd_load_f32(const float * p, int64_t m) {
 static QD_INLINE ggml_vf qd_load_row(enum qd_ftype ft, const char * row, int64_t i, int64_t m) {
     switch (ft) {
         case QD_F32: return qd_load_f32((const float *) row + i, m);
-        case QD_F16: return ggml_vf_load_f16_part((const ggml_fp16_t *) row + i, (int) m);
-        default:     return ggml_vf_load_bf16_part((const ggml_bf16_t *) row + i, (int) m);
+        case QD_F16: return m == QD_FW ? ggml_vf_load_f16((const ggml_fp16_t *) row + i)
+                                       : ggml_vf_load_part_f16((const ggml_fp16_t *) row + i, (int) m);
+        default:     return m == QD_FW ? ggml_vf_load_bf16((const ggml_bf16_t *) row + i)
+                                       : ggml_vf_load_part_bf16((const ggml_bf16_t *) row + i, (int) m);
     }
 }
 
@@ -245,7 +247,7 @@ QD_DEFINE_FROWS(bf16_dot__vf, QD_BF16)
 
 #endif
 
-#if defined(GGML_VF_HALF_LOADS)
+#if defined(GGML_VF_WIDTH)
 #define QD_F_ISA GGML_CPU_ISA_TAG
 #else
 #define QD_F_ISA "scalar"
@@ -301,16 +303,16 @@ void ggml_vec_dot_bf16_row(int n, float * GGML_RESTRICT s, size_t bs, const void
     GGML_UNUSED(bs); GGML_UNUSED(bx); GGML_UNUSED(by);
     const ggml_bf16_t * xb = (const ggml_bf16_t *) x;
     const ggml_bf16_t * yb = (const ggml_bf16_t *) y;
-#if defined(GGML_VF_HALF_LOADS)
+#if defined(GGML_VF_WIDTH)
     ggml_vf acc0 = ggml_vf_set1(0.0f), acc1 = ggml_vf_set1(0.0f);
     int64_t i = 0;
     for (; i + 2*QD_FW <= n; i += 2*QD_FW) {
-        acc0 = ggml_vf_fma(ggml_vf_load_bf16_part(xb + i,         QD_FW), ggml_vf_load_bf16_part(yb + i,         QD_FW), acc0);
-        acc1 = ggml_vf_fma(ggml_vf_load_bf16_part(xb + i + QD_FW, QD_FW), ggml_vf_load_bf16_part(yb + i + QD_FW, QD_FW), acc1);
+        acc0 = ggml_vf_fma(ggml_vf_load_bf16(xb + i),         ggml_vf_load_bf16(yb + i),         acc0);
+        acc1 = ggml_vf_fma(ggml_vf_load_bf16(xb + i + QD_FW), ggml_vf_load_bf16(yb + i + QD_FW), acc1);
     }
     for (; i < n; i += QD_FW) {
         const int m = (int) MIN(n - i, QD_FW);
-        acc0 = ggml_vf_fma(ggml_vf_load_bf16_part(xb + i, m), ggml_vf_load_bf16_part(yb + i, m), acc0);
+        acc0 = ggml_vf_fma(ggml_vf_load_part_bf16(xb + i, m), ggml_vf_load_part_bf16(yb + i, m), acc0);
     }
     *s = ggml_vf_reduce_add(ggml_vf_add(acc0, acc1));
 #else

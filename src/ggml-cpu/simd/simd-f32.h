@@ -140,6 +140,10 @@ static inline ggml_vf ggml_vf_load_bf16(const ggml_bf16_t * p) {
     const __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *) p));
     return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
 }
+static inline ggml_vf ggml_vf_load_part_bf16(const ggml_bf16_t * p, int n) {
+    const __m512i w = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16((__mmask16)((1u << n) - 1), p));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+}
 // round to nearest even as ggml_compute_fp32_to_bf16, NaNs made quiet
 static inline void ggml_vf_store_bf16(ggml_bf16_t * p, ggml_vf f) {
     const __m512i   u   = _mm512_castps_si512(f);
@@ -293,6 +297,11 @@ static inline ggml_vf ggml_vf_load_bf16(const ggml_bf16_t * p) {
     const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *) p));
     return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
 }
+static inline ggml_vf ggml_vf_load_part_bf16(const ggml_bf16_t * p, int n) {
+    ggml_bf16_t tmp[GGML_VF_WIDTH] = { { 0 } };
+    memcpy(tmp, p, sizeof(ggml_bf16_t) * (size_t) n);
+    return ggml_vf_load_bf16(tmp);
+}
 static inline void ggml_vf_store_bf16(ggml_bf16_t * p, ggml_vf f) {
     const __m256i u   = _mm256_castps_si256(f);
     const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
@@ -416,6 +425,11 @@ static inline void ggml_vf_store_f16(ggml_fp16_t * p, ggml_vf v) {
 static inline ggml_vf ggml_vf_load_bf16(const ggml_bf16_t * p) {
     return vreinterpretq_f32_u32(vshll_n_u16(vld1_u16((const uint16_t *) p), 16));
 }
+static inline ggml_vf ggml_vf_load_part_bf16(const ggml_bf16_t * p, int n) {
+    ggml_bf16_t tmp[GGML_VF_WIDTH] = { { 0 } };
+    memcpy(tmp, p, sizeof(ggml_bf16_t) * (size_t) n);
+    return ggml_vf_load_bf16(tmp);
+}
 // the scalar path's rounding, lane by lane: nearest even, NaNs quiet with sign and payload
 static inline void ggml_vf_store_bf16(ggml_bf16_t * p, ggml_vf f) {
     const uint32x4_t u   = vreinterpretq_u32_f32(f);
@@ -455,62 +469,5 @@ static inline ggml_vf ggml_vf_copysign(ggml_vf a, ggml_vf s) {
     const ggml_vf sign = ggml_vf_set1(-0.0f);
     return ggml_vf_or(ggml_vf_andnot(sign, a), ggml_vf_and(sign, s));
 }
-
-#endif
-
-//
-// added for the quantized kernels (kernels/quants-dot.c: the row dots of
-// F16 and BF16 weights): n <= GGML_VF_WIDTH half-precision values loaded as
-// floats (the lanes past n zero), where GGML_VF_HALF_LOADS says they exist,
-// and the sum of a vector's lanes, in a fixed order (the same order for every
-// call, so that results do not depend on where a row is cut)
-//
-
-#if defined(GGML_VEC_AVX512)
-
-#define GGML_VF_HALF_LOADS 1
-
-static inline __m256i ggml_vf_load_u16_part(const void * p, int n) {
-    return n >= 16 ? _mm256_loadu_si256((const __m256i *) p) : _mm256_maskz_loadu_epi16((__mmask16)((1u << n) - 1), p);
-}
-static inline ggml_vf ggml_vf_load_f16_part(const ggml_fp16_t * p, int n) {
-    return _mm512_cvtph_ps(ggml_vf_load_u16_part(p, n));
-}
-static inline ggml_vf ggml_vf_load_bf16_part(const ggml_bf16_t * p, int n) {
-    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(ggml_vf_load_u16_part(p, n)), 16));
-}
-static inline float ggml_vf_reduce_add(ggml_vf v) { return _mm512_reduce_add_ps(v); }
-
-#elif defined(GGML_VEC_AVX2)
-
-#if defined(__F16C__)
-#define GGML_VF_HALF_LOADS 1
-
-static inline __m128i ggml_vf_load_u16_part(const void * p, int n) {
-    if (n >= 8) {
-        return _mm_loadu_si128((const __m128i *) p);
-    }
-    uint16_t tmp[8] = { 0 };
-    memcpy(tmp, p, (size_t) n * sizeof(uint16_t));
-    return _mm_loadu_si128((const __m128i *) tmp);
-}
-static inline ggml_vf ggml_vf_load_f16_part(const ggml_fp16_t * p, int n) {
-    return _mm256_cvtph_ps(ggml_vf_load_u16_part(p, n));
-}
-static inline ggml_vf ggml_vf_load_bf16_part(const ggml_bf16_t * p, int n) {
-    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(ggml_vf_load_u16_part(p, n)), 16));
-}
-#endif
-
-static inline float ggml_vf_reduce_add(ggml_vf v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
-
-#elif defined(GGML_VEC_NEON)
-
-static inline float ggml_vf_reduce_add(ggml_vf v) { return vaddvq_f32(v); }
 
 #endif
