@@ -21,6 +21,7 @@
 // the expected values are upstream's, by family and op (grad_settings_for).
 
 #include "tbo-run.h"
+#include "ggml-backward.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -92,37 +93,6 @@ static struct grad_settings grad_settings_for(const struct tbo_case * c, const s
         s.precise = true;
     }
     return s;
-}
-
-//
-// what the backward pass can differentiate (mirrors ggml-backward.c)
-//
-
-static bool grad_rule_exists(const struct ggml_tensor * t) {
-    switch (t->op) {
-        case GGML_OP_NONE: case GGML_OP_DUP: case GGML_OP_ADD: case GGML_OP_ADD1: case GGML_OP_ACC:
-        case GGML_OP_SUB: case GGML_OP_MUL: case GGML_OP_DIV: case GGML_OP_SQR: case GGML_OP_SQRT:
-        case GGML_OP_LOG: case GGML_OP_SIN: case GGML_OP_COS: case GGML_OP_SUM: case GGML_OP_SUM_ROWS:
-        case GGML_OP_MEAN: case GGML_OP_REPEAT: case GGML_OP_REPEAT_BACK: case GGML_OP_RMS_NORM:
-        case GGML_OP_MUL_MAT: case GGML_OP_SCALE: case GGML_OP_SET: case GGML_OP_CPY: case GGML_OP_CONT:
-        case GGML_OP_RESHAPE: case GGML_OP_VIEW: case GGML_OP_PERMUTE: case GGML_OP_TRANSPOSE:
-        case GGML_OP_GET_ROWS: case GGML_OP_DIAG_MASK_INF: case GGML_OP_DIAG_MASK_ZERO: case GGML_OP_SOFT_MAX:
-        case GGML_OP_ROPE: case GGML_OP_IM2COL: case GGML_OP_POOL_2D: case GGML_OP_CROSS_ENTROPY_LOSS:
-            return true;
-        case GGML_OP_UNARY:
-            switch (ggml_get_unary_op(t)) {
-                case GGML_UNARY_OP_ABS: case GGML_UNARY_OP_SGN: case GGML_UNARY_OP_NEG: case GGML_UNARY_OP_STEP:
-                case GGML_UNARY_OP_RELU: case GGML_UNARY_OP_SILU: case GGML_UNARY_OP_EXP: case GGML_UNARY_OP_EXPM1:
-                case GGML_UNARY_OP_SOFTPLUS:
-                    return true;
-                default:
-                    return false;
-            }
-        case GGML_OP_GLU:
-            return ggml_get_glu_op(t) == GGML_GLU_OP_SWIGLU && t->src[1] != NULL;
-        default:
-            return false;
-    }
 }
 
 // sources of a node that get no gradient through it
@@ -274,7 +244,7 @@ static bool mark_params(const struct tbo_case * c, struct ggml_tensor * out, str
         }
         // SUB and DIV have no rule for a broadcast second operand
         const bool bcast = (t->op == GGML_OP_SUB || t->op == GGML_OP_DIV) && !ggml_are_same_shape(t->src[0], t->src[1]);
-        if (!grad_rule_exists(t) || bcast) {
+        if (!ggml_backward_has_grad(t) || bcast) {
             *why = ggml_op_desc(t);
             ok = false;
         }
