@@ -16,6 +16,8 @@
 // that evaluating the graph again sums the gradients of several batches.
 
 #include "ggml-impl.h"
+#include "ggml-backward.h"
+#include "ggml-op-list.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -372,6 +374,44 @@ static void compute_backward(struct backward_ctx * b, struct ggml_tensor * node,
     for (int j = 0; j < 3; j++) {
         GGML_ASSERT(!need[j] || ggml_are_same_shape(node->src[j], cgraph->grads[slot[j]]));
     }
+}
+
+// The ops compute_backward has a rule for: the element-wise ones from the
+// lists of ggml-op-list.h (field grad), the others here.
+bool ggml_backward_has_grad(const struct ggml_tensor * node) {
+    switch (node->op) {
+        case GGML_OP_NONE: case GGML_OP_DUP: case GGML_OP_ADD1: case GGML_OP_ACC:
+        case GGML_OP_SUM: case GGML_OP_SUM_ROWS: case GGML_OP_MEAN: case GGML_OP_REPEAT: case GGML_OP_REPEAT_BACK:
+        case GGML_OP_RMS_NORM: case GGML_OP_MUL_MAT: case GGML_OP_SET: case GGML_OP_CPY: case GGML_OP_CONT:
+        case GGML_OP_RESHAPE: case GGML_OP_VIEW: case GGML_OP_PERMUTE: case GGML_OP_TRANSPOSE:
+        case GGML_OP_GET_ROWS: case GGML_OP_DIAG_MASK_INF: case GGML_OP_DIAG_MASK_ZERO: case GGML_OP_SOFT_MAX:
+        case GGML_OP_ROPE: case GGML_OP_IM2COL: case GGML_OP_POOL_2D: case GGML_OP_CROSS_ENTROPY_LOSS:
+            return true;
+        case GGML_OP_UNARY:
+            switch (ggml_get_unary_op(node)) {
+#define X(NAME, op, f32, vec, f64, grad, ...) case GGML_UNARY_OP_##NAME: return grad;
+                GGML_OP_LIST_UNARY_FNS(X)
+#undef X
+                default: return false;
+            }
+        case GGML_OP_GLU:
+            // the split form only
+            switch (ggml_get_glu_op(node)) {
+#define X(NAME, f32, vec, f64, grad, ...) case GGML_GLU_OP_##NAME: return grad && node->src[1] != NULL;
+                GGML_OP_LIST_GLU(X)
+#undef X
+                default: return false;
+            }
+        default:
+            break;
+    }
+#define X(NAME, lop, f32, vec, f64, grad, ...) if (node->op == lop) return grad;
+    GGML_OP_LIST_UNARY_OPS(X)
+#undef X
+#define X(NAME, ctor, f32, vec, f64, grad, ...) if (node->op == GGML_OP_##NAME) return grad;
+    GGML_OP_LIST_BINARY(X)
+#undef X
+    return false;
 }
 
 // Sources whose gradient cannot reach the output through this node (indices,

@@ -3,6 +3,7 @@
 
 #include "ggml-impl.h"
 #include "ggml-quants.h"
+#include "ggml-op-list.h"
 
 static void fp16_to_float_row(const void * GGML_RESTRICT x, float * GGML_RESTRICT y, int64_t k) {
     ggml_fp16_to_fp32_row((const ggml_fp16_t *) x, y, k);
@@ -216,19 +217,26 @@ static const char * const OP_SYMBOL[GGML_OP_COUNT] = {
     "cross_entropy_loss(x,y)", "cross_entropy_loss_back(x,y)", "adamw(x)", "sgd(x)", "glu(x)",
 };
 
+// from the lists of ggml-op-list.h, which hold every unary and GLU op
 static const char * const UNARY_OP_NAME[GGML_UNARY_OP_COUNT] = {
-    "ABS", "SGN", "NEG", "STEP", "TANH", "ELU", "RELU", "SIGMOID", "GELU", "GELU_QUICK",
-    "SILU", "HARDSWISH", "HARDSIGMOID", "EXP", "EXPM1", "SOFTPLUS", "GELU_ERF", "XIELU",
-    "FLOOR", "CEIL", "ROUND", "TRUNC",
+#define X(NAME, ...) [GGML_UNARY_OP_##NAME] = #NAME,
+    GGML_OP_LIST_UNARY_FNS(X)
+#undef X
 };
 
-_Static_assert(GGML_UNARY_OP_COUNT == 22, "update UNARY_OP_NAME");
+#define X(NAME, ...) + 1
+_Static_assert(GGML_UNARY_OP_COUNT == 0 GGML_OP_LIST_UNARY_FNS(X), "a unary op missing in ggml-op-list.h");
+#undef X
 
 static const char * const GLU_OP_NAME[GGML_GLU_OP_COUNT] = {
-    "REGLU", "GEGLU", "SWIGLU", "SWIGLU_OAI", "GEGLU_ERF", "GEGLU_QUICK",
+#define X(NAME, ...) [GGML_GLU_OP_##NAME] = #NAME,
+    GGML_OP_LIST_GLU(X)
+#undef X
 };
 
-_Static_assert(GGML_GLU_OP_COUNT == 6, "update GLU_OP_NAME");
+#define X(NAME, ...) + 1
+_Static_assert(GGML_GLU_OP_COUNT == 0 GGML_OP_LIST_GLU(X), "a GLU op missing in ggml-op-list.h");
+#undef X
 
 const char * ggml_op_name(enum ggml_op op) {
     return op >= 0 && op < GGML_OP_COUNT ? OP_NAME[op] : "INVALID";

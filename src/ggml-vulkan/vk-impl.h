@@ -240,11 +240,23 @@ void ggml_vk_event_synchronize(ggml_backend_dev_t dev, ggml_backend_event_t even
 // ops (vk-ops.c, vk-ops-record.c)
 //
 
+// What the device does with one op, as the CPU's struct ggml_cpu_op_impl: the
+// two members sit side by side in one table entry, so that what supports_op
+// answers and what can be recorded cannot drift apart.
+struct ggml_vk_op_impl {
+    // whether the device computes this node: its types, shapes and op
+    // parameters (layout_ok of vk-ops.c is checked for every op besides)
+    bool (*supports)(const struct ggml_tensor * op);
+    // records node's dispatches on s; false (logged) on failure
+    bool (*record)(struct ggml_vk_stream * s, struct ggml_tensor * node);
+};
+
+// the entry of op, NULL when the device has no kernel for it: the ops of
+// vk-ops-record.c (the element-wise lists of ggml-op-list.h among them), then
+// the training ops of vk-ops-train.c (ggml_vk_train_op_impl)
+const struct ggml_vk_op_impl * ggml_vk_op_impl_of(enum ggml_op op);
+const struct ggml_vk_op_impl * ggml_vk_train_op_impl(enum ggml_op op);
+
 bool ggml_vk_supports_op(const struct ggml_vk_device * d, const struct ggml_tensor * op);
 // record one node; false (logged) when it cannot be
 bool ggml_vk_record_node(struct ggml_vk_stream * s, struct ggml_tensor * node);
-
-// the training ops (vk-ops-train.c): supports_op's answer before the layout
-// checks, and the recording
-bool ggml_vk_supports_train_op(const struct ggml_tensor * op);
-bool ggml_vk_record_train_op(struct ggml_vk_stream * s, struct ggml_tensor * node);

@@ -1,4 +1,9 @@
-// vk-ops-record.c: recording each op the device supports as a dispatch.
+// vk-ops-record.c: the ops the device computes, each as a pair {supports,
+// record} in one table (k_ops, at the end): which nodes it takes and how each
+// is recorded as a dispatch. The element-wise ops come from the lists of
+// ggml-op-list.h: every listed op with a GLSL expression is supported, with
+// its code of vk-op-codes.h. The training ops have their own table in
+// vk-ops-train.c.
 //
 // Each op fills the push constants its shader declares (the structs below
 // mirror the shaders' push_constant blocks field by field; every field is
@@ -7,6 +12,7 @@
 // offsets are the tensor's distance from its binding's aligned start.
 
 #include "vk-impl.h"
+#include "vk-op-codes.h"
 
 #include <math.h>
 
@@ -56,6 +62,32 @@ static int float_index(enum ggml_type t) {
     }
 }
 
+static bool is_float_type(enum ggml_type t) {
+    return t == GGML_TYPE_F32 || t == GGML_TYPE_F16 || t == GGML_TYPE_BF16;
+}
+
+// the weight types of MUL_MAT and GET_ROWS
+static bool is_weight_type(enum ggml_type t) {
+    switch (t) {
+        case GGML_TYPE_F32: case GGML_TYPE_F16: case GGML_TYPE_BF16:
+        case GGML_TYPE_Q4_0: case GGML_TYPE_Q4_1: case GGML_TYPE_Q5_0: case GGML_TYPE_Q5_1: case GGML_TYPE_Q8_0:
+        case GGML_TYPE_Q2_K: case GGML_TYPE_Q3_K: case GGML_TYPE_Q4_K: case GGML_TYPE_Q5_K: case GGML_TYPE_Q6_K:
+        case GGML_TYPE_IQ4_NL: case GGML_TYPE_IQ4_XS: case GGML_TYPE_MXFP4:
+            return true;
+        default:
+            return false;
+    }
+}
+
+static bool rows_contiguous(const struct ggml_tensor * t) {
+    return t->nb[0] == ggml_type_size(t->type);
+}
+
+// the quantized types CPY and SET_ROWS write (KV caches)
+static bool is_cache_quant_type(enum ggml_type t) {
+    return t == GGML_TYPE_Q8_0 || t == GGML_TYPE_Q4_0;
+}
+
 //
 // MUL_MAT
 //
@@ -87,6 +119,13 @@ static const enum ggml_vk_pipe k_get_rows[]      = WEIGHT_PIPES(get_rows);
 // columns of src1 from which the tiled kernel pays off
 #define GGML_VK_MUL_MAT_TILED_MIN_N 8
 
+static bool supports_mul_mat(const struct ggml_tensor * op) {
+    const struct ggml_tensor * a = op->src[0];
+    const struct ggml_tensor * b = op->src[1];
+    return is_weight_type(a->type) && b->type == GGML_TYPE_F32 && op->type == GGML_TYPE_F32 &&
+           rows_contiguous(a) && b->ne[2] % a->ne[2] == 0 && b->ne[3] % a->ne[3] == 0;
+}
+
 static bool record_mul_mat(struct ggml_vk_stream * s, struct ggml_tensor * dst) {
     const struct ggml_tensor * a = dst->src[0];
     const struct ggml_tensor * b = dst->src[1];
@@ -106,6 +145,14 @@ static bool record_mul_mat(struct ggml_vk_stream * s, struct ggml_tensor * dst) 
     }
     const uint64_t outputs = (uint64_t) a->ne[1] * (uint64_t) b->ne[1] * batch;
     return ggml_vk_dispatch(s, k_mul_mat_vec[w], SRCS(a, b), dst, &pc, sizeof(pc), div_up(outputs, 8)); // ROWS of mul_mat_vec.comp
+}
+
+static bool supports_mul_mat_id(const struct ggml_tensor * op) {
+    const struct ggml_tensor * a = op->src[0];
+    const struct ggml_tensor * b = op->src[1];
+    const struct ggml_tensor * ids = op->src[2];
+    return is_weight_type(a->type) && b->type == GGML_TYPE_F32 && ids->type == GGML_TYPE_I32 && op->type == GGML_TYPE_F32 &&
+           rows_contiguous(a) && a->ne[3] == 1 && b->ne[3] == 1;
 }
 
 // dst[:, e, t] = as[ids[e, t]] b[:, e % ne11, t], by the matrix-vector kernel
@@ -138,6 +185,11 @@ struct pc_get_rows {
     uint32_t a_off, r_off, d_off;
 };
 
+static bool supports_get_rows(const struct ggml_tensor * op) {
+    const struct ggml_tensor * a = op->src[0];
+    return is_weight_type(a->type) && op->src[1]->type == GGML_TYPE_I32 && op->type == GGML_TYPE_F32 && rows_contiguous(a);
+}
+
 static bool record_get_rows(struct ggml_vk_stream * s, struct ggml_tensor * dst) {
     const struct ggml_tensor * a = dst->src[0];
     const struct ggml_tensor * r = dst->src[1];
@@ -155,13 +207,6 @@ static bool record_get_rows(struct ggml_vk_stream * s, struct ggml_tensor * dst)
 //
 // element-wise ops (eltwise.comp)
 //
-
-enum ggml_vk_eltwise_op {
-    ELT_COPY = 0, ELT_ADD = 1, ELT_SUB = 2, ELT_MUL = 3, ELT_DIV = 4, ELT_SCALE = 5, ELT_CLAMP = 6,
-    ELT_SILU = 7, ELT_GELU = 8, ELT_GELU_QUICK = 9, ELT_GELU_ERF = 10, ELT_RELU = 11, ELT_TANH = 12,
-    ELT_SIGMOID = 13, ELT_NEG = 14, ELT_EXP = 15, ELT_STEP = 16,
-    ELT_SQR = 17, ELT_SQRT = 18,
-};
 
 struct pc_eltwise {
     uint32_t ne00, ne01, ne02, ne03;
@@ -182,35 +227,68 @@ static const enum ggml_vk_pipe k_eltwise[3][3] = {
     { GGML_VK_PIPE_eltwise_BF16_F32, GGML_VK_PIPE_eltwise_BF16_F16, GGML_VK_PIPE_eltwise_BF16_BF16 },
 };
 
-static enum ggml_vk_eltwise_op eltwise_op(const struct ggml_tensor * dst) {
-    switch (dst->op) {
-        case GGML_OP_ADD: case GGML_OP_ADD1: return ELT_ADD;
-        case GGML_OP_SUB:   return ELT_SUB;
-        case GGML_OP_MUL:   return ELT_MUL;
-        case GGML_OP_DIV:   return ELT_DIV;
-        case GGML_OP_SCALE: return ELT_SCALE;
-        case GGML_OP_CLAMP: return ELT_CLAMP;
-        case GGML_OP_SQR:   return ELT_SQR;
-        case GGML_OP_SQRT:  return ELT_SQRT;
+// the code of node's op in eltwise.comp (vk-op-codes.h), GGML_VK_ELT_COUNT for none
+static enum ggml_vk_elt_op eltwise_code(const struct ggml_tensor * node) {
+    switch (node->op) {
+        case GGML_OP_CPY: case GGML_OP_DUP: case GGML_OP_CONT:
+            return GGML_VK_ELT_COPY;
+        case GGML_OP_ADD1:
+            return GGML_VK_ELT_ADD;
         case GGML_OP_UNARY:
-            switch (ggml_get_unary_op(dst)) {
-                case GGML_UNARY_OP_SILU:       return ELT_SILU;
-                case GGML_UNARY_OP_GELU:       return ELT_GELU;
-                case GGML_UNARY_OP_GELU_QUICK: return ELT_GELU_QUICK;
-                case GGML_UNARY_OP_GELU_ERF:   return ELT_GELU_ERF;
-                case GGML_UNARY_OP_RELU:       return ELT_RELU;
-                case GGML_UNARY_OP_TANH:       return ELT_TANH;
-                case GGML_UNARY_OP_SIGMOID:    return ELT_SIGMOID;
-                case GGML_UNARY_OP_NEG:        return ELT_NEG;
-                case GGML_UNARY_OP_EXP:        return ELT_EXP;
-                case GGML_UNARY_OP_STEP:       return ELT_STEP;
-                default: break;
+            switch (ggml_get_unary_op(node)) {
+#define X(NAME, ...) case GGML_UNARY_OP_##NAME: return GGML_VK_ELT_##NAME;
+                GGML_OP_LIST_UNARY_FNS(X)
+#undef X
+                default: return GGML_VK_ELT_COUNT;
             }
-            break;
         default:
             break;
     }
-    return ELT_COPY;
+#define X(NAME, ...) if (node->op == GGML_OP_##NAME) return GGML_VK_ELT_##NAME;
+    GGML_OP_LIST_BINARY(X)
+#undef X
+    // the first entry of the op: SCALE's expression takes the bias
+#define X(NAME, lop, ...) if (node->op == lop) return GGML_VK_ELT_##NAME;
+    GGML_OP_LIST_UNARY_OPS(X)
+#undef X
+    return GGML_VK_ELT_COUNT;
+}
+
+// the codes with a GLSL expression in the list (a case in eltwise.comp)
+static const bool k_elt_has_kernel[GGML_VK_ELT_COUNT] = {
+    [GGML_VK_ELT_COPY] = true,
+#define X(NAME, ctor, f32, vec, f64, grad, glsl, ...) [GGML_VK_ELT_##NAME] = sizeof(glsl) > 1,
+    GGML_OP_LIST_BINARY(X)
+#undef X
+#define X(NAME, op, f32, vec, f64, grad, glsl, ...) [GGML_VK_ELT_##NAME] = sizeof(glsl) > 1,
+    GGML_OP_LIST_UNARY(X)
+#undef X
+};
+
+static bool elt_is_binary(enum ggml_vk_elt_op code) {
+    return code >= GGML_VK_ELT_COPY + 1 && code <= (enum ggml_vk_elt_op) GGML_VK_ELT_LAST_BINARY;
+}
+
+static bool supports_eltwise(const struct ggml_tensor * op) {
+    const struct ggml_tensor * a = op->src[0];
+    const struct ggml_tensor * b = op->src[1];
+    const enum ggml_vk_elt_op code = eltwise_code(op);
+    if (code == GGML_VK_ELT_COUNT || !k_elt_has_kernel[code]) {
+        return false;
+    }
+    if (code == GGML_VK_ELT_COPY && a->type == GGML_TYPE_F32 && is_cache_quant_type(op->type)) {
+        return ggml_nelements(a) == ggml_nelements(op) && op->ne[0] % 32 == 0;
+    }
+    if (!is_float_type(a->type) || !is_float_type(op->type)) {
+        return false;
+    }
+    if (elt_is_binary(code)) {
+        return is_float_type(b->type) && op->type == a->type && ggml_can_repeat(b, a);
+    }
+    if (code == GGML_VK_ELT_COPY) {
+        return ggml_nelements(a) == ggml_nelements(op);
+    }
+    return op->type == a->type && ggml_are_same_shape(a, op);
 }
 
 //
@@ -255,8 +333,8 @@ static bool record_eltwise(struct ggml_vk_stream * s, struct ggml_tensor * dst) 
     if (ggml_is_quantized(dst->type)) {
         return record_quantize(s, dst);
     }
-    const enum ggml_vk_eltwise_op op = eltwise_op(dst);
-    const bool binary = op >= ELT_ADD && op <= ELT_DIV;
+    const enum ggml_vk_elt_op op = eltwise_code(dst);
+    const bool binary = elt_is_binary(op);
     // CPY writes into its second source (dst is a view of it)
     const struct ggml_tensor * b = binary ? dst->src[1] : a;
     const size_t ua = ggml_type_size(a->type);
@@ -273,7 +351,7 @@ static bool record_eltwise(struct ggml_vk_stream * s, struct ggml_tensor * dst) 
         .op = (uint32_t) op, .p0 = 0.0f, .p1 = 0.0f,
         .b_type = binary ? (uint32_t) float_index(b->type) : 0,
     };
-    if (op == ELT_SCALE || op == ELT_CLAMP) {
+    if (!binary && op != GGML_VK_ELT_COPY && dst->op != GGML_OP_UNARY) { // the parameters of SCALE, CLAMP, ...
         pc.p0 = ggml_get_op_params_f32(dst, 0);
         pc.p1 = ggml_get_op_params_f32(dst, 1);
     }
@@ -284,6 +362,30 @@ static bool record_eltwise(struct ggml_vk_stream * s, struct ggml_tensor * dst) 
 //
 // GLU
 //
+
+// the GLU ops with a GLSL expression in the list (a case in glu.comp)
+static const bool k_glu_has_kernel[GGML_VK_GLU_COUNT] = {
+#define X(NAME, f32, vec, f64, grad, glsl) [GGML_VK_GLU_##NAME] = sizeof(glsl) > 1,
+    GGML_OP_LIST_GLU(X)
+#undef X
+};
+
+// glu.comp's codes are enum ggml_glu_op's values
+#define X(NAME, ...) _Static_assert((int) GGML_VK_GLU_##NAME == (int) GGML_GLU_OP_##NAME, "GLU list order");
+GGML_OP_LIST_GLU(X)
+#undef X
+
+static bool supports_glu(const struct ggml_tensor * op) {
+    const enum ggml_glu_op g = ggml_get_glu_op(op);
+    if ((unsigned) g >= GGML_VK_GLU_COUNT || !k_glu_has_kernel[g]) {
+        return false;
+    }
+    const struct ggml_tensor * a = op->src[0];
+    const struct ggml_tensor * b = op->src[1];
+    const enum ggml_type t = op->type;
+    return (t == GGML_TYPE_F32 || t == GGML_TYPE_F16) && a->type == t && rows_contiguous(a) && rows_contiguous(op) &&
+           (b == NULL || (b->type == t && rows_contiguous(b) && ggml_are_same_shape(b, op)));
+}
 
 struct pc_glu {
     uint32_t ne0, ne1, ne2, ne3;
@@ -306,7 +408,7 @@ static bool record_glu(struct ggml_vk_stream * s, struct ggml_tensor * dst) {
         .nb1 = stride(dst, 1, u), .nb2 = stride(dst, 2, u), .nb3 = stride(dst, 3, u),
         .a_off = ggml_vk_misalign(s, a, u), .b_off = ggml_vk_misalign(s, b, u), .d_off = ggml_vk_misalign(s, dst, u),
         .f16 = dst->type == GGML_TYPE_F16,
-        .op = g == GGML_GLU_OP_REGLU ? 0 : g == GGML_GLU_OP_GEGLU ? 1 : g == GGML_GLU_OP_SWIGLU ? 2 : g == GGML_GLU_OP_GEGLU_ERF ? 3 : 4,
+        .op = (uint32_t) g,
         .swapped = ggml_get_op_params_i32(dst, 1) != 0, .has_b = b != NULL,
     };
     return ggml_vk_dispatch(s, GGML_VK_PIPE_glu, SRCS(a, b), dst, &pc, sizeof(pc), div_up((uint64_t) ggml_nelements(dst), 256));
@@ -315,6 +417,16 @@ static bool record_glu(struct ggml_vk_stream * s, struct ggml_tensor * dst) {
 //
 // row-wise: norms, SUM_ROWS, SOFT_MAX
 //
+
+static bool supports_rows_f32(const struct ggml_tensor * op) {
+    const struct ggml_tensor * a = op->src[0];
+    return a->type == GGML_TYPE_F32 && op->type == GGML_TYPE_F32 && rows_contiguous(a) && rows_contiguous(op);
+}
+
+// a contiguous source summed as one row
+static bool supports_sum(const struct ggml_tensor * op) {
+    return op->src[0]->type == GGML_TYPE_F32 && op->type == GGML_TYPE_F32 && ggml_is_contiguous(op->src[0]);
+}
 
 struct pc_norm {
     uint32_t ne00, ne01, ne02, ne03;
@@ -347,6 +459,20 @@ static bool record_norm(struct ggml_vk_stream * s, struct ggml_tensor * dst) {
         pc.ne01 = pc.ne02 = pc.ne03 = 1;
     }
     return ggml_vk_dispatch(s, GGML_VK_PIPE_norm, SRCS(a), dst, &pc, sizeof(pc), pc.ne01 * pc.ne02 * pc.ne03);
+}
+
+static bool supports_soft_max(const struct ggml_tensor * op) {
+    const struct ggml_tensor * a = op->src[0];
+    const struct ggml_tensor * m = op->src[1];
+    const struct ggml_tensor * s = op->src[2];
+    if (!supports_rows_f32(op)) {
+        return false;
+    }
+    if (m != NULL && ((m->type != GGML_TYPE_F32 && m->type != GGML_TYPE_F16) || !rows_contiguous(m) ||
+                      m->ne[0] != a->ne[0] || m->ne[1] < a->ne[1] || a->ne[2] % m->ne[2] != 0 || a->ne[3] % m->ne[3] != 0)) {
+        return false;
+    }
+    return s == NULL || (s->type == GGML_TYPE_F32 && rows_contiguous(s) && s->ne[0] >= a->ne[2]);
 }
 
 struct pc_soft_max {
@@ -393,6 +519,42 @@ static bool record_soft_max(struct ggml_vk_stream * s, struct ggml_tensor * dst)
 //
 // ROPE
 //
+
+static bool rope_sections_ok(const struct ggml_tensor * op, int mode) {
+    const struct ggml_tensor * a = op->src[0];
+    int64_t sum = 0;
+    for (int i = 0; i < 4; i++) {
+        const int s = ggml_get_op_params_i32(op, 11 + i);
+        if (s < 0) {
+            return false;
+        }
+        sum += s;
+    }
+    const int64_t first3 = (int64_t) ggml_get_op_params_i32(op, 11) + ggml_get_op_params_i32(op, 12) + ggml_get_op_params_i32(op, 13);
+    if (first3 == 0 || sum > a->ne[0] || op->src[1]->ne[0] != 4 * a->ne[2]) {
+        return false;
+    }
+    return mode != GGML_ROPE_TYPE_VISION || 2 * (int64_t) ggml_get_op_params_i32(op, 1) == a->ne[0];
+}
+
+static bool supports_rope(const struct ggml_tensor * op) {
+    const struct ggml_tensor * a = op->src[0];
+    const struct ggml_tensor * pos = op->src[1];
+    const struct ggml_tensor * ff = op->src[2];
+    const int n_dims = ggml_get_op_params_i32(op, 1);
+    const int mode   = ggml_get_op_params_i32(op, 2);
+    const int n_offs = ggml_get_op_params_i32(op, 15);
+    const bool multi = mode == GGML_ROPE_TYPE_MROPE || mode == GGML_ROPE_TYPE_IMROPE || mode == GGML_ROPE_TYPE_VISION;
+    if (!(mode == GGML_ROPE_TYPE_NORMAL || mode == GGML_ROPE_TYPE_NEOX || multi) || n_offs != 0) {
+        return false;
+    }
+    const int64_t n_pairs = mode == GGML_ROPE_TYPE_VISION ? n_dims : n_dims / 2;
+    const int64_t rot_end = mode == GGML_ROPE_TYPE_VISION ? 2 * (int64_t) n_dims : n_dims;
+    return (a->type == GGML_TYPE_F32 || a->type == GGML_TYPE_F16) && op->type == a->type && rows_contiguous(a) &&
+           rows_contiguous(op) && n_dims >= 0 && n_dims % 2 == 0 && rot_end <= a->ne[0] && pos->type == GGML_TYPE_I32 &&
+           rows_contiguous(pos) && (multi ? rope_sections_ok(op, mode) : pos->ne[0] == a->ne[2]) &&
+           (ff == NULL || (ff->type == GGML_TYPE_F32 && rows_contiguous(ff) && ff->ne[0] >= n_pairs));
+}
 
 struct pc_rope {
     uint32_t ne0, ne1, ne2, ne3;
@@ -444,6 +606,14 @@ static bool record_rope(struct ggml_vk_stream * s, struct ggml_tensor * dst) {
 // SET_ROWS
 //
 
+static bool supports_set_rows(const struct ggml_tensor * op) {
+    const struct ggml_tensor * a = op->src[0];
+    const struct ggml_tensor * idx = op->src[1];
+    const bool quant = is_cache_quant_type(op->type) && a->ne[0] % 32 == 0;
+    return a->type == GGML_TYPE_F32 && rows_contiguous(a) && (is_float_type(op->type) || quant) && rows_contiguous(op) &&
+           (idx->type == GGML_TYPE_I64 || idx->type == GGML_TYPE_I32) && a->ne[2] % idx->ne[1] == 0 && a->ne[3] % idx->ne[2] == 0;
+}
+
 struct pc_set_rows {
     uint32_t ne00, ne01, ne02, ne03;
     uint32_t nb01, nb02, nb03;
@@ -480,6 +650,28 @@ static bool record_set_rows(struct ggml_vk_stream * s, struct ggml_tensor * dst)
 //
 // FLASH_ATTN_EXT
 //
+
+static bool supports_flash_attn(const struct ggml_tensor * op) {
+    const struct ggml_tensor * q = op->src[0];
+    const struct ggml_tensor * k = op->src[1];
+    const struct ggml_tensor * v = op->src[2];
+    const struct ggml_tensor * m = op->src[3];
+    const struct ggml_tensor * s = op->src[4];
+    if (q->type != GGML_TYPE_F32 || op->type != GGML_TYPE_F32 || !rows_contiguous(q) ||
+        (k->type != GGML_TYPE_F16 && k->type != GGML_TYPE_F32) || v->type != k->type ||
+        !rows_contiguous(k) || !rows_contiguous(v) || !ggml_is_contiguous(op)) {
+        return false;
+    }
+    if (k->ne[0] != q->ne[0] || k->ne[0] > 256 || v->ne[0] > 256 || k->ne[1] != v->ne[1] ||
+        k->ne[2] != v->ne[2] || k->ne[3] != v->ne[3] || q->ne[2] % k->ne[2] != 0 || q->ne[3] % k->ne[3] != 0) {
+        return false;
+    }
+    if (m != NULL && (m->type != GGML_TYPE_F16 || !rows_contiguous(m) || m->ne[0] < k->ne[1] || m->ne[1] < q->ne[1] ||
+                      q->ne[2] % m->ne[2] != 0 || q->ne[3] % m->ne[3] != 0)) {
+        return false;
+    }
+    return s == NULL || (s->type == GGML_TYPE_F32 && rows_contiguous(s) && s->ne[0] >= q->ne[2]);
+}
 
 struct pc_flash_attn {
     uint32_t Dk, Dv, n_q, n_head, n_kv, n_q3;
@@ -534,6 +726,13 @@ static bool record_flash_attn(struct ggml_vk_stream * s, struct ggml_tensor * ds
 // CONCAT, ARGSORT
 //
 
+static bool supports_concat(const struct ggml_tensor * op) {
+    const struct ggml_tensor * a = op->src[0];
+    const struct ggml_tensor * b = op->src[1];
+    const size_t sz = ggml_type_size(op->type);
+    return !ggml_is_quantized(op->type) && (sz == 2 || sz == 4) && a->type == op->type && b->type == op->type;
+}
+
 struct pc_concat {
     uint32_t ne0, ne1, ne2, ne3;
     uint32_t nb00, nb01, nb02, nb03;
@@ -558,6 +757,13 @@ static bool record_concat(struct ggml_vk_stream * s, struct ggml_tensor * dst) {
     };
     const enum ggml_vk_pipe pipe = u == 2 ? GGML_VK_PIPE_concat_16 : GGML_VK_PIPE_concat_32;
     return ggml_vk_dispatch(s, pipe, SRCS(a, b), dst, &pc, sizeof(pc), div_up((uint64_t) ggml_nelements(dst), 256));
+}
+
+// rows that fit the shared memory of argsort.comp
+static bool supports_argsort(const struct ggml_tensor * op) {
+    const struct ggml_tensor * a = op->src[0];
+    return a->type == GGML_TYPE_F32 && op->type == GGML_TYPE_I32 && rows_contiguous(a) && rows_contiguous(op) &&
+           a->ne[0] <= 1024;
 }
 
 struct pc_argsort {
@@ -586,42 +792,56 @@ static bool record_argsort(struct ggml_vk_stream * s, struct ggml_tensor * dst) 
     return ggml_vk_dispatch(s, GGML_VK_PIPE_argsort, SRCS(a), dst, &pc, sizeof(pc), (uint32_t) ggml_nrows(a));
 }
 
-bool ggml_vk_record_node(struct ggml_vk_stream * s, struct ggml_tensor * node) {
-    switch (node->op) {
-        case GGML_OP_MUL_MAT:
-            return record_mul_mat(s, node);
-        case GGML_OP_MUL_MAT_ID:
-            return record_mul_mat_id(s, node);
-        case GGML_OP_GET_ROWS:
-            return record_get_rows(s, node);
-        case GGML_OP_ADD: case GGML_OP_SUB: case GGML_OP_MUL: case GGML_OP_DIV: case GGML_OP_ADD1:
-        case GGML_OP_SCALE: case GGML_OP_CLAMP: case GGML_OP_CPY: case GGML_OP_DUP: case GGML_OP_CONT: case GGML_OP_UNARY:
-        case GGML_OP_SQR: case GGML_OP_SQRT:
-            return record_eltwise(s, node);
-        case GGML_OP_GLU:
-            return record_glu(s, node);
-        case GGML_OP_NORM: case GGML_OP_RMS_NORM: case GGML_OP_L2_NORM: case GGML_OP_SUM_ROWS: case GGML_OP_MEAN:
-        case GGML_OP_SUM:
-            return record_norm(s, node);
-        case GGML_OP_SOFT_MAX:
-            return record_soft_max(s, node);
-        case GGML_OP_ROPE:
-            return record_rope(s, node);
-        case GGML_OP_SET_ROWS:
-            return record_set_rows(s, node);
-        case GGML_OP_FLASH_ATTN_EXT:
-            return record_flash_attn(s, node);
-        case GGML_OP_CONCAT:
-            return record_concat(s, node);
-        case GGML_OP_ARGSORT:
-            return record_argsort(s, node);
-        case GGML_OP_SILU_BACK: case GGML_OP_RMS_NORM_BACK: case GGML_OP_SOFT_MAX_BACK: case GGML_OP_CROSS_ENTROPY_LOSS:
-        case GGML_OP_CROSS_ENTROPY_LOSS_BACK: case GGML_OP_REPEAT_BACK: case GGML_OP_GET_ROWS_BACK: case GGML_OP_OUT_PROD:
-        case GGML_OP_OPT_STEP_ADAMW: case GGML_OP_OPT_STEP_SGD: case GGML_OP_ARGMAX: case GGML_OP_COUNT_EQUAL:
-        case GGML_OP_REPEAT:
-            return ggml_vk_record_train_op(s, node);
-        default:
-            GGML_LOG_ERROR("ggml_vulkan: no kernel for %s\n", ggml_op_desc(node));
-            return false;
+//
+// the table: one entry per op, {supports, record}
+//
+
+static const struct ggml_vk_op_impl k_ops[GGML_OP_COUNT] = {
+    [GGML_OP_MUL_MAT]        = { supports_mul_mat,    record_mul_mat },
+    [GGML_OP_MUL_MAT_ID]     = { supports_mul_mat_id, record_mul_mat_id },
+    [GGML_OP_GET_ROWS]       = { supports_get_rows,   record_get_rows },
+    [GGML_OP_CPY]            = { supports_eltwise,    record_eltwise },
+    [GGML_OP_DUP]            = { supports_eltwise,    record_eltwise },
+    [GGML_OP_CONT]           = { supports_eltwise,    record_eltwise },
+    [GGML_OP_ADD1]           = { supports_eltwise,    record_eltwise },
+    [GGML_OP_UNARY]          = { supports_eltwise,    record_eltwise },
+    [GGML_OP_GLU]            = { supports_glu,        record_glu },
+    [GGML_OP_NORM]           = { supports_rows_f32,   record_norm },
+    [GGML_OP_RMS_NORM]       = { supports_rows_f32,   record_norm },
+    [GGML_OP_L2_NORM]        = { supports_rows_f32,   record_norm },
+    [GGML_OP_SUM_ROWS]       = { supports_rows_f32,   record_norm },
+    [GGML_OP_MEAN]           = { supports_rows_f32,   record_norm },
+    [GGML_OP_SUM]            = { supports_sum,        record_norm },
+    [GGML_OP_SOFT_MAX]       = { supports_soft_max,   record_soft_max },
+    [GGML_OP_ROPE]           = { supports_rope,       record_rope },
+    [GGML_OP_SET_ROWS]       = { supports_set_rows,   record_set_rows },
+    [GGML_OP_FLASH_ATTN_EXT] = { supports_flash_attn, record_flash_attn },
+    [GGML_OP_CONCAT]         = { supports_concat,     record_concat },
+    [GGML_OP_ARGSORT]        = { supports_argsort,    record_argsort },
+};
+
+// the GGML_OP_ ops of the element-wise lists share eltwise.comp's entry
+static const struct ggml_vk_op_impl k_eltwise_impl = { supports_eltwise, record_eltwise };
+
+static bool op_in_eltwise_lists(enum ggml_op op) {
+#define X(NAME, ...) if (op == GGML_OP_##NAME) return true;
+    GGML_OP_LIST_BINARY(X)
+#undef X
+#define X(NAME, lop, ...) if (op == lop) return true;
+    GGML_OP_LIST_UNARY_OPS(X)
+#undef X
+    return false;
+}
+
+const struct ggml_vk_op_impl * ggml_vk_op_impl_of(enum ggml_op op) {
+    if ((unsigned) op >= GGML_OP_COUNT) {
+        return NULL;
     }
+    if (k_ops[op].record != NULL) {
+        return &k_ops[op];
+    }
+    if (op_in_eltwise_lists(op)) {
+        return &k_eltwise_impl;
+    }
+    return ggml_vk_train_op_impl(op);
 }

@@ -5,7 +5,7 @@
 // OPT_STEP_ADAMW and OPT_STEP_SGD, REPEAT (the gradient of SUM and MEAN),
 // and the ops of ggml-opt's accuracy, ARGMAX and COUNT_EQUAL (SUM, MEAN,
 // SQR and SQRT are in vk-ops-record.c with their kin): which nodes the device takes
-// (ggml_vk_supports_train_op) and how each is recorded.
+// and how each is recorded: one entry per op in k_train_ops (ggml_vk_train_op_impl).
 //
 // Everything is F32, as on the CPU. Sources may have any strides (in whole
 // elements, which layout_ok of vk-ops.c checks for every op); results have
@@ -44,44 +44,62 @@ static bool all_f32(const struct ggml_tensor * op, int n_src) {
     return ok;
 }
 
-bool ggml_vk_supports_train_op(const struct ggml_tensor * op) {
-    switch (op->op) {
-        case GGML_OP_SILU_BACK: case GGML_OP_RMS_NORM_BACK:
-            return all_f32(op, 2) && ggml_are_same_shape(op, op->src[0]) && ggml_are_same_shape(op, op->src[1]);
-        case GGML_OP_SOFT_MAX_BACK:
-            // no ALiBi, as on the CPU and upstream
-            return all_f32(op, 2) && ggml_are_same_shape(op, op->src[0]) && ggml_are_same_shape(op, op->src[1]) &&
-                   ggml_get_op_params_f32(op, 1) == 0.0f;
-        case GGML_OP_CROSS_ENTROPY_LOSS:
-            return all_f32(op, 2) && ggml_nelements(op) == 1 && ggml_are_same_shape(op->src[0], op->src[1]);
-        case GGML_OP_CROSS_ENTROPY_LOSS_BACK:
-            return all_f32(op, 3) && ggml_nelements(op->src[0]) == 1 && ggml_are_same_shape(op, op->src[1]) &&
-                   ggml_are_same_shape(op, op->src[2]);
-        case GGML_OP_REPEAT_BACK:
-            return all_f32(op, 1) && ggml_can_repeat(op, op->src[0]);
-        case GGML_OP_REPEAT:
-            return all_f32(op, 1) && ggml_can_repeat(op->src[0], op);
-        case GGML_OP_GET_ROWS_BACK:
-            return all_f32(op, 1) && ggml_is_contiguous(op) && op->src[1]->type == GGML_TYPE_I32 &&
-                   op->src[0]->ne[0] == op->ne[0] && op->src[0]->ne[1] >= op->src[1]->ne[0] && ggml_nrows(op) == op->ne[1];
-        case GGML_OP_OUT_PROD:
-            return all_f32(op, 2) && op->src[0]->ne[1] == op->src[1]->ne[1] && op->ne[2] % op->src[0]->ne[2] == 0 &&
-                   op->ne[3] % op->src[0]->ne[3] == 0;
-        case GGML_OP_OPT_STEP_ADAMW:
-            return all_f32(op, 5) && ggml_is_contiguous(op->src[0]) && ggml_is_contiguous(op->src[1]) &&
-                   ggml_is_contiguous(op->src[2]) && ggml_is_contiguous(op->src[3]) && ggml_nelements(op->src[4]) == 7 &&
-                   ggml_is_contiguous(op->src[4]);
-        case GGML_OP_OPT_STEP_SGD:
-            return all_f32(op, 3) && ggml_is_contiguous(op->src[0]) && ggml_is_contiguous(op->src[1]) &&
-                   ggml_nelements(op->src[2]) == 2 && ggml_is_contiguous(op->src[2]);
-        case GGML_OP_ARGMAX:
-            return is_f32(op->src[0]) && op->type == GGML_TYPE_I32 && ggml_is_contiguous(op);
-        case GGML_OP_COUNT_EQUAL:
-            return op->src[0]->type == GGML_TYPE_I32 && op->src[1]->type == GGML_TYPE_I32 &&
-                   ggml_are_same_shape(op->src[0], op->src[1]) && op->type == GGML_TYPE_I64 && ggml_nelements(op) == 1;
-        default:
-            return false;
-    }
+// the supports of each op: everything F32 unless said otherwise
+
+static bool supports_rows_back(const struct ggml_tensor * op) { // SILU_BACK RMS_NORM_BACK
+    return all_f32(op, 2) && ggml_are_same_shape(op, op->src[0]) && ggml_are_same_shape(op, op->src[1]);
+}
+
+static bool supports_soft_max_back(const struct ggml_tensor * op) {
+    // no ALiBi, as on the CPU and upstream
+    return supports_rows_back(op) && ggml_get_op_params_f32(op, 1) == 0.0f;
+}
+
+static bool supports_cross_entropy(const struct ggml_tensor * op) {
+    return all_f32(op, 2) && ggml_nelements(op) == 1 && ggml_are_same_shape(op->src[0], op->src[1]);
+}
+
+static bool supports_cross_entropy_back(const struct ggml_tensor * op) {
+    return all_f32(op, 3) && ggml_nelements(op->src[0]) == 1 && ggml_are_same_shape(op, op->src[1]) &&
+           ggml_are_same_shape(op, op->src[2]);
+}
+
+static bool supports_repeat_back(const struct ggml_tensor * op) {
+    return all_f32(op, 1) && ggml_can_repeat(op, op->src[0]);
+}
+
+static bool supports_repeat(const struct ggml_tensor * op) {
+    return all_f32(op, 1) && ggml_can_repeat(op->src[0], op);
+}
+
+static bool supports_get_rows_back(const struct ggml_tensor * op) {
+    return all_f32(op, 1) && ggml_is_contiguous(op) && op->src[1]->type == GGML_TYPE_I32 &&
+           op->src[0]->ne[0] == op->ne[0] && op->src[0]->ne[1] >= op->src[1]->ne[0] && ggml_nrows(op) == op->ne[1];
+}
+
+static bool supports_out_prod(const struct ggml_tensor * op) {
+    return all_f32(op, 2) && op->src[0]->ne[1] == op->src[1]->ne[1] && op->ne[2] % op->src[0]->ne[2] == 0 &&
+           op->ne[3] % op->src[0]->ne[3] == 0;
+}
+
+static bool supports_adamw(const struct ggml_tensor * op) {
+    return all_f32(op, 5) && ggml_is_contiguous(op->src[0]) && ggml_is_contiguous(op->src[1]) &&
+           ggml_is_contiguous(op->src[2]) && ggml_is_contiguous(op->src[3]) && ggml_nelements(op->src[4]) == 7 &&
+           ggml_is_contiguous(op->src[4]);
+}
+
+static bool supports_sgd(const struct ggml_tensor * op) {
+    return all_f32(op, 3) && ggml_is_contiguous(op->src[0]) && ggml_is_contiguous(op->src[1]) &&
+           ggml_nelements(op->src[2]) == 2 && ggml_is_contiguous(op->src[2]);
+}
+
+static bool supports_argmax(const struct ggml_tensor * op) {
+    return is_f32(op->src[0]) && op->type == GGML_TYPE_I32 && ggml_is_contiguous(op);
+}
+
+static bool supports_count_equal(const struct ggml_tensor * op) {
+    return op->src[0]->type == GGML_TYPE_I32 && op->src[1]->type == GGML_TYPE_I32 &&
+           ggml_are_same_shape(op->src[0], op->src[1]) && op->type == GGML_TYPE_I64 && ggml_nelements(op) == 1;
 }
 
 //
@@ -299,28 +317,23 @@ static bool record_count_equal(struct ggml_vk_stream * s, struct ggml_tensor * d
     return ggml_vk_dispatch(s, GGML_VK_PIPE_count_equal, SRCS(a, b), dst, &pc, sizeof(pc), 1);
 }
 
-bool ggml_vk_record_train_op(struct ggml_vk_stream * s, struct ggml_tensor * node) {
-    switch (node->op) {
-        case GGML_OP_SILU_BACK: case GGML_OP_RMS_NORM_BACK: case GGML_OP_SOFT_MAX_BACK: case GGML_OP_CROSS_ENTROPY_LOSS_BACK:
-            return record_train_rows(s, node);
-        case GGML_OP_CROSS_ENTROPY_LOSS:
-            return record_cross_entropy(s, node);
-        case GGML_OP_REPEAT_BACK:
-            return record_repeat_back(s, node);
-        case GGML_OP_REPEAT:
-            return record_repeat(s, node);
-        case GGML_OP_GET_ROWS_BACK:
-            return record_get_rows_back(s, node);
-        case GGML_OP_OUT_PROD:
-            return record_out_prod(s, node);
-        case GGML_OP_OPT_STEP_ADAMW: case GGML_OP_OPT_STEP_SGD:
-            return record_opt_step(s, node);
-        case GGML_OP_ARGMAX:
-            return record_argmax(s, node);
-        case GGML_OP_COUNT_EQUAL:
-            return record_count_equal(s, node);
-        default:
-            GGML_LOG_ERROR("ggml_vulkan: no training kernel for %s\n", ggml_op_desc(node));
-            return false;
-    }
+// one entry per op: its supports and its recorder, side by side
+static const struct ggml_vk_op_impl k_train_ops[GGML_OP_COUNT] = {
+    [GGML_OP_SILU_BACK]               = { supports_rows_back,          record_train_rows },
+    [GGML_OP_RMS_NORM_BACK]           = { supports_rows_back,          record_train_rows },
+    [GGML_OP_SOFT_MAX_BACK]           = { supports_soft_max_back,      record_train_rows },
+    [GGML_OP_CROSS_ENTROPY_LOSS_BACK] = { supports_cross_entropy_back, record_train_rows },
+    [GGML_OP_CROSS_ENTROPY_LOSS]      = { supports_cross_entropy,      record_cross_entropy },
+    [GGML_OP_REPEAT_BACK]             = { supports_repeat_back,        record_repeat_back },
+    [GGML_OP_REPEAT]                  = { supports_repeat,             record_repeat },
+    [GGML_OP_GET_ROWS_BACK]           = { supports_get_rows_back,      record_get_rows_back },
+    [GGML_OP_OUT_PROD]                = { supports_out_prod,           record_out_prod },
+    [GGML_OP_OPT_STEP_ADAMW]          = { supports_adamw,              record_opt_step },
+    [GGML_OP_OPT_STEP_SGD]            = { supports_sgd,                record_opt_step },
+    [GGML_OP_ARGMAX]                  = { supports_argmax,             record_argmax },
+    [GGML_OP_COUNT_EQUAL]             = { supports_count_equal,        record_count_equal },
+};
+
+const struct ggml_vk_op_impl * ggml_vk_train_op_impl(enum ggml_op op) {
+    return k_train_ops[op].record != NULL ? &k_train_ops[op] : NULL;
 }

@@ -7,6 +7,7 @@
 // (ADD_ID), the circular PAD cases (ggml_pad circular) and every family of other ops. Cases of ours follow at the end.
 
 #include "tbo.h"
+#include "ggml-op-list.h"
 
 #include <math.h>
 
@@ -115,10 +116,10 @@ static bool eq4(const int64_t a[4], const int64_t b[4]) {
 
 static void add_bin_bcast_all(struct tbo_case_list * l, enum ggml_type type, const int64_t ne[4], const int64_t nr[4], bool perm1,
                               bool src_overlap) {
-    const tbo_binary_fn ops[4] = { ggml_add, ggml_sub, ggml_mul, ggml_div };
-    for (int i = 0; i < 4; i++) {
-        tbo_add_bin_bcast(l, ops[i], type, ne, nr, 1, perm1, src_overlap);
-    }
+    // the binary list of ggml-op-list.h
+#define X(NAME, ctor, ...) tbo_add_bin_bcast(l, ctor, type, ne, nr, 1, perm1, src_overlap);
+    GGML_OP_LIST_BINARY(X)
+#undef X
 }
 
 static void make_elementwise(struct tbo_case_list * l) {

@@ -6,9 +6,38 @@
 // offset: (offset / type size) * block size (+ index in the block).
 
 #include "ref-eval.h"
+#include "ref-ops.h"
 
 #include <math.h>
 #include <stdlib.h>
+
+//
+// memory (shared with the rest of test-backend-ops, which links this library)
+//
+
+void * tbo_malloc(size_t size) {
+    void * p = malloc(size > 0 ? size : 1);
+    if (p == NULL) {
+        GGML_ABORT("test-backend-ops: out of memory allocating %zu bytes", size);
+    }
+    return p;
+}
+
+void * tbo_calloc(size_t n, size_t size) {
+    void * p = calloc(n > 0 ? n : 1, size > 0 ? size : 1);
+    if (p == NULL) {
+        GGML_ABORT("test-backend-ops: out of memory allocating %zu x %zu bytes", n, size);
+    }
+    return p;
+}
+
+void * tbo_realloc(void * p, size_t size) {
+    void * q = realloc(p, size > 0 ? size : 1);
+    if (q == NULL) {
+        GGML_ABORT("test-backend-ops: out of memory allocating %zu bytes", size);
+    }
+    return q;
+}
 
 struct ref_image {
     const struct ggml_tensor * base;
@@ -396,21 +425,9 @@ static bool op_implemented(const struct ggml_tensor * node) {
         case GGML_OP_DUP:
         case GGML_OP_CONT:
         case GGML_OP_CPY:
-        case GGML_OP_ADD:
-        case GGML_OP_SUB:
-        case GGML_OP_MUL:
-        case GGML_OP_DIV:
         case GGML_OP_ADD1:
         case GGML_OP_ACC:
         case GGML_OP_SET:
-        case GGML_OP_SQR:
-        case GGML_OP_SQRT:
-        case GGML_OP_LOG:
-        case GGML_OP_SIN:
-        case GGML_OP_COS:
-        case GGML_OP_SCALE:
-        case GGML_OP_CLAMP:
-        case GGML_OP_LEAKY_RELU:
         case GGML_OP_SUM:
         case GGML_OP_SUM_ROWS:
         case GGML_OP_MEAN:
@@ -487,12 +504,12 @@ static bool op_implemented(const struct ggml_tensor * node) {
         case GGML_OP_RWKV_WKV7:
         case GGML_OP_GATED_DELTA_NET:
             return true;
-        case GGML_OP_UNARY:
-            return ref_supports_unary(ggml_get_unary_op(node));
         case GGML_OP_GLU:
-            return ref_supports_glu(ggml_get_glu_op(node));
+            return (unsigned) ggml_get_glu_op(node) < GGML_GLU_OP_COUNT; // the list holds every GLU op
         default:
-            return false;
+            // the element-wise lists of ggml-op-list.h
+            return ggml_ref_has_binary(node->op) ||
+                   ggml_ref_has_unary(node->op, node->op == GGML_OP_UNARY ? ggml_get_unary_op(node) : GGML_UNARY_OP_COUNT);
     }
 }
 
@@ -519,21 +536,9 @@ void tbo_ref_compute(struct tbo_ref * r, const struct ggml_tensor * node) {
         case GGML_OP_DUP:
         case GGML_OP_CONT:
         case GGML_OP_CPY:            ref_op_copy(r, node); break;
-        case GGML_OP_ADD:
-        case GGML_OP_SUB:
-        case GGML_OP_MUL:
-        case GGML_OP_DIV:            ref_op_binary(r, node); break;
         case GGML_OP_ADD1:           ref_op_add1(r, node); break;
         case GGML_OP_ACC:
         case GGML_OP_SET:            ref_op_set_acc(r, node); break;
-        case GGML_OP_SQR:
-        case GGML_OP_SQRT:
-        case GGML_OP_LOG:
-        case GGML_OP_SIN:
-        case GGML_OP_COS:
-        case GGML_OP_SCALE:
-        case GGML_OP_CLAMP:
-        case GGML_OP_LEAKY_RELU:     ref_op_map(r, node); break;
         case GGML_OP_SUM:            ref_op_sum(r, node); break;
         case GGML_OP_SUM_ROWS:
         case GGML_OP_MEAN:           ref_op_sum_rows(r, node); break;
@@ -578,7 +583,6 @@ void tbo_ref_compute(struct tbo_ref * r, const struct ggml_tensor * node) {
         case GGML_OP_WIN_UNPART:         ref_op_win_unpart(r, node); break;
         case GGML_OP_GET_REL_POS:        ref_op_get_rel_pos(r, node); break;
         case GGML_OP_ADD_REL_POS:        ref_op_add_rel_pos(r, node); break;
-        case GGML_OP_UNARY:          ref_op_unary(r, node); break;
         case GGML_OP_GLU:            ref_op_glu(r, node); break;
         case GGML_OP_REPEAT_BACK:
         case GGML_OP_SILU_BACK:
@@ -608,6 +612,12 @@ void tbo_ref_compute(struct tbo_ref * r, const struct ggml_tensor * node) {
         case GGML_OP_RWKV_WKV7:      ref_op_wkv(r, node); break;
         case GGML_OP_GATED_DELTA_NET: ref_op_gated_delta_net(r, node); break;
         default:
-            GGML_ABORT("reference: op %s not implemented", ggml_op_desc(node));
+            if (ggml_ref_has_binary(node->op)) {
+                ref_op_binary(r, node);
+            } else if (ggml_ref_has_unary(node->op, node->op == GGML_OP_UNARY ? ggml_get_unary_op(node) : GGML_UNARY_OP_COUNT)) {
+                ref_op_map(r, node); // UNARY too
+            } else {
+                GGML_ABORT("reference: op %s not implemented", ggml_op_desc(node));
+            }
     }
 }

@@ -49,13 +49,10 @@ static inline double ref_param_f32(const struct ggml_tensor * t, int i) {
 double ref_alibi_slope(double max_bias, uint32_t n_head, uint32_t h);
 
 // ref-eval-elementwise.c
-bool ref_supports_unary(enum ggml_unary_op op);
-bool ref_supports_glu(enum ggml_glu_op op);
-void ref_op_unary(struct tbo_ref * r, const struct ggml_tensor * dst);
 void ref_op_glu(struct tbo_ref * r, const struct ggml_tensor * dst);
-void ref_op_binary(struct tbo_ref * r, const struct ggml_tensor * dst);
+void ref_op_binary(struct tbo_ref * r, const struct ggml_tensor * dst); // the binary list (ggml-op-list.h)
 void ref_op_add1(struct tbo_ref * r, const struct ggml_tensor * dst);
-void ref_op_map(struct tbo_ref * r, const struct ggml_tensor * dst); // SQR SQRT LOG SIN COS SCALE CLAMP LEAKY_RELU
+void ref_op_map(struct tbo_ref * r, const struct ggml_tensor * dst); // UNARY and the unary list's GGML_OP_ ones
 
 // ref-eval-layout.c
 void ref_op_copy(struct tbo_ref * r, const struct ggml_tensor * dst); // DUP CONT CPY

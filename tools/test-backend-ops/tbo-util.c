@@ -8,33 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-//
-// memory
-//
-
-void * tbo_malloc(size_t size) {
-    void * p = malloc(size > 0 ? size : 1);
-    if (p == NULL) {
-        GGML_ABORT("test-backend-ops: out of memory allocating %zu bytes", size);
-    }
-    return p;
-}
-
-void * tbo_calloc(size_t n, size_t size) {
-    void * p = calloc(n > 0 ? n : 1, size > 0 ? size : 1);
-    if (p == NULL) {
-        GGML_ABORT("test-backend-ops: out of memory allocating %zu x %zu bytes", n, size);
-    }
-    return p;
-}
-
-void * tbo_realloc(void * p, size_t size) {
-    void * q = realloc(p, size > 0 ? size : 1);
-    if (q == NULL) {
-        GGML_ABORT("test-backend-ops: out of memory allocating %zu bytes", size);
-    }
-    return q;
-}
+// tbo_malloc, tbo_calloc, tbo_realloc: ref-eval.c (library ggml-ref)
 
 char * tbo_strdup(const char * s) {
     const size_t n = strlen(s) + 1;

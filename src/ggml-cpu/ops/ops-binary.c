@@ -5,37 +5,40 @@
 // BF16) into outputs of any float type, rows strided or not. ADD and ADD1
 // also take a quantized src0 with an F32 src1, as upstream: each chunk is
 // dequantized, added to and written out in dst's type (requantized when dst
-// is quantized).
+// is quantized). The ops and their expressions are the binary list of
+// ggml-op-list.h.
 
 #include "ops/elementwise.h"
 #include "simd/simd-f32.h"
+#include "ggml-op-list.h"
 
+// EW_<NAME> for every binary op of the list (ggml-op-list.h)
 enum ew_binop {
-    EW_ADD,
-    EW_SUB,
-    EW_MUL,
-    EW_DIV,
+#define X(NAME, ...) EW_##NAME,
+    GGML_OP_LIST_BINARY(X)
+#undef X
+    EW_BINOP_COUNT,
 };
 
-static inline float binop_scalar(enum ew_binop op, float a, float b) {
+static inline float binop_scalar(enum ew_binop op, float x, float y) {
     switch (op) {
-        case EW_ADD: return a + b;
-        case EW_SUB: return a - b;
-        case EW_MUL: return a * b;
-        case EW_DIV: return a / b;
+#define X(NAME, ctor, f32, ...) case EW_##NAME: return f32;
+        GGML_OP_LIST_BINARY(X)
+#undef X
+        case EW_BINOP_COUNT: break;
     }
     return 0.0f;
 }
 
 #ifdef GGML_VF_WIDTH
-static inline ggml_vf binop_vector(enum ew_binop op, ggml_vf a, ggml_vf b) {
+static inline ggml_vf binop_vector(enum ew_binop op, ggml_vf x, ggml_vf y) {
     switch (op) {
-        case EW_ADD: return ggml_vf_add(a, b);
-        case EW_SUB: return ggml_vf_sub(a, b);
-        case EW_MUL: return ggml_vf_mul(a, b);
-        case EW_DIV: return ggml_vf_div(a, b);
+#define X(NAME, ctor, f32, vec, ...) case EW_##NAME: return vec;
+        GGML_OP_LIST_BINARY(X)
+#undef X
+        case EW_BINOP_COUNT: break;
     }
-    return a;
+    return x;
 }
 #endif
 
@@ -51,7 +54,7 @@ static inline void binop_rows(enum ew_binop op, int64_t n, float * z, const floa
         }
     }
 #endif
-    // the tail: + - * / round the same in scalar and vector code
+    // the tail: the list's ops round the same in scalar and vector code
     for (; i < n; i++) {
         z[i] = binop_scalar(op, x[i], y[i]);
     }
@@ -76,19 +79,19 @@ static inline void binop_rows_scalar(enum ew_binop op, int64_t n, float * z, con
 
 static void binop_apply(enum ew_binop op, int64_t n, float * z, const float * x, const float * y, bool ref) {
     switch (op) {
-        case EW_ADD: binop_rows(EW_ADD, n, z, x, y, ref); break;
-        case EW_SUB: binop_rows(EW_SUB, n, z, x, y, ref); break;
-        case EW_MUL: binop_rows(EW_MUL, n, z, x, y, ref); break;
-        case EW_DIV: binop_rows(EW_DIV, n, z, x, y, ref); break;
+#define X(NAME, ...) case EW_##NAME: binop_rows(EW_##NAME, n, z, x, y, ref); break;
+        GGML_OP_LIST_BINARY(X)
+#undef X
+        case EW_BINOP_COUNT: break;
     }
 }
 
 static void binop_apply_scalar(enum ew_binop op, int64_t n, float * z, const float * x, float s, bool ref) {
     switch (op) {
-        case EW_ADD: binop_rows_scalar(EW_ADD, n, z, x, s, ref); break;
-        case EW_SUB: binop_rows_scalar(EW_SUB, n, z, x, s, ref); break;
-        case EW_MUL: binop_rows_scalar(EW_MUL, n, z, x, s, ref); break;
-        case EW_DIV: binop_rows_scalar(EW_DIV, n, z, x, s, ref); break;
+#define X(NAME, ...) case EW_##NAME: binop_rows_scalar(EW_##NAME, n, z, x, s, ref); break;
+        GGML_OP_LIST_BINARY(X)
+#undef X
+        case EW_BINOP_COUNT: break;
     }
 }
 
@@ -138,11 +141,10 @@ static void binary_span(enum ew_binop op, struct ggml_ew_row d, struct ggml_ew_r
 
 static enum ew_binop binop_of(enum ggml_op op) {
     switch (op) {
-        case GGML_OP_ADD:
         case GGML_OP_ADD1: return EW_ADD;
-        case GGML_OP_SUB:  return EW_SUB;
-        case GGML_OP_MUL:  return EW_MUL;
-        case GGML_OP_DIV:  return EW_DIV;
+#define X(NAME, ...) case GGML_OP_##NAME: return EW_##NAME;
+        GGML_OP_LIST_BINARY(X)
+#undef X
         default: GGML_ABORT("%s is not a binary elementwise op", ggml_op_name(op));
     }
 }
@@ -273,10 +275,9 @@ static bool supports_acc(const struct ggml_tensor * op) {
 
 void ggml_cpu_register_ops_binary(struct ggml_cpu_op_impl * table) {
     const struct ggml_cpu_op_impl binary = { .forward = forward_binary, .supports = supports_binary, .work_size = NULL };
-    table[GGML_OP_ADD]  = binary;
     table[GGML_OP_ADD1] = binary;
-    table[GGML_OP_SUB]  = binary;
-    table[GGML_OP_MUL]  = binary;
-    table[GGML_OP_DIV]  = binary;
+#define X(NAME, ...) table[GGML_OP_##NAME] = binary;
+    GGML_OP_LIST_BINARY(X)
+#undef X
     table[GGML_OP_ACC]  = (struct ggml_cpu_op_impl) { .forward = forward_acc, .supports = supports_acc, .work_size = NULL };
 }

@@ -6,55 +6,62 @@
 // Fused form (src[1] == NULL): each row of src0 holds x in its first half and
 // g in its second, or the other way round when op_params[1] ("swapped") is
 // set; an odd last element is unused. Split form: x is src0, g is src[1].
-// Any float types (F32, F16, BF16) in and out, rows strided or not.
+// Any float types (F32, F16, BF16) in and out, rows strided or not. The ops
+// and their expressions are the GLU list of ggml-op-list.h.
 
 #include "ops/elementwise.h"
 #include "simd/vec-math.h"
+#include "ggml-op-list.h"
 
+// EW_<NAME> for every GLU op of the list (ggml-op-list.h), in the order of enum ggml_glu_op
 enum ew_glu_kind {
-    EW_REGLU,
-    EW_GEGLU,
-    EW_SWIGLU,
-    EW_GEGLU_ERF,
-    EW_GEGLU_QUICK,
-    EW_SWIGLU_OAI,
+#define X(NAME, ...) EW_##NAME,
+    GGML_OP_LIST_GLU(X)
+#undef X
+    EW_GLU_COUNT,
 };
+
+#define X(NAME, ...) _Static_assert((int) EW_##NAME == (int) GGML_GLU_OP_##NAME, "GLU list order");
+GGML_OP_LIST_GLU(X)
+#undef X
 
 // the parameters of SWIGLU_OAI (unused by the others)
 struct glu_par {
     float alpha, limit;
 };
 
-static inline float glu_scalar(enum ew_glu_kind kind, struct glu_par p, float x, float g) {
+static inline float ggml_ew_swiglu_oai_sf(struct glu_par p, float x, float g) {
+    const float xc = fminf(x, p.limit);
+    const float gc = fminf(fmaxf(g, -p.limit), p.limit);
+    return ggml_sf_mul_sigmoid(xc, p.alpha * xc) * (gc + 1.0f);
+}
+
+static inline float glu_scalar(enum ew_glu_kind kind, struct glu_par gp, float x, float g) {
+    (void) gp;
     switch (kind) {
-        case EW_REGLU:       return x > 0.0f ? x * g : 0.0f;
-        case EW_GEGLU:       return ggml_sf_gelu(x) * g;
-        case EW_SWIGLU:      return ggml_sf_silu(x) * g;
-        case EW_GEGLU_ERF:   return ggml_sf_gelu_erf(x) * g;
-        case EW_GEGLU_QUICK: return ggml_sf_gelu_quick(x) * g;
-        case EW_SWIGLU_OAI: {
-            const float xc = fminf(x, p.limit);
-            const float gc = fminf(fmaxf(g, -p.limit), p.limit);
-            return ggml_sf_mul_sigmoid(xc, p.alpha * xc) * (gc + 1.0f);
-        }
+#define X(NAME, f32, ...) case EW_##NAME: return f32;
+        GGML_OP_LIST_GLU(X)
+#undef X
+        case EW_GLU_COUNT: break;
     }
     return 0.0f;
 }
 
 #ifdef GGML_VF_WIDTH
-static inline ggml_vf glu_vector(enum ew_glu_kind kind, struct glu_par p, ggml_vf x, ggml_vf g) {
+static inline ggml_vf ggml_ew_swiglu_oai_vf(struct glu_par p, ggml_vf x, ggml_vf g) {
+    const ggml_vf xc = ggml_vf_min(x, ggml_vf_set1(p.limit));
+    const ggml_vf gc = ggml_vf_min(ggml_vf_max(g, ggml_vf_set1(-p.limit)), ggml_vf_set1(p.limit));
+    const ggml_vf s  = ggml_vf_mul_sigmoid(xc, ggml_vf_mul(ggml_vf_set1(p.alpha), xc));
+    return ggml_vf_mul(s, ggml_vf_add(gc, ggml_vf_set1(1.0f)));
+}
+
+static inline ggml_vf glu_vector(enum ew_glu_kind kind, struct glu_par gp, ggml_vf x, ggml_vf g) {
+    (void) gp;
     switch (kind) {
-        case EW_REGLU:       return ggml_vf_select(ggml_vf_gt(x, ggml_vf_set1(0.0f)), ggml_vf_mul(x, g), ggml_vf_set1(0.0f));
-        case EW_GEGLU:       return ggml_vf_mul(ggml_vf_gelu(x), g);
-        case EW_SWIGLU:      return ggml_vf_mul(ggml_vf_silu(x), g);
-        case EW_GEGLU_ERF:   return ggml_vf_mul(ggml_vf_gelu_erf(x), g);
-        case EW_GEGLU_QUICK: return ggml_vf_mul(ggml_vf_gelu_quick(x), g);
-        case EW_SWIGLU_OAI: {
-            const ggml_vf xc = ggml_vf_min(x, ggml_vf_set1(p.limit));
-            const ggml_vf gc = ggml_vf_min(ggml_vf_max(g, ggml_vf_set1(-p.limit)), ggml_vf_set1(p.limit));
-            const ggml_vf s  = ggml_vf_mul_sigmoid(xc, ggml_vf_mul(ggml_vf_set1(p.alpha), xc));
-            return ggml_vf_mul(s, ggml_vf_add(gc, ggml_vf_set1(1.0f)));
-        }
+#define X(NAME, f32, vec, ...) case EW_##NAME: return vec;
+        GGML_OP_LIST_GLU(X)
+#undef X
+        case EW_GLU_COUNT: break;
     }
     return x;
 }
@@ -85,25 +92,21 @@ static inline void glu_rows(enum ew_glu_kind kind, struct glu_par p, int64_t n, 
 
 static void glu_apply(enum ew_glu_kind kind, struct glu_par p, int64_t n, float * z, const float * x, const float * g, bool ref) {
     switch (kind) {
-        case EW_REGLU:       glu_rows(EW_REGLU,       p, n, z, x, g, ref); break;
-        case EW_GEGLU:       glu_rows(EW_GEGLU,       p, n, z, x, g, ref); break;
-        case EW_SWIGLU:      glu_rows(EW_SWIGLU,      p, n, z, x, g, ref); break;
-        case EW_GEGLU_ERF:   glu_rows(EW_GEGLU_ERF,   p, n, z, x, g, ref); break;
-        case EW_GEGLU_QUICK: glu_rows(EW_GEGLU_QUICK, p, n, z, x, g, ref); break;
-        case EW_SWIGLU_OAI:  glu_rows(EW_SWIGLU_OAI,  p, n, z, x, g, ref); break;
+#define X(NAME, ...) case EW_##NAME: glu_rows(EW_##NAME, p, n, z, x, g, ref); break;
+        GGML_OP_LIST_GLU(X)
+#undef X
+        case EW_GLU_COUNT: break;
     }
 }
 
+// the list follows enum ggml_glu_op
 static bool glu_kind_of(const struct ggml_tensor * node, enum ew_glu_kind * kind) {
-    switch (ggml_get_glu_op(node)) {
-        case GGML_GLU_OP_REGLU:       *kind = EW_REGLU;       return true;
-        case GGML_GLU_OP_GEGLU:       *kind = EW_GEGLU;       return true;
-        case GGML_GLU_OP_SWIGLU:      *kind = EW_SWIGLU;      return true;
-        case GGML_GLU_OP_GEGLU_ERF:   *kind = EW_GEGLU_ERF;   return true;
-        case GGML_GLU_OP_GEGLU_QUICK: *kind = EW_GEGLU_QUICK; return true;
-        case GGML_GLU_OP_SWIGLU_OAI:  *kind = EW_SWIGLU_OAI;  return true;
-        default:                      return false;
+    const enum ggml_glu_op op = ggml_get_glu_op(node);
+    if ((unsigned) op >= (unsigned) EW_GLU_COUNT) {
+        return false;
     }
+    *kind = (enum ew_glu_kind) op;
+    return true;
 }
 
 static void glu_span(enum ew_glu_kind kind, struct glu_par p, struct ggml_ew_row d, struct ggml_ew_row x, struct ggml_ew_row g,
