@@ -484,7 +484,8 @@ static void meta_xfer_partial(const struct meta_xfer * x, const struct ggml_tens
 void ggml_backend_meta_xfer(ggml_backend_t meta_backend, bool set, const struct ggml_tensor * tensor, void * data, size_t offset, size_t size) {
     const struct meta_xfer x = { meta_backend, set };
     const size_t n = ggml_backend_meta_buffer_n_bufs(tensor->buffer);
-    const struct ggml_backend_meta_split_state ss = ggml_backend_meta_get_split_state(tensor, false);
+    // as the graph leaves it: a product over a split K has been summed
+    const struct ggml_backend_meta_split_state ss = ggml_backend_meta_get_split_state(tensor, true);
     switch (ss.axis) {
         case GGML_BACKEND_SPLIT_AXIS_0:
         case GGML_BACKEND_SPLIT_AXIS_1:
@@ -520,6 +521,30 @@ static void ggml_backend_meta_buffer_get_tensor(ggml_backend_buffer_t buffer, co
     ggml_backend_meta_xfer(NULL, false, tensor, data, offset, size);
 }
 
+// A mirrored tensor is set alike everywhere; a split one only as a whole
+// (every slice), and a partial sum only to zero (the sum of zeros).
+static void ggml_backend_meta_buffer_memset_tensor(ggml_backend_buffer_t buffer, struct ggml_tensor * tensor, uint8_t value,
+                                                   size_t offset, size_t size) {
+    const size_t n = ggml_backend_meta_buffer_n_bufs(buffer);
+    const struct ggml_backend_meta_split_state ss = ggml_backend_meta_get_split_state(tensor, true);
+    if (ss.axis == GGML_BACKEND_SPLIT_AXIS_MIRRORED) {
+        for (size_t j = 0; j < n; j++) {
+            ggml_backend_tensor_memset(ggml_backend_meta_buffer_simple_tensor(tensor, j), value, offset, size);
+        }
+        return;
+    }
+    if (offset != 0 || size != ggml_nbytes(tensor) || (ss.axis == GGML_BACKEND_SPLIT_AXIS_PARTIAL && value != 0)) {
+        GGML_ABORT("meta backend: memset of '%s' (split %s) to %u at [%zu, %zu): only whole split tensors, partial sums only to 0",
+                   tensor->name, ggml_backend_meta_split_axis_name(ss.axis), (unsigned) value, offset, offset + size);
+    }
+    for (size_t j = 0; j < n; j++) {
+        struct ggml_tensor * t = ggml_backend_meta_buffer_simple_tensor(tensor, j);
+        if (ggml_nbytes(t) > 0) {
+            ggml_backend_tensor_memset(t, value, 0, ggml_nbytes(t));
+        }
+    }
+}
+
 static void ggml_backend_meta_buffer_clear(ggml_backend_buffer_t buffer, uint8_t value) {
     struct ggml_backend_meta_buffer_context * ctx = meta_buf_ctx(buffer);
     for (size_t j = 0; j < ctx->n_bufs; j++) {
@@ -538,7 +563,7 @@ static const struct ggml_backend_buffer_i ggml_backend_meta_buffer_iface = {
     /* .free_buffer   = */ ggml_backend_meta_buffer_free_buffer,
     /* .get_base      = */ ggml_backend_meta_buffer_get_base,
     /* .init_tensor   = */ ggml_backend_meta_buffer_init_tensor,
-    /* .memset_tensor = */ NULL,
+    /* .memset_tensor = */ ggml_backend_meta_buffer_memset_tensor,
     /* .set_tensor    = */ ggml_backend_meta_buffer_set_tensor,
     /* .get_tensor    = */ ggml_backend_meta_buffer_get_tensor,
     /* .set_tensor_2d = */ NULL,

@@ -5,6 +5,7 @@
 // over a split K dimension): each device computes its part of the graph up to
 // that node on its own slices, then the partial results are added across the
 // devices so that every device holds the full sum, and the next part starts.
+// The last node too: a result read later, or used by the next graph, is whole.
 // The reduction uses the simple devices' collective when their registry
 // exports ggml_backend_comm_init / ggml_backend_comm_allreduce_tensor (NCCL
 // for CUDA upstream, MPI here); otherwise the host adds the devices' values
@@ -97,6 +98,16 @@ static bool node_is_foreign(const struct ggml_tensor * node) {
     return !ggml_backend_buffer_is_meta(node->buffer);
 }
 
+// A node whose devices hold partial sums that its consumers take for whole
+// values (a MUL_MAT over a split K): the sums are added after it. A node that
+// is partial for its consumers too (made from tensors the program declared
+// PARTIAL) stays partial; reading it adds the parts.
+static bool node_needs_reduction(const struct ggml_tensor * node) {
+    return !node_is_foreign(node) &&
+           ggml_backend_meta_get_split_state(node, false).axis == GGML_BACKEND_SPLIT_AXIS_PARTIAL &&
+           ggml_backend_meta_get_split_state(node, true).axis  != GGML_BACKEND_SPLIT_AXIS_PARTIAL;
+}
+
 // device graphs large enough for n_nodes
 static bool meta_reserve_graphs(struct ggml_backend_meta_context * ctx, int n_nodes) {
     if (n_nodes <= ctx->graph_capacity && ctx->graph_ctx != NULL) {
@@ -174,8 +185,7 @@ static enum ggml_status meta_build_graphs(struct ggml_backend_meta_context * ctx
                 g->use_counts[h] = ggml_hash_contains(&cgraph->visited_hash_set, node)
                     ? cgraph->use_counts[ggml_hash_find(&cgraph->visited_hash_set, node)] : 0;
             }
-            if (j == 0 && i + 1 < cgraph->n_nodes && !node_is_foreign(node) &&
-                    ggml_backend_meta_get_split_state(node, false).axis == GGML_BACKEND_SPLIT_AXIS_PARTIAL) {
+            if (j == 0 && node_needs_reduction(node)) {
                 ctx->cut_after[ctx->n_cuts++] = i;
             }
         }
@@ -285,7 +295,7 @@ static enum ggml_status ggml_backend_meta_graph_compute(ggml_backend_t backend, 
     int start = 0;
     for (int c = 0; c <= ctx->n_cuts; c++) {
         const int stop = c < ctx->n_cuts ? ctx->cut_after[c] + 1 : cgraph->n_nodes;
-        for (size_t j = 0; j < ctx->n_backends; j++) {
+        for (size_t j = 0; j < ctx->n_backends && stop > start; j++) {
             struct ggml_cgraph part = ggml_graph_view(ctx->graphs[j], start, stop);
             const enum ggml_status status = ggml_backend_graph_compute_async(ctx->backends[j], &part);
             if (status != GGML_STATUS_SUCCESS) {

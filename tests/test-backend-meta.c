@@ -444,6 +444,23 @@ static void test_get_set(const struct test_devices * td) {
     CHECK(memcmp(out + last/sizeof(float), in, last) == 0);
     CHECK(memcmp(out, in, last) == 0);
 
+    // memset: a whole split tensor, a range of a mirrored one, a partial sum to zero
+    ggml_backend_tensor_memset(ts[2], 0, 0, nbytes);
+    ggml_backend_tensor_get(ts[2], out, 0, nbytes);
+    bool zero = true;
+    for (size_t k = 0; k < nbytes/sizeof(float); k++) {
+        zero = zero && out[k] == 0.0f;
+    }
+    CHECK(zero);
+    ggml_backend_tensor_set(ts[4], in, 0, nbytes);
+    ggml_backend_tensor_memset(ts[4], 0, sizeof(float), sizeof(float));
+    ggml_backend_tensor_get(ts[4], out, 0, nbytes);
+    CHECK(out[0] == in[0] && out[1] == 0.0f && out[2] == in[2]);
+    ggml_backend_tensor_memset(ts[5], 0, 0, nbytes);
+    ggml_backend_tensor_get(ts[5], out, 0, nbytes);
+    CHECK(out[0] == 0.0f && out[nbytes/sizeof(float) - 1] == 0.0f);
+    CHECK_ABORTS("memset of 'a0'", ggml_backend_tensor_memset(ts[0], 0, 0, sizeof(float)));
+
     // cutting a split block aborts with a message
     CHECK_ABORTS("cuts a block", ggml_backend_tensor_get(ts[0], out, 0, sizeof(float)));
 
