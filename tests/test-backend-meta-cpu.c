@@ -5,7 +5,9 @@
 // (RMS norm, Q/K/V, RoPE, flash attention, output projection, residual,
 // SiLU-gated FFN, residual) must give what the unsplit layer gives on one
 // CPU backend, computed directly on the meta backend and through a
-// scheduler that also has a CPU backend. Three heads split 1 + 2 and seven
+// scheduler that also has a CPU backend (once with the residual sum pinned
+// to the CPU, so that a reduced product leaves the meta backend and the
+// FFN's input comes back into it). Three heads split 1 + 2 and seven
 // FFN rows split 3 + 4: uneven on purpose.
 
 #include "ggml.h"
@@ -80,6 +82,8 @@ static void fill(void) {
     }
 }
 
+static struct ggml_tensor * g_residual = NULL; // the attention's residual sum, of the last graph built
+
 static struct ggml_tensor * build_layer(struct ggml_context * ctx, struct ggml_tensor ** w, struct ggml_tensor * x, struct ggml_tensor * pos) {
     struct ggml_tensor * n = ggml_mul(ctx, ggml_rms_norm(ctx, x, 1e-5f), w[W_N1]);
     struct ggml_tensor * q = ggml_reshape_3d(ctx, ggml_mul_mat(ctx, w[W_Q], n), HD, H, T);
@@ -93,6 +97,7 @@ static struct ggml_tensor * build_layer(struct ggml_context * ctx, struct ggml_t
     struct ggml_tensor * a = ggml_flash_attn_ext(ctx, q, k, v, NULL, 1.0f/sqrtf((float) HD), 0.0f, 0.0f);
     a = ggml_reshape_2d(ctx, a, HD*H, T);
     struct ggml_tensor * x2 = ggml_add(ctx, x, ggml_mul_mat(ctx, w[W_O], a));
+    g_residual = x2;
 
     struct ggml_tensor * n2 = ggml_mul(ctx, ggml_rms_norm(ctx, x2, 1e-5f), w[W_N2]);
     struct ggml_tensor * up   = ggml_mul_mat(ctx, w[W_U], n2);
@@ -104,8 +109,10 @@ static struct ggml_tensor * build_layer(struct ggml_context * ctx, struct ggml_t
     return out;
 }
 
-// the layer's output on backend (with sched_other: through a scheduler over both)
-static bool run_layer(ggml_backend_t backend, ggml_backend_t sched_other, float * out_data) {
+// the layer's output on backend (with sched_other: through a scheduler over
+// both; pin_residual: with the attention's residual sum on sched_other, so
+// that the output projection's sum leaves the meta backend and comes back)
+static bool run_layer(ggml_backend_t backend, ggml_backend_t sched_other, bool pin_residual, float * out_data) {
     const struct ggml_init_params pw = { (N_WEIGHTS + 1)*ggml_tensor_overhead(), NULL, true };
     struct ggml_context * ctx_w = ggml_init(pw);
     struct ggml_tensor * w[N_WEIGHTS];
@@ -115,6 +122,7 @@ static bool run_layer(ggml_backend_t backend, ggml_backend_t sched_other, float 
     }
     ggml_backend_buffer_t buf_w = ggml_backend_alloc_ctx_tensors_from_buft(ctx_w, ggml_backend_get_default_buffer_type(backend));
     CHECK(buf_w != NULL);
+    ggml_backend_buffer_set_usage(buf_w, GGML_BACKEND_BUFFER_USAGE_WEIGHTS); // the scheduler runs ops where their weights are
     for (int i = 0; i < N_WEIGHTS; i++) {
         ggml_backend_tensor_set(w[i], g_weights[i], 0, ggml_nbytes(w[i]));
     }
@@ -145,7 +153,14 @@ static bool run_layer(ggml_backend_t backend, ggml_backend_t sched_other, float 
     } else {
         ggml_backend_t backends[2] = { backend, sched_other };
         ggml_backend_sched_t sched = ggml_backend_sched_new(backends, NULL, 2, 256, false, true);
+        if (pin_residual) {
+            ggml_backend_sched_set_tensor_backend(sched, g_residual, sched_other);
+        }
         if (ggml_backend_sched_alloc_graph(sched, gf)) {
+            if (pin_residual) {
+                CHECK_MSG(ggml_backend_sched_get_n_splits(sched) >= 3, "%d splits", ggml_backend_sched_get_n_splits(sched));
+                CHECK(ggml_backend_sched_get_tensor_backend(sched, g_residual) == sched_other);
+            }
             ggml_backend_tensor_set(x, g_x, 0, sizeof(g_x));
             ggml_backend_tensor_set(pos, g_pos, 0, sizeof(g_pos));
             ok = ggml_backend_sched_graph_compute(sched, gf) == GGML_STATUS_SUCCESS;
@@ -180,7 +195,7 @@ int main(void) {
 
     ggml_backend_t plain = ggml_backend_dev_init(cpu, NULL);
     float want[D*T];
-    CHECK(run_layer(plain, NULL, want));
+    CHECK(run_layer(plain, NULL, false, want));
 
     ggml_backend_dev_t devs[2] = { cpu, cpu };
     ggml_backend_dev_t meta = ggml_backend_meta_device(devs, 2, layer_split, NULL);
@@ -191,12 +206,16 @@ int main(void) {
 
     float got[D*T];
     memset(got, 0, sizeof(got));
-    CHECK(run_layer(mb, NULL, got));
+    CHECK(run_layer(mb, NULL, false, got));
     CHECK_MSG(max_diff(got, want, D*T) <= 1e-4, "meta backend: differs from unsplit by %g", max_diff(got, want, D*T));
 
     memset(got, 0, sizeof(got));
-    CHECK(run_layer(mb, plain, got));
+    CHECK(run_layer(mb, plain, false, got));
     CHECK_MSG(max_diff(got, want, D*T) <= 1e-4, "scheduler over meta + CPU: differs from unsplit by %g", max_diff(got, want, D*T));
+
+    memset(got, 0, sizeof(got));
+    CHECK(run_layer(mb, plain, true, got));
+    CHECK_MSG(max_diff(got, want, D*T) <= 1e-4, "scheduler, residual on the CPU: differs from unsplit by %g", max_diff(got, want, D*T));
 
     ggml_backend_free(mb);
     ggml_backend_free(plain);
