@@ -309,6 +309,10 @@ static enum ggml_status meta_init_simple_tensors(struct ggml_meta_tensor_store *
                 if (t->view_offs > 0 && split_dim >= 0 && !view_offset_is_internal(tensor, split_dim)) {
                     t->view_offs = t->view_offs * (size_t) ne[split_dim] / (size_t) tensor->ne[split_dim];
                 }
+                // an empty view has no split: keep it inside the (smaller) slice of its source
+                if (ggml_nelements(tensor) == 0 && t->view_offs > ggml_nbytes(t->view_src)) {
+                    t->view_offs = ggml_nbytes(t->view_src);
+                }
             }
             if (t->view_src->data != NULL) {
                 t->buffer = t->view_src->buffer;
@@ -317,6 +321,15 @@ static enum ggml_status meta_init_simple_tensors(struct ggml_meta_tensor_store *
         } else if (tensor->data != NULL && ctx->bufs[j] != NULL) {
             t->buffer = ctx->bufs[j];
             t->data   = (char *) ggml_backend_buffer_get_base(ctx->bufs[j]) + ((uintptr_t) tensor->data - META_FAKE_BASE);
+        }
+        if (t->buffer != NULL && t->data != NULL && ggml_nbytes(t) > 0) {
+            const uintptr_t base = (uintptr_t) ggml_backend_buffer_get_base(t->buffer);
+            const uintptr_t at   = (uintptr_t) t->data;
+            if (at < base || at - base + ggml_nbytes(t) > ggml_backend_buffer_get_size(t->buffer)) {
+                GGML_LOG_ERROR("%s: slice %zu of '%s' (%s, view of '%s' at %zu) runs past its buffer: [%zu, %zu) of %zu\n", __func__, j,
+                               tensor->name, ggml_op_desc(tensor), tensor->view_src ? tensor->view_src->name : "-", t->view_offs,
+                               (size_t) (at - base), (size_t) (at - base) + ggml_nbytes(t), ggml_backend_buffer_get_size(t->buffer));
+            }
         }
         for (int i = 0; i < GGML_MAX_SRC; i++) {
             struct ggml_tensor * src = tensor->src[i];
