@@ -15,8 +15,15 @@
 
 #include "ggml-backend-meta-impl.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+
+static _Atomic uint64_t g_slices_generation = 1;
+
+uint64_t ggml_backend_meta_slices_generation(void) {
+    return atomic_load(&g_slices_generation);
+}
 
 // not memory (non-canonical on x86-64), aligned for every buffer type
 #define META_FAKE_BASE ((uintptr_t) 1 << (sizeof(void *)*8 - 4))
@@ -360,6 +367,7 @@ static enum ggml_status meta_init_simple_tensors(struct ggml_meta_tensor_store *
         }
     }
 
+    atomic_fetch_add(&g_slices_generation, 1);
     free(ggml_meta_ptr_map_get(&st->map, (uintptr_t) tensor));
     if (!ggml_meta_ptr_map_put(&st->map, (uintptr_t) tensor, simple)) {
         free(simple);

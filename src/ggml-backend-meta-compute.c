@@ -14,8 +14,8 @@
 // the same up to rounding.
 //
 // Per graph the device graphs are rebuilt unless the graph has the uid of the
-// last one computed (the scheduler's graphs have none: always rebuilt, which
-// costs a pass over the nodes).
+// last one computed and no slices were made since (the scheduler's graphs have
+// no uid: always rebuilt, which costs a pass over the nodes).
 
 #include "ggml-backend-meta-impl.h"
 
@@ -34,6 +34,7 @@ struct ggml_backend_meta_context {
     int                  * cut_after;       // node indices that end a part (PARTIAL results), ascending
     int                    n_cuts;
     uint64_t               uid;             // of the graph the device graphs were built for (0: none)
+    uint64_t               generation;      // ggml_backend_meta_slices_generation() when they were built
 
     void                               * comm_ctx;
     ggml_backend_comm_allreduce_tensor_t comm_allreduce;
@@ -191,7 +192,8 @@ static enum ggml_status meta_build_graphs(struct ggml_backend_meta_context * ctx
         }
         g->uid = ggml_graph_next_uid();
     }
-    ctx->uid = cgraph->uid;
+    ctx->uid        = cgraph->uid;
+    ctx->generation = ggml_backend_meta_slices_generation();
     return GGML_STATUS_SUCCESS;
 }
 
@@ -284,7 +286,8 @@ static enum ggml_status ggml_backend_meta_graph_compute(ggml_backend_t backend, 
         GGML_LOG_ERROR("%s: graphs with gradients are not supported by the meta backend\n", __func__);
         return GGML_STATUS_FAILED;
     }
-    if (cgraph->uid == 0 || cgraph->uid != ctx->uid || ctx->graph_ctx == NULL) {
+    if (cgraph->uid == 0 || cgraph->uid != ctx->uid || ctx->graph_ctx == NULL ||
+            ctx->generation != ggml_backend_meta_slices_generation()) {
         const enum ggml_status status = meta_build_graphs(ctx, cgraph);
         if (status != GGML_STATUS_SUCCESS) {
             ctx->uid = 0;

@@ -92,6 +92,11 @@ struct ggml_backend_meta_buffer_context {
     struct ggml_meta_ptr_map      split_state_cache;
 };
 
+// counts the slices made in any meta buffer: a meta backend rebuilds its
+// device graphs when slices were made since it built them, even for a graph
+// of the same uid (a graph allocated again)
+uint64_t ggml_backend_meta_slices_generation(void);
+
 // the split state of tensor (in a meta buffer). assume_sync: a partial
 // product is taken as already reduced (the state that its consumers see).
 struct ggml_backend_meta_split_state ggml_backend_meta_get_split_state(const struct ggml_tensor * tensor, bool assume_sync);
