@@ -19,6 +19,7 @@
 #include "ggml-backend-meta-impl.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,11 +55,26 @@ static bool ss_equal(const split_state_t * a, const split_state_t * b, size_t n_
     return true;
 }
 
+// "0 {3, 4}": an axis and, for a dimension, each device's extent
+static void ss_describe(const split_state_t * ss, size_t n_bufs, char * buf, size_t size) {
+    int at = snprintf(buf, size, "%s", ggml_backend_meta_split_axis_name(ss->axis));
+    for (size_t j = 0; ggml_meta_axis_is_dim(ss->axis) && j < n_bufs && at > 0 && (size_t) at < size; j++) {
+        at += snprintf(buf + at, size - (size_t) at, "%s%" PRId64 "%s", j == 0 ? " {" : ", ", ggml_meta_split_extent(ss, n_bufs, j),
+                       j + 1 == n_bufs ? "}" : "");
+    }
+}
+
 static _Noreturn void split_rule_fail(const struct split_rule_args * a, const char * why) {
     const struct ggml_tensor * t = a->tensor;
-    GGML_ABORT("meta backend: no split for %s '%s' (%s): sources split %s, %s", ggml_op_desc(t), t->name, why,
-               t->src[0] ? ggml_backend_meta_split_axis_name(a->src_ss[0].axis) : "-",
-               t->src[1] ? ggml_backend_meta_split_axis_name(a->src_ss[1].axis) : "-");
+    char s0[160] = "-", s1[160] = "-";
+    if (t->src[0] != NULL) {
+        ss_describe(&a->src_ss[0], a->n_bufs, s0, sizeof(s0));
+    }
+    if (t->src[1] != NULL) {
+        ss_describe(&a->src_ss[1], a->n_bufs, s1, sizeof(s1));
+    }
+    GGML_ABORT("meta backend: no split for %s '%s' (%s): sources '%s' split %s, '%s' split %s", ggml_op_desc(t), t->name, why,
+               t->src[0] ? t->src[0]->name : "-", s0, t->src[1] ? t->src[1]->name : "-", s1);
 }
 
 // all sources split alike (scalar_only: only MIRRORED or PARTIAL allowed)
