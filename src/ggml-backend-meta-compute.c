@@ -109,6 +109,43 @@ static bool node_needs_reduction(const struct ggml_tensor * node) {
            ggml_backend_meta_get_split_state(node, true).axis  != GGML_BACKEND_SPLIT_AXIS_PARTIAL;
 }
 
+static bool node_is_mirrored(const struct ggml_tensor * t) {
+    return t != NULL && (node_is_foreign(t) || ggml_backend_meta_get_split_state(t, false).axis == GGML_BACKEND_SPLIT_AXIS_MIRRORED);
+}
+
+// Where the sum of node i's partial results is taken. Usually right after
+// it; but an ADD_ID that adds a bias the program declared PARTIAL (each
+// device holds its share, as llama.cpp's ffn_down_exps.bias) must add it to
+// the partial sums before they are added up: the sum moves after the ADD_ID
+// (past nodes in between that neither read node i nor anything split).
+// Upstream also delays the sum past MoE weighting and expert sums, to send
+// less; that changes no result and is not done here.
+static int reduction_point(const struct ggml_cgraph * cgraph, int i) {
+    const struct ggml_tensor * node = cgraph->nodes[i];
+    int id = i;
+    while (id + 1 < cgraph->n_nodes) {
+        const struct ggml_tensor * next = cgraph->nodes[id + 1];
+        bool unrelated = node_is_mirrored(next);
+        for (int k = 0; k < GGML_MAX_SRC && unrelated; k++) {
+            unrelated = next->src[k] == NULL || (next->src[k] != node && node_is_mirrored(next->src[k]));
+        }
+        if (!unrelated) {
+            break;
+        }
+        id++;
+    }
+    if (id + 1 < cgraph->n_nodes) {
+        const struct ggml_tensor * next = cgraph->nodes[id + 1];
+        if (next->op == GGML_OP_ADD_ID && next->src[0] == node && !node_is_foreign(next) &&
+                next->src[1] != NULL && ggml_backend_buffer_is_meta(next->src[1]->buffer) &&
+                ggml_backend_meta_get_split_state(next->src[1], false).axis == GGML_BACKEND_SPLIT_AXIS_PARTIAL &&
+                node_is_mirrored(next->src[2])) {
+            return id + 1;
+        }
+    }
+    return i;
+}
+
 // device graphs large enough for n_nodes
 static bool meta_reserve_graphs(struct ggml_backend_meta_context * ctx, int n_nodes) {
     if (n_nodes <= ctx->graph_capacity && ctx->graph_ctx != NULL) {
@@ -186,11 +223,23 @@ static enum ggml_status meta_build_graphs(struct ggml_backend_meta_context * ctx
                 g->use_counts[h] = ggml_hash_contains(&cgraph->visited_hash_set, node)
                     ? cgraph->use_counts[ggml_hash_find(&cgraph->visited_hash_set, node)] : 0;
             }
-            if (j == 0 && node_needs_reduction(node)) {
-                ctx->cut_after[ctx->n_cuts++] = i;
-            }
         }
         g->uid = ggml_graph_next_uid();
+    }
+    for (int i = 0; i < cgraph->n_nodes; i++) {
+        if (node_needs_reduction(cgraph->nodes[i])) {
+            const int at = reduction_point(cgraph, i);
+            // a device that skipped the product (empty slices) skips what is added to it before the sum too
+            for (size_t j = 0; j < ctx->n_backends && at > i; j++) {
+                if ((ctx->graphs[j]->nodes[i]->flags & GGML_TENSOR_FLAG_COMPUTE) == 0) {
+                    for (int k = i + 1; k <= at; k++) {
+                        ctx->graphs[j]->nodes[k]->flags &= ~GGML_TENSOR_FLAG_COMPUTE;
+                    }
+                }
+            }
+            ctx->cut_after[ctx->n_cuts++] = at;
+            i = at;
+        }
     }
     ctx->uid        = cgraph->uid;
     ctx->generation = ggml_backend_meta_slices_generation();

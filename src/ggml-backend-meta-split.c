@@ -19,6 +19,7 @@
 #include "ggml-backend-meta-impl.h"
 
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -524,6 +525,15 @@ struct split_cache_entry {
     char          header[META_TENSOR_KEY_BYTES];
 };
 
+// GGML_META_DEBUG set: every split state computed goes to the debug log
+static bool meta_debug(void) {
+    static _Atomic int debug = -1;
+    if (atomic_load(&debug) < 0) {
+        atomic_store(&debug, getenv("GGML_META_DEBUG") != NULL ? 1 : 0);
+    }
+    return atomic_load(&debug) == 1;
+}
+
 struct ggml_backend_meta_split_state ggml_backend_meta_get_split_state(const struct ggml_tensor * tensor, bool assume_sync) {
     GGML_ASSERT(ggml_backend_buffer_is_meta(tensor->buffer));
     struct ggml_backend_meta_buffer_context * bctx = (struct ggml_backend_meta_buffer_context *) tensor->buffer->context;
@@ -545,13 +555,10 @@ struct ggml_backend_meta_split_state ggml_backend_meta_get_split_state(const str
             free(e);
         }
     }
-    if (bctx->split_state_cache.count > 0 && getenv("GGML_META_DEBUG") != NULL && e != NULL) {
-        GGML_LOG_DEBUG("meta: %s [%s] split %s, slices", tensor->name, ggml_op_desc(tensor),
-                       ggml_backend_meta_split_axis_name(ss.axis));
-        for (size_t j = 0; j < bctx->n_bufs && ggml_meta_axis_is_dim(ss.axis); j++) {
-            GGML_LOG_CONT(" %" PRId64, ggml_meta_split_extent(&ss, bctx->n_bufs, j));
-        }
-        GGML_LOG_CONT("\n");
+    if (meta_debug()) {
+        char desc[160];
+        ss_describe(&ss, bctx->n_bufs, desc, sizeof(desc));
+        GGML_LOG_DEBUG("meta: %s [%s] split %s\n", tensor->name, ggml_op_desc(tensor), desc);
     }
     return ss;
 }

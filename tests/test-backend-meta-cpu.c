@@ -7,7 +7,8 @@
 // CPU backend, computed directly on the meta backend and through a
 // scheduler that also has a CPU backend (once with the residual sum pinned
 // to the CPU, so that a reduced product leaves the meta backend and the
-// FFN's input comes back into it). Three heads split 1 + 2 and seven
+// FFN's input comes back into it). And MoE experts whose down bias is a
+// PARTIAL tensor (ADD_ID before the sum). Three heads split 1 + 2 and seven
 // FFN rows split 3 + 4: uneven on purpose.
 
 #include "ggml.h"
@@ -185,6 +186,73 @@ static double max_diff(const float * a, const float * b, int n) {
     return m;
 }
 
+//
+// MoE experts with a PARTIAL down bias (llama.cpp's ffn_down_exps.bias):
+// each device adds its share of the bias to its partial sums before they
+// are added up, so the sum must come after the ADD_ID.
+//
+
+enum { E = 4, N_USED = 2, EFF = 5 };
+
+static struct ggml_backend_meta_split_state moe_split(const struct ggml_tensor * t, void * user_data) {
+    (void) user_data;
+    if (strcmp(t->name, "up_exps") == 0) {
+        return split_dim(1, 2, 3);     // expert rows 2 + 3
+    }
+    if (strcmp(t->name, "down_exps") == 0) {
+        return split_dim(0, 2, 3);     // the same rows as K
+    }
+    struct ggml_backend_meta_split_state ss = split_dim(0, 0, 0);
+    ss.axis = strcmp(t->name, "down_b") == 0 ? GGML_BACKEND_SPLIT_AXIS_PARTIAL : GGML_BACKEND_SPLIT_AXIS_MIRRORED;
+    return ss;
+}
+
+static bool run_moe(ggml_backend_t backend, float * out_data) {
+    const struct ggml_init_params pw = { 8*ggml_tensor_overhead(), NULL, true };
+    struct ggml_context * ctx_w = ggml_init(pw);
+    struct ggml_tensor * up   = ggml_new_tensor_3d(ctx_w, GGML_TYPE_F32, D, EFF, E);
+    struct ggml_tensor * down = ggml_new_tensor_3d(ctx_w, GGML_TYPE_F32, EFF, D, E);
+    struct ggml_tensor * bias = ggml_new_tensor_2d(ctx_w, GGML_TYPE_F32, D, E);
+    ggml_set_name(up, "up_exps");
+    ggml_set_name(down, "down_exps");
+    ggml_set_name(bias, "down_b");
+    ggml_backend_buffer_t buf_w = ggml_backend_alloc_ctx_tensors_from_buft(ctx_w, ggml_backend_get_default_buffer_type(backend));
+    CHECK(buf_w != NULL);
+    ggml_backend_tensor_set(up,   g_weights[W_Q], 0, ggml_nbytes(up));
+    ggml_backend_tensor_set(down, g_weights[W_K], 0, ggml_nbytes(down));
+    ggml_backend_tensor_set(bias, g_weights[W_V], 0, ggml_nbytes(bias));
+
+    const struct ggml_init_params pg = { 32*ggml_tensor_overhead() + ggml_graph_overhead(), NULL, true };
+    struct ggml_context * ctx_g = ggml_init(pg);
+    struct ggml_tensor * x   = ggml_new_tensor_3d(ctx_g, GGML_TYPE_F32, D, 1, T);
+    struct ggml_tensor * ids = ggml_new_tensor_2d(ctx_g, GGML_TYPE_I32, N_USED, T);
+    ggml_set_input(x);
+    ggml_set_input(ids);
+    struct ggml_tensor * h   = ggml_silu(ctx_g, ggml_mul_mat_id(ctx_g, up, x, ids));
+    struct ggml_tensor * o   = ggml_mul_mat_id(ctx_g, down, h, ids);
+    struct ggml_tensor * out = ggml_scale(ctx_g, ggml_add_id(ctx_g, o, bias, ids), 2.0f);
+    ggml_set_output(out);
+    struct ggml_cgraph * gf = ggml_new_graph(ctx_g);
+    ggml_build_forward_expand(gf, out);
+
+    bool ok = false;
+    ggml_gallocr_t galloc = ggml_gallocr_new(ggml_backend_get_default_buffer_type(backend));
+    if (ggml_gallocr_alloc_graph(galloc, gf)) {
+        static const int32_t ids_data[N_USED*T] = { 0, 3, 2, 1, 3, 0 };
+        ggml_backend_tensor_set(x, g_x, 0, ggml_nbytes(x));
+        ggml_backend_tensor_set(ids, ids_data, 0, sizeof(ids_data));
+        ok = ggml_backend_graph_compute(backend, gf) == GGML_STATUS_SUCCESS;
+        if (ok) {
+            ggml_backend_tensor_get(out, out_data, 0, ggml_nbytes(out));
+        }
+    }
+    ggml_gallocr_free(galloc);
+    ggml_free(ctx_g);
+    ggml_backend_buffer_free(buf_w);
+    ggml_free(ctx_w);
+    return ok;
+}
+
 int main(void) {
     ggml_backend_dev_t cpu = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU);
     if (cpu == NULL) {
@@ -218,6 +286,17 @@ int main(void) {
     CHECK_MSG(max_diff(got, want, D*T) <= 1e-4, "scheduler, residual on the CPU: differs from unsplit by %g", max_diff(got, want, D*T));
 
     ggml_backend_free(mb);
+
+    float moe_want[D*N_USED*T];
+    float moe_got[D*N_USED*T];
+    memset(moe_got, 0, sizeof(moe_got));
+    CHECK(run_moe(plain, moe_want));
+    ggml_backend_dev_t moe_meta = ggml_backend_meta_device(devs, 2, moe_split, NULL);
+    ggml_backend_t moe_mb = ggml_backend_dev_init(moe_meta, NULL);
+    CHECK(run_moe(moe_mb, moe_got));
+    CHECK_MSG(max_diff(moe_got, moe_want, D*N_USED*T) <= 1e-4, "MoE with a partial bias: differs from unsplit by %g",
+              max_diff(moe_got, moe_want, D*N_USED*T));
+    ggml_backend_free(moe_mb);
     ggml_backend_free(plain);
     return TEST_RESULT();
 }
