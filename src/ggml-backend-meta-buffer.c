@@ -166,7 +166,7 @@ static struct ggml_context * store_ctx_with_room(struct ggml_meta_tensor_store *
     return st->ctxs[(st->n_ctxs - 1)*st->n_devs + j];
 }
 
-static void store_reset(struct ggml_meta_tensor_store * st) {
+void ggml_meta_tensor_store_reset(struct ggml_meta_tensor_store * st) {
     ggml_meta_ptr_map_clear(&st->map, free);
     for (size_t i = 0; i < st->n_ctxs*st->n_devs; i++) {
         ggml_reset(st->ctxs[i]);

@@ -192,11 +192,7 @@ static enum ggml_status meta_build_graphs(struct ggml_backend_meta_context * ctx
         struct ggml_backend_meta_buffer_context * bctx = (struct ggml_backend_meta_buffer_context *) node->buffer->context;
         if (bctx->stc_compute_index_next == bctx->stc_compute_index) {
             bctx->stc_compute_index_next = bctx->stc_compute_index ^ 1;
-            struct ggml_meta_tensor_store * next = &bctx->stc_compute[bctx->stc_compute_index_next];
-            ggml_meta_ptr_map_clear(&next->map, free);
-            for (size_t k = 0; k < next->n_ctxs*next->n_devs; k++) {
-                ggml_reset(next->ctxs[k]);
-            }
+            ggml_meta_tensor_store_reset(&bctx->stc_compute[bctx->stc_compute_index_next]);
         }
     }
     if (!meta_reserve_graphs(ctx, cgraph->n_nodes)) {

@@ -73,6 +73,9 @@ struct ggml_meta_tensor_store {
     struct ggml_meta_ptr_map   map;       // meta tensor -> struct ggml_tensor * [n_devs]
 };
 
+// forgets every simple tensor of the store (keeping its memory for the next ones)
+void ggml_meta_tensor_store_reset(struct ggml_meta_tensor_store * st);
+
 // the buffer's context
 struct ggml_backend_meta_buffer_context {
     size_t                  n_bufs;
