@@ -349,8 +349,11 @@ extern "C" {
 
     //
     // Meta backend: one device made of several, each tensor split across them
-    // (tensor parallelism). The types are upstream's; ggml_backend_meta_device
-    // is not implemented yet and returns NULL (see its comment).
+    // (tensor parallelism): weights split along an axis or mirrored by the
+    // program's callback, the split of every graph node derived from its
+    // sources, partial sums added across the devices where the graph needs
+    // them (through the simple devices' ggml_backend_comm_* when their
+    // registry has them, else through the host).
     //
 
 #define GGML_BACKEND_META_MAX_DEVICES 16
@@ -388,9 +391,11 @@ extern "C" {
     // the split of a statically allocated tensor (weights); the user's choice
     typedef struct ggml_backend_meta_split_state (*ggml_backend_meta_get_split_state_t)(const struct ggml_tensor * tensor, void * userdata);
 
-    // A meta device over devs[0..n_devs-1]. Not implemented in this version:
-    // logs an error and returns NULL, so that callers fall back to the simple
-    // devices (or to the scheduler's layer split).
+    // A meta device over devs[0..n_devs-1] (1 to GGML_BACKEND_META_MAX_DEVICES,
+    // the same device more than once allowed); its buffer type, buffers and
+    // backend follow from it. The same arguments give the same device, which
+    // lives until the process ends. NULL and one error line for a missing
+    // callback or bad devices.
     GGML_API ggml_backend_dev_t ggml_backend_meta_device(
         ggml_backend_dev_t * devs, size_t n_devs, ggml_backend_meta_get_split_state_t get_split_state, void * get_split_state_ud);
 

@@ -192,6 +192,10 @@ size_t ggml_backend_alloc_ctx_tensors_from_buft_size(struct ggml_context * ctx, 
 }
 
 ggml_backend_buffer_t ggml_backend_alloc_ctx_tensors_from_buft(struct ggml_context * ctx, ggml_backend_buffer_type_t buft) {
+    if (ggml_backend_buft_is_meta(buft)) {
+        // each simple device gets only its slices
+        return ggml_backend_meta_alloc_ctx_tensors_from_buft(ctx, buft);
+    }
     size_t nbytes_total = 0;
     return alloc_ctx_tensors(ctx, buft, &nbytes_total, false);
 }

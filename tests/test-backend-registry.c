@@ -665,8 +665,20 @@ static void test_load_all(void) {
 
 #endif // TEST_MODULES_DIR
 
-// The meta device is not implemented: it says so in its return value and one
-// error line; the axis names are upstream's.
+static struct ggml_backend_meta_split_state mirror_all(const struct ggml_tensor * tensor, void * user_data) {
+    (void) tensor;
+    (void) user_data;
+    struct ggml_backend_meta_split_state ss;
+    memset(&ss, 0, sizeof(ss));
+    ss.axis       = GGML_BACKEND_SPLIT_AXIS_MIRRORED;
+    ss.nr[0]      = 1;
+    ss.n_segments = 1;
+    return ss;
+}
+
+// The meta device over any listed device (the same one twice will do); it
+// refuses a missing callback with one error line. The axis names are upstream's.
+// (tests/test-backend-meta.c tests what it computes.)
 static void test_meta_device(void) {
     CHECK(strcmp(ggml_backend_meta_split_axis_name(GGML_BACKEND_SPLIT_AXIS_0), "0") == 0);
     CHECK(strcmp(ggml_backend_meta_split_axis_name(GGML_BACKEND_SPLIT_AXIS_3), "3") == 0);
@@ -682,7 +694,18 @@ static void test_meta_device(void) {
     log_reset();
     CHECK(ggml_backend_meta_device(devs, 2, NULL, NULL) == NULL);
     CHECK_EQ_INT(g_log_errors, 1);
-    CHECK(log_contains("meta backend"));
+    CHECK(log_contains("split-state callback"));
+    if (dev == NULL) {
+        return;
+    }
+    ggml_backend_dev_t meta = ggml_backend_meta_device(devs, 2, mirror_all, NULL);
+    CHECK(meta != NULL);
+    CHECK(ggml_backend_dev_type(meta) == GGML_BACKEND_DEVICE_TYPE_META);
+    CHECK(ggml_backend_meta_device(devs, 2, mirror_all, NULL) == meta);
+    // not a registry's device: the registry lists the same devices as before
+    for (size_t i = 0; i < ggml_backend_dev_count(); i++) {
+        CHECK(ggml_backend_dev_get(i) != meta);
+    }
 }
 
 int main(void) {
