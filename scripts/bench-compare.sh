@@ -10,7 +10,7 @@
 # bench runs with 2 threads. The logs stay in OUT_DIR (default: a new
 # temporary directory); nothing else is written. For each bench and round the
 # lines of A and B are printed as "A | B": the benches print the same lines in
-# the same order, so each pair is one figure of both builds.
+# the same order, so each pair is one figure of both builds ("A  ||  B").
 set -eu
 
 if [ $# -lt 2 ]; then
@@ -65,7 +65,8 @@ echo "$BENCHES" | while IFS=: read -r name cmd; do
         echo "=== $name, round $r: $cmd"
         echo "    A: $A"
         echo "    B: $B"
-        paste -d '|' "$OUT/a$r-$name.log" "$OUT/b$r-$name.log" | sed 's/|/  |  /'
+        # a tab between the two (the benches print '|' themselves, never a tab)
+        paste "$OUT/a$r-$name.log" "$OUT/b$r-$name.log" | sed "s/$(printf '\t')/  ||  /"
         r=$((r + 1))
     done
 done
