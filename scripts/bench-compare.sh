@@ -9,7 +9,7 @@
 # bin/bench-elementwise, bin/bench-cpu-attention and bin/ggml-run). Every
 # bench runs with 2 threads. The logs stay in OUT_DIR (default: a new
 # temporary directory); nothing else is written. For each bench and round the
-# lines of A and B are printed as "A | B": the benches print the same lines in
+# lines of A and B are printed side by side: the benches print the same lines in
 # the same order, so each pair is one figure of both builds ("A  ||  B").
 set -eu
 
