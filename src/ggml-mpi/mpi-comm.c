@@ -160,16 +160,23 @@ struct poll_state {
     double start;
     int    spins;
     long   sleep_ns;
+    bool   last_look; // the timeout has passed: one more look, then give up
 };
 
 static struct poll_state poll_begin(void) {
-    return (struct poll_state) { .start = ggml_mpi_now(), .spins = 0, .sleep_ns = 2000 };
+    return (struct poll_state) { .start = ggml_mpi_now(), .spins = 0, .sleep_ns = 2000, .last_look = false };
 }
 
-// false when timeout_s has passed
+// false when timeout_s has passed and the caller has looked once more since:
+// a process that was not scheduled for longer than the timeout (a loaded
+// machine) still takes what arrived meanwhile instead of counting it lost
 static bool poll_wait(struct poll_state * ps, double timeout_s) {
     if (timeout_s >= 0 && ggml_mpi_now() - ps->start > timeout_s) {
-        return false;
+        if (ps->last_look) {
+            return false;
+        }
+        ps->last_look = true;
+        return true;
     }
     if (++ps->spins > 64) {
         struct timespec ts = { 0, ps->sleep_ns };
