@@ -120,6 +120,20 @@ static QD_INLINE __m256i qd_unpack_nibbles(const uint8_t * qs) {
     return _mm256_and_si256(t, _mm256_set1_epi8(0x0F));
 }
 
+#if defined(GGML_VEC_AVX512) && defined(__AVX512BW__)
+#define QD_SIMD512 1
+
+// the 512-bit qd_dot_u8s8; without VNNI the pair sums of maddubs saturate
+// above 2^15 - 1: u <= 128 there (|x| for Q8_0)
+static QD_INLINE __m512i qd_dot_u8s8_512(__m512i acc, __m512i u, __m512i s) {
+#if defined(__AVX512VNNI__)
+    return _mm512_dpbusd_epi32(acc, u, s);
+#else
+    return _mm512_add_epi32(acc, _mm512_madd_epi16(_mm512_maddubs_epi16(u, s), _mm512_set1_epi16(1)));
+#endif
+}
+#endif
+
 // the fifth bits of a Q5 block: 0x10 in byte j where bit j of qh is set
 static QD_INLINE __m256i qd_unpack_fifth_bits(const uint8_t * qh) {
     uint32_t bits;

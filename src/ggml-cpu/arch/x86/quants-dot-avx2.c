@@ -162,6 +162,48 @@ static void q8_1_quantize__avx2(const float * GGML_RESTRICT x, void * GGML_RESTR
 #define QD_QCOLS 2
 #endif
 
+#if defined(QD_SIMD512)
+
+// The 512-bit loop takes two blocks b, b + 1 per register. Nibble codes are
+// arranged [low nibbles of b | of b + 1 | high nibbles of b | of b + 1] (128
+// bits each: one shift and one mask make them) and the activations are put
+// in that order once per column; Q8_0 keeps the natural order. The int32
+// lanes of a product then belong to the blocks as qd_pair_scales lays out
+// the scales.
+
+// the two halves broadcast to the lanes of their blocks: [d0 x4, d1 x4,
+// d0 x4, d1 x4] for the nibble order, [d0 x8, d1 x8] for the natural one
+static QD_INLINE __m512 qd_pair_scales(const ggml_half * d0, const ggml_half * d1, const bool nibbles) {
+    const __m128i h0 = _mm_set1_epi16((short) *d0);
+    const __m128i h1 = _mm_set1_epi16((short) *d1);
+    const __m256i h  = nibbles ? _mm256_broadcastsi128_si256(_mm_unpacklo_epi64(h0, h1))
+                               : _mm256_inserti128_si256(_mm256_castsi128_si256(h0), h1, 1);
+    return _mm512_cvtph_ps(h);
+}
+
+// 32 bytes at p0 and at p1 in one register, in the nibble order if asked
+static QD_INLINE __m512i qd_pair_bytes(const void * p0, const void * p1, const bool nibbles) {
+    const __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *) p0)),
+                                         _mm256_loadu_si256((const __m256i *) p1), 1);
+    return nibbles ? _mm512_shuffle_i64x2(v, v, _MM_SHUFFLE(3, 1, 2, 0)) : v;
+}
+
+// the nibble codes of two blocks, in the nibble order
+static QD_INLINE __m512i qd_pair_nibbles(const uint8_t * q0, const uint8_t * q1) {
+    const __m256i t = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *) q0)),
+                                              _mm_loadu_si128((const __m128i *) q1), 1);
+    const __m512i z = _mm512_inserti64x4(_mm512_castsi256_si512(t), _mm256_srli_epi16(t, 4), 1);
+    return _mm512_and_si512(z, _mm512_set1_epi8(0x0F));
+}
+
+// the fifth bits of two Q5 blocks, in the nibble order
+static QD_INLINE __m512i qd_pair_fifth_bits(const uint8_t * qh0, const uint8_t * qh1) {
+    const __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(qd_unpack_fifth_bits(qh0)), qd_unpack_fifth_bits(qh1), 1);
+    return _mm512_shuffle_i64x2(v, v, _MM_SHUFFLE(3, 1, 2, 0));
+}
+
+#endif
+
 // One step: R rows (R <= 4), x + r*xs, . C columns y[c] (C <= QD_QCOLS) into
 // s[c][i0 + r*is]. Each weight block is decoded once for the C columns. Each
 // result is formed by the same operations whatever R and C are.
@@ -181,7 +223,106 @@ static QD_INLINE void qd_rows_step(enum ggml_type type, const int R, const int C
         }
     }
 
-    for (int64_t b = 0; b < nb; b++) {
+    int64_t b0 = 0;
+#if defined(QD_SIMD512)
+    // Q8_0 with VNNI: the codes as unsigned bytes x + 128 (one xor), the
+    // offset 128 taken off as for Q4_0; without VNNI |x| and y with x's sign
+    const bool nib   = type != GGML_TYPE_Q8_0;
+#if defined(__AVX512VNNI__)
+    const int  off2  = type == GGML_TYPE_Q8_0 ? 128 : offset;
+#else
+    const int  off2  = offset;
+#endif
+    const size_t bsy = affine ? sizeof(block_q8_1) : sizeof(block_q8_0);
+    __m512 acc2[4][QD_QCOLS];
+    for (int r = 0; r < R; r++) {
+        for (int c = 0; c < C; c++) {
+            acc2[r][c] = _mm512_setzero_ps();
+        }
+    }
+    for (; b0 + 2 <= nb; b0 += 2) {
+        __m512i yq[QD_QCOLS], base[QD_QCOLS];
+        __m512  dy[QD_QCOLS];
+        float   sy[QD_QCOLS][2];
+        for (int c = 0; c < C; c++) {
+            const char * yb = y[c] + b0*bsy;
+            if (affine) {
+                const block_q8_1 * y0 = (const block_q8_1 *) yb;
+                yq[c]    = qd_pair_bytes(y0[0].qs, y0[1].qs, nib);
+                dy[c]    = qd_pair_scales(&y0[0].d, &y0[1].d, nib);
+                sy[c][0] = qd_h2f(y0[0].s);
+                sy[c][1] = qd_h2f(y0[1].s);
+            } else {
+                const block_q8_0 * y0 = (const block_q8_0 *) yb;
+                yq[c] = qd_pair_bytes(y0[0].qs, y0[1].qs, nib);
+                dy[c] = qd_pair_scales(&y0[0].d, &y0[1].d, nib);
+            }
+            base[c] = _mm512_setzero_si512();
+            if (off2 != 0) {
+                base[c] = _mm512_sub_epi32(base[c], qd_dot_u8s8_512(_mm512_setzero_si512(), _mm512_set1_epi8((char) off2), yq[c]));
+            }
+        }
+        for (int r = 0; r < R; r++) {
+            const char * blk = x + r*xs + b0*bsx;
+            __m512i u;
+            __m512  dx;
+            float   mx[2] = { 0.0f, 0.0f };
+#if !defined(__AVX512VNNI__)
+            __mmask64 neg = 0; // Q8_0: the lanes where x < 0
+#endif
+            switch (type) {
+                case GGML_TYPE_Q4_0: {
+                    const block_q4_0 * xb = (const block_q4_0 *) blk;
+                    u  = qd_pair_nibbles(xb[0].qs, xb[1].qs);
+                    dx = qd_pair_scales(&xb[0].d, &xb[1].d, true);
+                } break;
+                case GGML_TYPE_Q4_1: {
+                    const block_q4_1 * xb = (const block_q4_1 *) blk;
+                    u  = qd_pair_nibbles(xb[0].qs, xb[1].qs);
+                    dx = qd_pair_scales(&xb[0].d, &xb[1].d, true);
+                    mx[0] = qd_h2f(xb[0].m);
+                    mx[1] = qd_h2f(xb[1].m);
+                } break;
+                case GGML_TYPE_Q5_0: {
+                    const block_q5_0 * xb = (const block_q5_0 *) blk;
+                    u  = _mm512_or_si512(qd_pair_nibbles(xb[0].qs, xb[1].qs), qd_pair_fifth_bits(xb[0].qh, xb[1].qh));
+                    dx = qd_pair_scales(&xb[0].d, &xb[1].d, true);
+                } break;
+                case GGML_TYPE_Q5_1: {
+                    const block_q5_1 * xb = (const block_q5_1 *) blk;
+                    u  = _mm512_or_si512(qd_pair_nibbles(xb[0].qs, xb[1].qs), qd_pair_fifth_bits(xb[0].qh, xb[1].qh));
+                    dx = qd_pair_scales(&xb[0].d, &xb[1].d, true);
+                    mx[0] = qd_h2f(xb[0].m);
+                    mx[1] = qd_h2f(xb[1].m);
+                } break;
+                default: { // GGML_TYPE_Q8_0
+                    const block_q8_0 * xb = (const block_q8_0 *) blk;
+                    const __m512i v = qd_pair_bytes(xb[0].qs, xb[1].qs, false);
+                    dx = qd_pair_scales(&xb[0].d, &xb[1].d, false);
+#if defined(__AVX512VNNI__)
+                    u = _mm512_xor_si512(v, _mm512_set1_epi8((char) 0x80));
+#else
+                    u   = _mm512_abs_epi8(v);
+                    neg = _mm512_movepi8_mask(v);
+#endif
+                } break;
+            }
+            for (int c = 0; c < C; c++) {
+#if defined(__AVX512VNNI__)
+                const __m512i ys   = yq[c];
+#else
+                const __m512i ys   = type == GGML_TYPE_Q8_0 ? _mm512_mask_sub_epi8(yq[c], neg, _mm512_setzero_si512(), yq[c]) : yq[c];
+#endif
+                const __m512i isum = qd_dot_u8s8_512(base[c], u, ys);
+                acc2[r][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(dx, dy[c]), acc2[r][c]);
+                if (affine) {
+                    macc[r][c] += mx[0]*sy[c][0] + mx[1]*sy[c][1];
+                }
+            }
+        }
+    }
+#endif
+    for (int64_t b = b0; b < nb; b++) {
         __m256i yq[QD_QCOLS], base[QD_QCOLS];
         float   dy[QD_QCOLS], sy[QD_QCOLS];
         for (int c = 0; c < C; c++) {
@@ -248,7 +389,11 @@ static QD_INLINE void qd_rows_step(enum ggml_type type, const int R, const int C
     }
     for (int r = 0; r < R; r++) {
         for (int c = 0; c < C; c++) {
+#if defined(QD_SIMD512)
+            s[c][i0 + r*is] = _mm512_reduce_add_ps(acc2[r][c]) + qd_hsum256(acc[r][c]) + macc[r][c];
+#else
             s[c][i0 + r*is] = qd_hsum256(acc[r][c]) + macc[r][c];
+#endif
         }
     }
 }
