@@ -304,6 +304,86 @@ static QD_INLINE __m256i qk_codes_6(const block_q6_K * xb, int h, int q) {
     return _mm256_or_si256(lo, _mm256_and_si256(hb, _mm256_set1_epi8(0x30)));
 }
 
+#if defined(GGML_VEC_AVX512)
+
+// Q6_K in 512-bit steps: the 64 bytes ql[64h ..] hold in their low nibbles
+// the values 128h .. + 63 (q = 0, 1) and in their high nibbles 128h + 64 ..
+// + 127 (q = 2, 3), in the order of the activations, so that one load and
+// one shift give 64 codes; the 32 bytes qh[32h ..] in both 256-bit halves
+// bring the top bits with one variable shift per half. 128-bit lane j of
+// such a register meets group 8h + j (low nibbles) or 8h + 4 + j (high).
+static QD_INLINE void qk_step_6(const int R, const int C, int64_t nb, const char * x, size_t xs,
+                                const block_q8_K * const * y, float * const * s, int64_t i0, int64_t is) {
+    const __m512i m4  = _mm512_set1_epi8(0x0F);
+    const __m512i m30 = _mm512_set1_epi8(0x30);
+    // bits 0, 1 (low half) and 2, 3 (high half) of qh to bits 4, 5; then bits 4, 5 and 6, 7
+    const __m512i shl_lo = _mm512_inserti64x4(_mm512_set1_epi16(4), _mm256_set1_epi16(2), 1);
+    const __m512i shr_hi = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1);
+    __m512 acc[QK_STEP_ROWS][QK_MAX_COLS];
+    for (int r = 0; r < R; r++) {
+        for (int c = 0; c < C; c++) {
+            acc[r][c] = _mm512_setzero_ps();
+        }
+    }
+    for (int64_t b = 0; b < nb; b++) {
+        const block_q6_K * xb[QK_STEP_ROWS];
+        __m512i sc[QK_STEP_ROWS], isum[QK_STEP_ROWS][QK_MAX_COLS];
+        for (int r = 0; r < R; r++) {
+            xb[r] = (const block_q6_K *)(x + r*xs) + b;
+            const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *) xb[r]->scales));
+            sc[r] = _mm512_castsi256_si512(sc16);
+            for (int c = 0; c < C; c++) {
+                // the codes are u - 32 with u in 0..63: sum sc*u*y - 32 * sum sc*bsums
+                const __m256i off = _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *) y[c][b].bsums));
+                isum[r][c] = _mm512_zextsi256_si512(_mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(off, 5)));
+            }
+        }
+        for (int h = 0; h < QK_K/128; h++) {
+            __m512i ylo[QK_MAX_COLS], yhi[QK_MAX_COLS];
+            for (int c = 0; c < C; c++) {
+                ylo[c] = _mm512_loadu_si512((const void *)(y[c][b].qs + 128*h));
+                yhi[c] = _mm512_loadu_si512((const void *)(y[c][b].qs + 128*h + 64));
+            }
+            // int16 lane i: the scale of group 8h + i/8 (+ 4)
+            const __m512i g   = _mm512_setr_epi64(0x0000000000000000, 0x0000000000000000,
+                                                  0x0001000100010001, 0x0001000100010001,
+                                                  0x0002000200020002, 0x0002000200020002,
+                                                  0x0003000300030003, 0x0003000300030003);
+            const __m512i ilo = _mm512_add_epi16(g, _mm512_set1_epi16((short)(8*h)));
+            const __m512i ihi = _mm512_add_epi16(g, _mm512_set1_epi16((short)(8*h + 4)));
+            for (int r = 0; r < R; r++) {
+                const __m512i ql = _mm512_loadu_si512((const void *)(xb[r]->ql + 64*h));
+                const __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(xb[r]->qh + 32*h)));
+                const __m512i lo = _mm512_or_si512(_mm512_and_si512(ql, m4),
+                                                   _mm512_and_si512(_mm512_sllv_epi16(qh, shl_lo), m30));
+                const __m512i hi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m4),
+                                                   _mm512_and_si512(_mm512_srlv_epi16(qh, shr_hi), m30));
+                const __m512i slo = _mm512_permutexvar_epi16(ilo, sc[r]);
+                const __m512i shi = _mm512_permutexvar_epi16(ihi, sc[r]);
+                for (int c = 0; c < C; c++) {
+                    // u <= 63, |y| <= 128: the byte-pair sums fit in int16
+                    const __m512i p0 = _mm512_madd_epi16(_mm512_maddubs_epi16(lo, ylo[c]), slo);
+                    const __m512i p1 = _mm512_madd_epi16(_mm512_maddubs_epi16(hi, yhi[c]), shi);
+                    isum[r][c] = _mm512_add_epi32(isum[r][c], _mm512_add_epi32(p0, p1));
+                }
+            }
+        }
+        for (int r = 0; r < R; r++) {
+            const float dx = qd_h2f(xb[r]->d);
+            for (int c = 0; c < C; c++) {
+                acc[r][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[r][c]), _mm512_set1_ps(dx * y[c][b].d), acc[r][c]);
+            }
+        }
+    }
+    for (int r = 0; r < R; r++) {
+        for (int c = 0; c < C; c++) {
+            s[c][i0 + r*is] = _mm512_reduce_add_ps(acc[r][c]);
+        }
+    }
+}
+
+#else
+
 static QD_INLINE void qk_step_6(const int R, const int C, int64_t nb, const char * x, size_t xs,
                                 const block_q8_K * const * y, float * const * s, int64_t i0, int64_t is) {
     __m256 acc[QK_STEP_ROWS][QK_MAX_COLS];
@@ -360,6 +440,8 @@ static QD_INLINE void qk_step_6(const int R, const int C, int64_t nb, const char
         }
     }
 }
+
+#endif
 
 enum qk_kind { QK_Q4, QK_Q5, QK_Q6 };
 
