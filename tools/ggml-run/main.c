@@ -86,7 +86,8 @@ static void print_usage(const char * argv0) {
            "  -r,   --repetitions N     timed runs (default 1)\n"
            "        --no-progress       no progress bar (there is none unless stdout is a terminal)\n"
            "        --profile           where a generated token's time goes: per kind of node, the CPU's\n"
-           "                            time in kernels, waiting and hand-offs, bytes moved and GB/s\n"
+           "                            time in kernels, waiting and hand-offs, bytes moved and GB/s;\n"
+           "                            then the read bandwidth, measured with 256 MiB per thread\n"
            "\n", argv0);
     // (two parts: ISO C promises string literals of 4095 characters only)
     printf("devices and memory:\n"

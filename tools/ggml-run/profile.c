@@ -1,6 +1,7 @@
 // profile.c: the per-token breakdown of generation (profile.h).
 
 #include "profile.h"
+#include "membw.h"
 #include "run-common.h"
 
 #include <stdlib.h>
@@ -131,5 +132,11 @@ void run_profile_print(FILE * f, const struct run_context * rc, const struct run
                "(in the kernels alone, %.3f ms: %.2f GB/s)\n",
             weights * 1e-6, (double) run_model_weight_bytes(rc->model) * 1e-6, token_ms, weights / (gen_ns / tok),
             kmean / tok * 1e-6, kmean > 0 ? weights / (kmean / tok) : 0.0);
+    // the limit, measured now with as many threads (the weights no longer in use)
+    const double bw = run_read_bandwidth(p->n_threads);
+    if (bw > 0.0 && gen_ns > 0.0) {
+        fprintf(f, "read bandwidth measured here: %.2f GB/s (%d threads): generation reads the weights at %.1f%% of it\n",
+                bw, p->n_threads, 100.0 * weights / (gen_ns / tok) / bw);
+    }
     free(rows);
 }
