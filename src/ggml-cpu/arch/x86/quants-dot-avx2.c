@@ -1,7 +1,8 @@
 // quants-dot-avx2.c: the x86 activation quantizers (fp32 -> Q8_0 / Q8_1) and
 // row dots of Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 . Q8 rows, on AVX2 (AVX-512 for
-// the quantizers and 4 columns per step where the variant has it, VNNI where
-// it has that); quants-dot.c has the portable paths they follow.
+// the quantizers, 4 columns per step and two blocks per register where the
+// variant has it, VNNI where it has that); quants-dot.c has the portable
+// paths they follow.
 //
 // Quantizers: the vector path reproduces the reference arithmetic exactly:
 // the same maximum, the same division and reciprocal, the same products, and

@@ -1,7 +1,7 @@
 // quants-dot-k-avx2.c: the x86 row dots of the K-quants (Q2_K .. Q6_K) .
 // Q8_K rows (quants-dot-k.c explains the arithmetic; its portable path is
 // the reference these follow). 256-bit code for the AVX2 variants and, for
-// Q4_K / Q5_K, a 512-bit step where the variant has AVX-512. The two paths
+// Q4_K, Q5_K and Q6_K, a 512-bit step where the variant has AVX-512. The two paths
 // differ only in the order of the float sums of a row. The Q4_K, Q5_K and
 // Q6_K paths (generation: they must keep up with the memory) meet several
 // rows and up to 4 activation columns per pass, sharing the activation loads
