@@ -615,15 +615,18 @@ static void test_out_prod(void) {
 //
 
 static void check_q8_row(const float * x, int64_t k, const char * what) {
-    for (int t = 0; t < 2; t++) {
-        const enum ggml_type at = t == 0 ? GGML_TYPE_Q8_0 : GGML_TYPE_Q8_1;
+    for (int t = 0; t < 3; t++) {
+        const enum ggml_type at = t == 0 ? GGML_TYPE_Q8_0 : t == 1 ? GGML_TYPE_Q8_1 : GGML_TYPE_Q8_K;
+        if (k % ggml_blck_size(at) != 0) {
+            continue;
+        }
         const size_t bytes = ggml_row_size(at, k);
         uint8_t * fast = (uint8_t *) malloc(bytes);
         uint8_t * slow = (uint8_t *) malloc(bytes);
         memset(fast, 0xAA, bytes);
         memset(slow, 0x55, bytes);
         ggml_get_type_traits_cpu(at)->from_float(x, fast, k);
-        (t == 0 ? quantize_row_q8_0_ref : quantize_row_q8_1_ref)(x, slow, k);
+        (t == 0 ? quantize_row_q8_0_ref : t == 1 ? quantize_row_q8_1_ref : quantize_row_q8_K_ref)(x, slow, k);
         CHECK_MSG(memcmp(fast, slow, bytes) == 0, "%s: %s bytes differ from the reference", what, ggml_type_name(at));
         free(fast);
         free(slow);
@@ -671,6 +674,16 @@ static void test_quantize_q8(void) {
         }
     }
     check_q8_row(x, k, "special values");
+    // the same kinds, one per 256 values (a Q8_K block of only subnormals or tiny values)
+    for (int64_t i = 0; i < k; i++) {
+        const int b = (int)(i / 256), j = (int)(i % 256);
+        switch (b % 3) {
+            case 0:  x[i] = (float)(j % 7) * 1e-45f * (j % 2 ? -1.0f : 1.0f); break;
+            case 1:  x[i] = j == 77 ? -1e-38f : 1e-39f; break;
+            default: x[i] = j % 2 ? -0.0f : 0.0f; break;
+        }
+    }
+    check_q8_row(x, k, "tiny blocks");
     // NaN and infinities, alone and mixed
     for (int64_t i = 0; i < k; i++) {
         const int b = (int)(i / 32), j = (int)(i % 32);

@@ -15,7 +15,7 @@
 #include "ggml-quants.h"
 
 //
-// fp32 -> Q8_0 / Q8_1: the configuration's quantizers (the type traits'
+// fp32 -> Q8_0 / Q8_1 / Q8_K: the configuration's quantizers (the type traits'
 // from_float; the vector ones are in arch/x86/quants-dot-avx2.c)
 //
 
@@ -25,6 +25,10 @@ void ggml_cpu_quantize_row_q8_0(const float * GGML_RESTRICT x, void * GGML_RESTR
 
 void ggml_cpu_quantize_row_q8_1(const float * GGML_RESTRICT x, void * GGML_RESTRICT vy, int64_t k) {
     ggml_cpu_kconf.act_fast[GGML_TYPE_Q8_1](x, vy, k);
+}
+
+void ggml_cpu_quantize_row_q8_K(const float * GGML_RESTRICT x, void * GGML_RESTRICT vy, int64_t k) {
+    ggml_cpu_kconf.act_fast[GGML_TYPE_Q8_K](x, vy, k);
 }
 
 //

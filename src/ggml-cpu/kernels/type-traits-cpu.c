@@ -200,7 +200,7 @@ static const struct ggml_type_traits_cpu g_type_traits_cpu[GGML_TYPE_COUNT] = {
     },
     [GGML_TYPE_Q8_K] = {
         // an activation format only, as upstream: no dot product of its own
-        .from_float   = quantize_row_q8_K_ref,
+        .from_float   = ggml_cpu_quantize_row_q8_K,
     },
     [GGML_TYPE_I32] = {
         .from_float   = tt_from_f32_i32,

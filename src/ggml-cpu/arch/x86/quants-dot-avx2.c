@@ -1,4 +1,5 @@
-// quants-dot-avx2.c: the x86 activation quantizers (fp32 -> Q8_0 / Q8_1) and
+// quants-dot-avx2.c: the x86 activation quantizers (fp32 -> Q8_0 / Q8_1, and
+// Q8_K where the variant has AVX-512) and
 // row dots of Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 . Q8 rows, on AVX2 (AVX-512 for
 // the quantizers, 4 columns per step and two blocks per register where the
 // variant has it, VNNI where it has that); quants-dot.c has the portable
@@ -151,6 +152,68 @@ static void q8_1_quantize__avx2(const float * GGML_RESTRICT x, void * GGML_RESTR
         }
     }
 }
+
+#if defined(GGML_VEC_AVX512)
+
+// One Q8_K block as quantize_row_q8_K_ref makes it: the value of the largest
+// magnitude (the first of them) gives iscale = -127/max, the codes are
+// iscale*x rounded half to even (the reference's magic-number rounding, exact
+// at these magnitudes), at most 127; the group sums of 16 codes are one
+// 16-lane sum each. false where the block has a NaN or an infinity (the
+// reference's result there depends on its order of comparisons).
+static QD_INLINE bool qd_q8_K_block(const float * x, block_q8_K * y) {
+    const __m512 inf = _mm512_set1_ps(INFINITY);
+    __m512 v[QK_K/16];
+    __m512 amaxv = _mm512_setzero_ps();
+    __mmask16 fin = 0xFFFF;
+    for (int g = 0; g < QK_K/16; g++) {
+        v[g] = _mm512_loadu_ps(x + 16*g);
+        const __m512 a = _mm512_abs_ps(v[g]);
+        fin &= _mm512_cmp_ps_mask(a, inf, _CMP_LT_OQ);   // false for a NaN too
+        amaxv = _mm512_max_ps(amaxv, a);
+    }
+    if (fin != 0xFFFF) {
+        return false;
+    }
+    const float amax = _mm512_reduce_max_ps(amaxv);
+    if (amax == 0.0f) {
+        memset(y, 0, sizeof(*y));
+        return true;
+    }
+    float max = 0.0f;
+    for (int g = 0; g < QK_K/16; g++) {
+        const __mmask16 at = _mm512_cmp_ps_mask(_mm512_abs_ps(v[g]), _mm512_set1_ps(amax), _CMP_EQ_OQ);
+        if (at != 0) {
+            max = x[16*g + __builtin_ctz((unsigned) at)];
+            break;
+        }
+    }
+    const float iscale = -127.0f/max;
+    if (!isfinite(iscale)) { // |max| so small that its reciprocal overflows
+        return false;
+    }
+    const __m512 vis = _mm512_set1_ps(iscale);
+    for (int g = 0; g < QK_K/16; g++) {
+        const __m512  t = _mm512_roundscale_ps(_mm512_mul_ps(vis, v[g]), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        const __m512i q = _mm512_min_epi32(_mm512_cvtps_epi32(t), _mm512_set1_epi32(127));
+        _mm_storeu_si128((__m128i *)(y->qs + 16*g), _mm512_cvtepi32_epi8(q));
+        y->bsums[g] = (int16_t) _mm512_reduce_add_epi32(q);
+    }
+    y->d = 1.0f/iscale;
+    return true;
+}
+
+static void q8_K_quantize__avx2(const float * GGML_RESTRICT x, void * GGML_RESTRICT vy, int64_t k) {
+    GGML_ASSERT(k % QK_K == 0);
+    block_q8_K * y = (block_q8_K *) vy;
+    for (int64_t i = 0; i < k / QK_K; i++) {
+        if (!qd_q8_K_block(x + i*QK_K, &y[i])) {
+            quantize_row_q8_K_ref(x + i*QK_K, &y[i], QK_K);
+        }
+    }
+}
+
+#endif
 
 //
 // quantized rows . Q8 rows (256-bit blocks)
@@ -451,6 +514,10 @@ void ggml_cpu_add_kernels_x86_quants_dot(struct ggml_cpu_kernel_config * cfg) {
     cfg->act_fast[GGML_TYPE_Q8_1]     = q8_1_quantize__avx2;
     cfg->act_fast_isa[GGML_TYPE_Q8_0] = GGML_CPU_ISA_TAG;
     cfg->act_fast_isa[GGML_TYPE_Q8_1] = GGML_CPU_ISA_TAG;
+#if defined(GGML_VEC_AVX512)
+    cfg->act_fast[GGML_TYPE_Q8_K]     = q8_K_quantize__avx2;
+    cfg->act_fast_isa[GGML_TYPE_Q8_K] = GGML_CPU_ISA_TAG;
+#endif
 }
 
 #else
