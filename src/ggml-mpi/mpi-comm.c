@@ -308,3 +308,62 @@ bool ggml_mpi_recv_data(void * data, size_t size, int rank, int tag, double time
     }
     return true;
 }
+
+//
+// groups of workers
+//
+
+struct ggml_mpi_group {
+    MPI_Comm comm;
+};
+
+struct ggml_mpi_group * ggml_mpi_group_create(const int * ranks, int n, int tag) {
+    struct ggml_mpi_group * group = (struct ggml_mpi_group *) calloc(1, sizeof(*group));
+    if (group == NULL) {
+        GGML_LOG_ERROR("ggml-mpi: out of memory for a group of %d ranks\n", n);
+        return NULL;
+    }
+    MPI_Group world_group = MPI_GROUP_NULL;
+    MPI_Group members     = MPI_GROUP_NULL;
+    bool ok = MPI_Comm_group(MPI_COMM_WORLD, &world_group) == MPI_SUCCESS &&
+              MPI_Group_incl(world_group, n, ranks, &members) == MPI_SUCCESS &&
+              MPI_Comm_create_group(MPI_COMM_WORLD, members, tag, &group->comm) == MPI_SUCCESS &&
+              group->comm != MPI_COMM_NULL;
+    if (ok) {
+        MPI_Comm_set_errhandler(group->comm, MPI_ERRORS_RETURN);
+    }
+    if (members != MPI_GROUP_NULL) {
+        MPI_Group_free(&members);
+    }
+    if (world_group != MPI_GROUP_NULL) {
+        MPI_Group_free(&world_group);
+    }
+    if (!ok) {
+        GGML_LOG_ERROR("ggml-mpi: rank %d: MPI cannot make a communicator of %d ranks\n", g_comm.rank, n);
+        free(group);
+        return NULL;
+    }
+    return group;
+}
+
+void ggml_mpi_group_free(struct ggml_mpi_group * group) {
+    if (group != NULL) {
+        MPI_Comm_free(&group->comm);
+        free(group);
+    }
+}
+
+bool ggml_mpi_group_allreduce_f32(struct ggml_mpi_group * group, float * data, size_t n) {
+    // MPI counts are ints: pieces of at most 2^28 floats (1 GiB)
+    const size_t piece = (size_t) 1 << 28;
+    for (size_t done = 0; done < n;) {
+        const size_t k = n - done < piece ? n - done : piece;
+        MPI_Request req;
+        if (MPI_Iallreduce(MPI_IN_PLACE, data + done, (int) k, MPI_FLOAT, MPI_SUM, group->comm, &req) != MPI_SUCCESS ||
+            !wait_request(&req, -1)) {
+            return false;
+        }
+        done += k;
+    }
+    return true;
+}
