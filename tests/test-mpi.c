@@ -18,7 +18,8 @@
 // - the scheduler in pipeline mode (events, worker-to-worker input copies);
 // - hostile messages sent to a worker with raw MPI (garbage, a command of an
 //   unknown kind, out-of-range offsets, a graph naming a buffer it does not
-//   have): refused, and the worker still answers correctly afterwards;
+//   have, malformed communicators, an allreduce on an unknown one): refused,
+//   and the worker still answers correctly afterwards;
 // - the tiny synthetic llama: logits of a prompt and of two more tokens on
 //   MPI1:CPU (and MPI1:CPU + MPI2:CPU with 3 ranks, with -ts 1,3 too)
 //   against the one-process run on the CPU, fused and unfused attention.
@@ -377,6 +378,19 @@ static void send_raw(int rank, const void * data, size_t size) {
     MPI_Send(data, (int) size, MPI_BYTE, rank, GGML_MPI_TAG_CMD, MPI_COMM_WORLD);
 }
 
+// the worker's answer to a refused command: a failed status
+static void recv_failed_status(int rank, const char * what) {
+    uint8_t reply[64];
+    MPI_Status status;
+    MPI_Recv(reply, (int) sizeof(reply), MPI_BYTE, rank, GGML_MPI_TAG_REPLY, MPI_COMM_WORLD, &status);
+    int count = 0;
+    MPI_Get_count(&status, MPI_BYTE, &count);
+    struct ggml_mpi_reader r = ggml_mpi_reader_of(reply, (size_t) count);
+    CHECK_MSG(ggml_mpi_get_u32(&r) == GGML_MPI_REPLY_DONE, "%s: not a DONE answer", what);
+    CHECK_MSG((int32_t) ggml_mpi_get_u32(&r) == GGML_STATUS_FAILED, "%s: not refused", what);
+    CHECK(ggml_mpi_reader_done(&r));
+}
+
 static void test_hostile_messages(int n_ranks) {
     const int rank = n_ranks - 1;
     char name[32];
@@ -436,15 +450,34 @@ static void test_hostile_messages(int n_ranks) {
     ggml_mpi_put_u64(&w, 77);
     ggml_mpi_put_u64(&w, 1);
     send_raw(rank, w.data, w.size);
-    uint8_t reply[64];
-    MPI_Status status;
-    MPI_Recv(reply, (int) sizeof(reply), MPI_BYTE, rank, GGML_MPI_TAG_REPLY, MPI_COMM_WORLD, &status);
-    int count = 0;
-    MPI_Get_count(&status, MPI_BYTE, &count);
-    struct ggml_mpi_reader r = ggml_mpi_reader_of(reply, (size_t) count);
-    CHECK_EQ_INT(ggml_mpi_get_u32(&r), GGML_MPI_REPLY_DONE);
-    CHECK_EQ_INT((int32_t) ggml_mpi_get_u32(&r), GGML_STATUS_FAILED);
-    CHECK(ggml_mpi_reader_done(&r));
+    recv_failed_status(rank, "a graph of an unknown backend");
+    // communicators of one rank, of ranks without this one, of a rank twice:
+    // refused before any collective (which would wait for ever)
+    const uint32_t members[3][3] = { { 1, (uint32_t) rank }, { 2, 0, 1 }, { 2, (uint32_t) rank, (uint32_t) rank } };
+    for (int m = 0; m < 3; m++) {
+        ggml_mpi_writer_reset(&w);
+        ggml_mpi_put_u32(&w, GGML_MPI_CMD_COMM_CREATE);
+        ggml_mpi_put_u64(&w, 1000 + (uint64_t) m);
+        for (uint32_t k = 0; k <= members[m][0]; k++) {
+            ggml_mpi_put_u32(&w, members[m][k]);
+        }
+        send_raw(rank, w.data, w.size);
+        recv_failed_status(rank, "a malformed communicator");
+    }
+    // an allreduce on a communicator it does not have, and freeing one (no answer)
+    ggml_mpi_writer_reset(&w);
+    ggml_mpi_put_u32(&w, GGML_MPI_CMD_ALLREDUCE);
+    ggml_mpi_put_u64(&w, 4242);
+    ggml_mpi_put_u64(&w, 1);
+    ggml_mpi_put_u64(&w, 0);
+    ggml_mpi_put_u32(&w, GGML_TYPE_F32);
+    ggml_mpi_put_u64(&w, 4);
+    send_raw(rank, w.data, w.size);
+    recv_failed_status(rank, "an allreduce on an unknown communicator");
+    ggml_mpi_writer_reset(&w);
+    ggml_mpi_put_u32(&w, GGML_MPI_CMD_COMM_FREE);
+    ggml_mpi_put_u64(&w, 4242);
+    send_raw(rank, w.data, w.size);
     ggml_mpi_writer_free(&w);
 
     // the worker still serves, and the data is as it was
