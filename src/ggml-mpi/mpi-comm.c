@@ -18,6 +18,7 @@
 
 #include <mpi.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -353,6 +354,30 @@ void ggml_mpi_group_free(struct ggml_mpi_group * group) {
     }
 }
 
+// A collective advances only while its ranks call into MPI: the growing
+// sleeps of poll_wait would leave a large one idle most of the time, so it
+// is polled back to back, yielding the core between polls (its peers, on an
+// oversubscribed host, need it); only after a second without completion
+// (a peer that is late, stopped or gone) does it sleep between polls.
+static bool wait_collective(MPI_Request * req) {
+    const double start = ggml_mpi_now();
+    for (;;) {
+        int done = 0;
+        if (MPI_Test(req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+            return false;
+        }
+        if (done) {
+            return true;
+        }
+        if (ggml_mpi_now() - start < 1.0) {
+            sched_yield();
+        } else {
+            struct timespec ts = { 0, 200000 };
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
 bool ggml_mpi_group_allreduce_f32(struct ggml_mpi_group * group, float * data, size_t n) {
     // MPI counts are ints: pieces of at most 2^28 floats (1 GiB)
     const size_t piece = (size_t) 1 << 28;
@@ -360,7 +385,7 @@ bool ggml_mpi_group_allreduce_f32(struct ggml_mpi_group * group, float * data, s
         const size_t k = n - done < piece ? n - done : piece;
         MPI_Request req;
         if (MPI_Iallreduce(MPI_IN_PLACE, data + done, (int) k, MPI_FLOAT, MPI_SUM, group->comm, &req) != MPI_SUCCESS ||
-            !wait_request(&req, -1)) {
+            !wait_collective(&req)) {
             return false;
         }
         done += k;
