@@ -15,6 +15,7 @@
 //   CPU) the meta device adds through the host: same results, counter still.
 
 #include "testing.h"
+#include "meta-testing.h"
 
 #include "ggml.h"
 #include "ggml-alloc.h"
@@ -44,48 +45,20 @@ struct mpi_meta_case {
     struct split_rule rules[MAX_LEAVES];
     int               n_rules;
     struct ggml_tensor * (*build)(struct ggml_context * ctx, struct ggml_tensor ** leaves);
-    // out[...] in double from the leaves' data; returns the element count
-    int64_t (*reference)(float * const * data, const int64_t (*ne)[2], double * out);
+    // the output from the leaves' data, products in double (mt_ref_mul_mat); returns the element count
+    int64_t (*reference)(float * const * data, const int64_t (*ne)[2], float * out);
 };
 
 static const struct mpi_meta_case * g_case;
 
 static struct ggml_backend_meta_split_state split_by_rule(const struct ggml_tensor * tensor, void * user_data) {
     (void) user_data;
-    struct ggml_backend_meta_split_state ss;
-    memset(&ss, 0, sizeof(ss));
-    ss.axis       = GGML_BACKEND_SPLIT_AXIS_MIRRORED;
-    ss.nr[0]      = 1;
-    ss.n_segments = 1;
     for (int i = 0; i < g_case->n_rules; i++) {
         if (strcmp(tensor->name, g_case->rules[i].name) == 0) {
-            ss.axis  = (enum ggml_backend_meta_split_axis) g_case->rules[i].axis;
-            ss.ne[0] = g_case->rules[i].ne[0];
-            ss.ne[1] = g_case->rules[i].ne[1];
+            return mt_split(g_case->rules[i].axis, 2, g_case->rules[i].ne);
         }
     }
-    return ss;
-}
-
-// out[t][r] = sum_k w[r][k] * x[t][k]
-static void ref_mul_mat(const double * w, const double * x, int64_t K, int64_t R, int64_t T, double * out) {
-    for (int64_t t = 0; t < T; t++) {
-        for (int64_t r = 0; r < R; r++) {
-            double s = 0.0;
-            for (int64_t k = 0; k < K; k++) {
-                s += w[r * K + k] * x[t * K + k];
-            }
-            out[t * R + r] = s;
-        }
-    }
-}
-
-static double * to_double(const float * v, int64_t n) {
-    double * d = malloc((size_t) n * sizeof(double));
-    for (int64_t i = 0; i < n; i++) {
-        d[i] = v[i];
-    }
-    return d;
+    return mt_split_mirrored();
 }
 
 // up [d, ff] split by rows, x [d, T] mirrored, down [ff, d] split along K:
@@ -96,18 +69,15 @@ static struct ggml_tensor * build_ffn(struct ggml_context * ctx, struct ggml_ten
     return ggml_add(ctx, o, l[2]);
 }
 
-static int64_t ref_ffn(float * const * data, const int64_t (*ne)[2], double * out) {
+static int64_t ref_ffn(float * const * data, const int64_t (*ne)[2], float * out) {
     const int64_t d = ne[0][0], ff = ne[0][1], T = ne[2][1];
-    double * up = to_double(data[0], d * ff);
-    double * down = to_double(data[1], ff * d);
-    double * x = to_double(data[2], d * T);
-    double * h = malloc((size_t) (ff * T) * sizeof(double));
-    ref_mul_mat(up, x, d, ff, T, h);
-    ref_mul_mat(down, h, ff, d, T, out);
+    float * h = malloc((size_t) (ff * T) * sizeof(float));
+    mt_ref_mul_mat(data[0], data[2], d, ff, T, h);
+    mt_ref_mul_mat(data[1], h, ff, d, T, out);
     for (int64_t i = 0; i < d * T; i++) {
-        out[i] += x[i];
+        out[i] += data[2][i];
     }
-    free(up); free(down); free(x); free(h);
+    free(h);
     return d * T;
 }
 
@@ -116,13 +86,9 @@ static struct ggml_tensor * build_k_split(struct ggml_context * ctx, struct ggml
     return ggml_mul_mat(ctx, l[0], l[1]);
 }
 
-static int64_t ref_k_split(float * const * data, const int64_t (*ne)[2], double * out) {
-    const int64_t K = ne[0][0], R = ne[0][1], T = ne[1][1];
-    double * w = to_double(data[0], K * R);
-    double * x = to_double(data[1], K * T);
-    ref_mul_mat(w, x, K, R, T, out);
-    free(w); free(x);
-    return R * T;
+static int64_t ref_k_split(float * const * data, const int64_t (*ne)[2], float * out) {
+    mt_ref_mul_mat(data[0], data[1], ne[0][0], ne[0][1], ne[1][1], out);
+    return ne[0][1] * ne[1][1];
 }
 
 static const struct mpi_meta_case g_cases[] = {
@@ -192,14 +158,13 @@ static float * run_case(const struct mpi_meta_case * c, ggml_backend_t backend, 
     return result;
 }
 
-static double max_rel_diff(const float * got, const double * want, int64_t n) {
-    double err = 0, scale = 1e-3;
+// the largest difference relative to the largest value wanted
+static double max_rel_diff(const float * got, const float * want, int64_t n) {
+    double scale = 1e-3;
     for (int64_t i = 0; i < n; i++) {
-        const double d = fabs((double) got[i] - want[i]);
-        err   = d > err || isnan(d) ? d : err;
-        scale = fmax(scale, fabs(want[i]));
+        scale = fmax(scale, fabs((double) want[i]));
     }
-    return err / scale;
+    return mt_max_abs_diff(got, want, n) / scale;
 }
 
 static ggml_backend_dev_t dev_named(const char * name) {
@@ -212,7 +177,7 @@ static ggml_backend_dev_t dev_named(const char * name) {
 static void check_case(const struct mpi_meta_case * c, ggml_backend_dev_t * devs, const char * devs_text, bool collective) {
     g_case = c;
     fill_leaves(c, 4321u);
-    double * want = malloc(65536 * sizeof(double));
+    float * want = malloc(65536 * sizeof(float));
     int64_t n_ref = c->reference(g_data, (const int64_t (*)[2]) c->leaf_ne, want);
 
     // unsplit on the first device
