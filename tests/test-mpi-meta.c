@@ -1,5 +1,5 @@
 // test-mpi-meta: the meta device over MPI devices, run by ctest as
-//     mpirun --oversubscribe -np 3 test-mpi-meta
+//     mpirun --oversubscribe -np 3|4 test-mpi-meta
 // Ranks other than 0 are workers; rank 0 checks, on meta devices whose
 // weights are split along the reduction axis so that MUL_MAT gives PARTIAL
 // sums:
@@ -11,6 +11,8 @@
 //   reference and the unsplit run on MPI1:CPU: an FFN (rows split, then K
 //   split, the residual added after the reduction) and a product that is the
 //   graph's output, each computed twice (the second time on the kept graphs);
+//   with 4 ranks also over MPI3:CPU, MPI1:CPU and MPI2:CPU (a communicator
+//   of three, its members in another order than their ranks);
 // - where the collective does not apply (MPI1:CPU twice, MPI1:CPU with the
 //   CPU) the meta device adds through the host: same results, counter still.
 
@@ -34,7 +36,7 @@
 struct split_rule {
     const char * name;
     int          axis;
-    int64_t      ne[2];   // per device along axis
+    int64_t      ne[2][3];   // per device along axis: over 2 devices, over 3
 };
 
 struct mpi_meta_case {
@@ -50,12 +52,13 @@ struct mpi_meta_case {
 };
 
 static const struct mpi_meta_case * g_case;
+static size_t                       g_n_devs;
 
 static struct ggml_backend_meta_split_state split_by_rule(const struct ggml_tensor * tensor, void * user_data) {
     (void) user_data;
     for (int i = 0; i < g_case->n_rules; i++) {
         if (strcmp(tensor->name, g_case->rules[i].name) == 0) {
-            return mt_split(g_case->rules[i].axis, 2, g_case->rules[i].ne);
+            return mt_split(g_case->rules[i].axis, g_n_devs, g_case->rules[i].ne[g_n_devs - 2]);
         }
     }
     return mt_split_mirrored();
@@ -95,13 +98,14 @@ static const struct mpi_meta_case g_cases[] = {
     {
         .name = "ffn", .n_leaves = 3, .leaf_names = { "up", "down", "x" },
         .leaf_ne = { { 67, 96 }, { 96, 67 }, { 67, 5 } },
-        .rules = { { "up", 1, { 40, 56 } }, { "down", 0, { 40, 56 } } }, .n_rules = 2,
+        .rules = { { "up", 1, { { 40, 56 }, { 30, 30, 36 } } }, { "down", 0, { { 40, 56 }, { 30, 30, 36 } } } }, .n_rules = 2,
         .build = build_ffn, .reference = ref_ffn,
     },
     {
         .name = "K split output", .n_leaves = 2, .leaf_names = { "w", "x" },
         .leaf_ne = { { 1031, 129 }, { 1031, 7 } },
-        .rules = { { "w", 0, { 500, 531 } }, { "x", 0, { 500, 531 } } }, .n_rules = 2,
+        .rules = { { "w", 0, { { 500, 531 }, { 300, 331, 400 } } }, { "x", 0, { { 500, 531 }, { 300, 331, 400 } } } },
+        .n_rules = 2,
         .build = build_k_split, .reference = ref_k_split,
     },
 };
@@ -174,8 +178,10 @@ static ggml_backend_dev_t dev_named(const char * name) {
 }
 
 // the case on a meta device over devs; whether the collective must add its partial sums
-static void check_case(const struct mpi_meta_case * c, ggml_backend_dev_t * devs, const char * devs_text, bool collective) {
-    g_case = c;
+static void check_case(const struct mpi_meta_case * c, ggml_backend_dev_t * devs, size_t n_devs, const char * devs_text,
+                       bool collective) {
+    g_case   = c;
+    g_n_devs = n_devs;
     fill_leaves(c, 4321u);
     float * want = malloc(65536 * sizeof(float));
     int64_t n_ref = c->reference(g_data, (const int64_t (*)[2]) c->leaf_ne, want);
@@ -187,7 +193,7 @@ static void check_case(const struct mpi_meta_case * c, ggml_backend_dev_t * devs
     ggml_backend_free(plain);
     CHECK_MSG(one != NULL, "%s: unsplit run on %s failed", c->name, ggml_backend_dev_name(devs[0]));
 
-    ggml_backend_dev_t meta = ggml_backend_meta_device(devs, 2, split_by_rule, NULL);
+    ggml_backend_dev_t meta = ggml_backend_meta_device(devs, n_devs, split_by_rule, NULL);
     CHECK(meta != NULL);
     ggml_backend_t mb = meta != NULL ? ggml_backend_dev_init(meta, NULL) : NULL;
     CHECK(mb != NULL);
@@ -231,14 +237,19 @@ int main(void) {
     }
     ggml_backend_dev_t d1  = dev_named("MPI1:CPU");
     ggml_backend_dev_t d2  = dev_named("MPI2:CPU");
+    ggml_backend_dev_t d3  = ggml_backend_dev_by_name("MPI3:CPU"); // with -np 4
     ggml_backend_dev_t cpu = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU);
     if (d1 == NULL || d2 == NULL || cpu == NULL) {
         return TEST_RESULT();
     }
     for (size_t i = 0; i < sizeof(g_cases) / sizeof(g_cases[0]); i++) {
-        check_case(&g_cases[i], (ggml_backend_dev_t[]) { d1, d2 }, "MPI1:CPU + MPI2:CPU", true);
-        check_case(&g_cases[i], (ggml_backend_dev_t[]) { d1, d1 }, "MPI1:CPU twice", false);
-        check_case(&g_cases[i], (ggml_backend_dev_t[]) { d2, cpu }, "MPI2:CPU + CPU", false);
+        check_case(&g_cases[i], (ggml_backend_dev_t[]) { d1, d2 }, 2, "MPI1:CPU + MPI2:CPU", true);
+        check_case(&g_cases[i], (ggml_backend_dev_t[]) { d1, d1 }, 2, "MPI1:CPU twice", false);
+        check_case(&g_cases[i], (ggml_backend_dev_t[]) { d2, cpu }, 2, "MPI2:CPU + CPU", false);
+        if (d3 != NULL) {
+            // a communicator of three, in another order than the ranks'
+            check_case(&g_cases[i], (ggml_backend_dev_t[]) { d3, d1, d2 }, 3, "MPI3:CPU + MPI1:CPU + MPI2:CPU", true);
+        }
     }
     CHECK(!ggml_backend_mpi_failed());
     for (int i = 0; i < MAX_LEAVES; i++) {
