@@ -5,7 +5,8 @@
 // Each case is a small graph computed twice: on one test device, unsplit,
 // and on a meta device whose weights are split as the case says (each axis,
 // MIRRORED, a K dimension split so that MUL_MAT gives PARTIAL sums that are
-// added across devices, segments with repeats, views of split results). The
+// added across devices, segments with repeats, views of split results,
+// attention split by heads). The
 // two must agree, and matrix products also agree with a double-precision
 // product computed here. Sizes are odd and the splits uneven. Besides: get
 // and set of split tensors round-trip, the device's identity and properties,
@@ -272,6 +273,16 @@ static void test_axis_cases(const struct test_devices * td) {
         const struct meta_case c = { "axis 2", 2, { "a", "b" }, { { 3, 2, 5, 1 }, { 3, 2, 1, 1 } }, build_mul };
         struct split_table t = { .n = 0 };
         split_add(&t, "a", 2, 2, (const int64_t[]) { 2, 3 });
+        int64_t n = 0;
+        free(compare_case(&c, td, 2, &t, &n));
+    }
+    // attention split by heads, unfused: K of 2 KV heads (1 + 1), Q of 4 heads (2 + 2) (the
+    // test devices have no SOFT_MAX: its rule is checked by test-mpi's -sm tensor runs)
+    {
+        const struct meta_case c = { "heads", 2, { "k", "q" }, { { 8, 5, 2, 1 }, { 8, 3, 4, 1 } }, build_mul_mat };
+        struct split_table t = { .n = 0 };
+        split_add(&t, "k", 2, 2, (const int64_t[]) { 1, 1 });
+        split_add(&t, "q", 2, 2, (const int64_t[]) { 2, 2 });
         int64_t n = 0;
         free(compare_case(&c, td, 2, &t, &n));
     }
