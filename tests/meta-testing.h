@@ -1,8 +1,8 @@
 #pragma once
 
 // meta-testing.h: what the meta device's tests share: split states of one
-// segment, a double-precision matrix product to check results against, and
-// the largest difference of two results.
+// segment, a case's graph, a double-precision matrix product to check
+// results against, and the largest difference of two results.
 
 #include "ggml.h"
 #include "ggml-backend.h"
@@ -26,6 +26,15 @@ static inline struct ggml_backend_meta_split_state mt_split(int axis, size_t n_d
 
 static inline struct ggml_backend_meta_split_state mt_split_mirrored(void) {
     return mt_split(GGML_BACKEND_SPLIT_AXIS_MIRRORED, 0, NULL);
+}
+
+// the graph computing out, named "out" and marked as an output
+static inline struct ggml_cgraph * mt_output_graph(struct ggml_context * ctx, struct ggml_tensor * out) {
+    ggml_set_name(out, "out");
+    ggml_set_output(out);
+    struct ggml_cgraph * gf = ggml_new_graph(ctx);
+    ggml_build_forward_expand(gf, out);
+    return gf;
 }
 
 // out[t][r] = sum_k w[r][k] * x[t][k], summed in double (ggml_mul_mat: w [K, R], x [K, T] -> [R, T])

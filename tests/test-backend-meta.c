@@ -145,10 +145,7 @@ static float * run_case(const struct meta_case * c, ggml_backend_t backend, int6
     const struct ggml_init_params pg = { 64*ggml_tensor_overhead() + ggml_graph_overhead(), NULL, true };
     struct ggml_context * ctx_g = ggml_init(pg);
     struct ggml_tensor * out = c->build(ctx_g, leaves);
-    ggml_set_name(out, "out");
-    ggml_set_output(out);
-    struct ggml_cgraph * gf = ggml_new_graph(ctx_g);
-    ggml_build_forward_expand(gf, out);
+    struct ggml_cgraph * gf = mt_output_graph(ctx_g, out);
 
     ggml_gallocr_t galloc = ggml_gallocr_new(ggml_backend_get_default_buffer_type(backend));
     float * result = NULL;
