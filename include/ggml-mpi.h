@@ -43,6 +43,11 @@ extern "C" {
     // true when a worker failed (died, stopped answering, or refused a message)
     GGML_BACKEND_API bool ggml_backend_mpi_failed(void);
 
+    // The collectives between workers that the registry exports to the meta
+    // device (ggml_backend_comm_*): allreduces done by MPI among the workers,
+    // and the bytes of one worker's tensor summed over them, since the start.
+    GGML_BACKEND_API void ggml_backend_mpi_allreduce_stats(uint64_t * n_allreduce, uint64_t * n_bytes);
+
     // for the registry's get_proc_address, by these names
     typedef int              (*ggml_backend_mpi_rank_t)  (void);
     typedef enum ggml_status (*ggml_backend_mpi_worker_t)(int n_threads);

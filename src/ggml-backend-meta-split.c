@@ -126,6 +126,17 @@ static split_state_t rule_bin_bcast(const struct split_rule_args * a) {
     return rule_generic(a, false);
 }
 
+// SOFT_MAX: a mask broadcast over the split batch dimension (attention split by heads) stays whole
+static split_state_t rule_soft_max(const struct split_rule_args * a) {
+    const split_state_t * ss = a->src_ss;
+    const struct ggml_tensor * t = a->tensor;
+    if ((ss[0].axis == GGML_BACKEND_SPLIT_AXIS_2 || ss[0].axis == GGML_BACKEND_SPLIT_AXIS_3) && t->src[1] != NULL &&
+        t->src[2] == NULL && t->src[1]->ne[ss[0].axis] == 1 && ss[1].axis == GGML_BACKEND_SPLIT_AXIS_MIRRORED) {
+        return ss[0];
+    }
+    return rule_generic(a, false);
+}
+
 static split_state_t rule_concat(const struct split_rule_args * a) {
     const split_state_t * ss = a->src_ss;
     const int concat_axis = ggml_get_op_params_i32(a->tensor, 0);
@@ -163,6 +174,18 @@ static split_state_t rule_mul_mat(const struct split_rule_args * a) {
             split_rule_fail(a, "K split differently");
         }
         return ss_make(a->assume_sync ? GGML_BACKEND_SPLIT_AXIS_MIRRORED : GGML_BACKEND_SPLIT_AXIS_PARTIAL, 1);
+    }
+    // batches split alike, src0 broadcast over src1 (attention by heads: K's KV heads, Q's heads,
+    // a device's Q heads those of its KV heads): the result is split as src1
+    if (ss[0].axis == ss[1].axis && (ss[0].axis == GGML_BACKEND_SPLIT_AXIS_2 || ss[0].axis == GGML_BACKEND_SPLIT_AXIS_3)) {
+        const int axis = (int) ss[0].axis;
+        const int64_t ratio = a->tensor->src[1]->ne[axis] / a->tensor->src[0]->ne[axis];
+        for (size_t j = 0; j < a->n_bufs; j++) {
+            if (ggml_meta_split_extent(&ss[1], a->n_bufs, j) != ratio * ggml_meta_split_extent(&ss[0], a->n_bufs, j)) {
+                split_rule_fail(a, "batches split differently");
+            }
+        }
+        return ss[1];
     }
     split_rule_fail(a, "unsupported combination");
 }
@@ -359,7 +382,9 @@ static split_state_t split_by_op(const struct split_rule_args * a) {
 
         case GGML_OP_SQR: case GGML_OP_SQRT: case GGML_OP_LOG: case GGML_OP_SIN: case GGML_OP_COS:
         case GGML_OP_REPEAT: case GGML_OP_REPEAT_BACK: case GGML_OP_SILU_BACK: case GGML_OP_SCALE:
-        case GGML_OP_SOFT_MAX: case GGML_OP_SOFT_MAX_BACK: case GGML_OP_CLAMP: case GGML_OP_LEAKY_RELU:
+        case GGML_OP_SOFT_MAX:       return rule_soft_max(a);
+
+        case GGML_OP_SOFT_MAX_BACK: case GGML_OP_CLAMP: case GGML_OP_LEAKY_RELU:
         case GGML_OP_FILL: case GGML_OP_UNARY: case GGML_OP_GLU:
         case GGML_OP_OPT_STEP_ADAMW: case GGML_OP_OPT_STEP_SGD:
             return rule_generic(a, false);

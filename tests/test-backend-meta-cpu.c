@@ -17,6 +17,7 @@
 #include "ggml-backend-impl.h"
 #include "ggml-cpu.h"
 #include "testing.h"
+#include "meta-testing.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -29,14 +30,7 @@ static const int64_t head_split[2] = { 1, 2 };
 static const int64_t ff_split[2]   = { 3, 4 };
 
 static struct ggml_backend_meta_split_state split_dim(int axis, int64_t a, int64_t b) {
-    struct ggml_backend_meta_split_state ss;
-    memset(&ss, 0, sizeof(ss));
-    ss.axis       = (enum ggml_backend_meta_split_axis) axis;
-    ss.nr[0]      = 1;
-    ss.n_segments = 1;
-    ss.ne[0]      = a;
-    ss.ne[1]      = b;
-    return ss;
+    return mt_split(axis, 2, (const int64_t[]) { a, b });
 }
 
 // the weights' splits, by name
@@ -177,15 +171,6 @@ static bool run_layer(ggml_backend_t backend, ggml_backend_t sched_other, bool p
     return ok;
 }
 
-static double max_diff(const float * a, const float * b, int n) {
-    double m = 0.0;
-    for (int i = 0; i < n; i++) {
-        const double d = fabs((double) a[i] - (double) b[i]);
-        m = d > m || isnan(d) ? d : m;
-    }
-    return m;
-}
-
 //
 // MoE experts with a PARTIAL down bias (llama.cpp's ffn_down_exps.bias):
 // each device adds its share of the bias to its partial sums before they
@@ -275,15 +260,15 @@ int main(void) {
     float got[D*T];
     memset(got, 0, sizeof(got));
     CHECK(run_layer(mb, NULL, false, got));
-    CHECK_MSG(max_diff(got, want, D*T) <= 1e-4, "meta backend: differs from unsplit by %g", max_diff(got, want, D*T));
+    CHECK_MSG(mt_max_abs_diff(got, want, D*T) <= 1e-4, "meta backend: differs from unsplit by %g", mt_max_abs_diff(got, want, D*T));
 
     memset(got, 0, sizeof(got));
     CHECK(run_layer(mb, plain, false, got));
-    CHECK_MSG(max_diff(got, want, D*T) <= 1e-4, "scheduler over meta + CPU: differs from unsplit by %g", max_diff(got, want, D*T));
+    CHECK_MSG(mt_max_abs_diff(got, want, D*T) <= 1e-4, "scheduler over meta + CPU: differs from unsplit by %g", mt_max_abs_diff(got, want, D*T));
 
     memset(got, 0, sizeof(got));
     CHECK(run_layer(mb, plain, true, got));
-    CHECK_MSG(max_diff(got, want, D*T) <= 1e-4, "scheduler, residual on the CPU: differs from unsplit by %g", max_diff(got, want, D*T));
+    CHECK_MSG(mt_max_abs_diff(got, want, D*T) <= 1e-4, "scheduler, residual on the CPU: differs from unsplit by %g", mt_max_abs_diff(got, want, D*T));
 
     ggml_backend_free(mb);
 
@@ -294,8 +279,8 @@ int main(void) {
     ggml_backend_dev_t moe_meta = ggml_backend_meta_device(devs, 2, moe_split, NULL);
     ggml_backend_t moe_mb = ggml_backend_dev_init(moe_meta, NULL);
     CHECK(run_moe(moe_mb, moe_got));
-    CHECK_MSG(max_diff(moe_got, moe_want, D*N_USED*T) <= 1e-4, "MoE with a partial bias: differs from unsplit by %g",
-              max_diff(moe_got, moe_want, D*N_USED*T));
+    CHECK_MSG(mt_max_abs_diff(moe_got, moe_want, D*N_USED*T) <= 1e-4, "MoE with a partial bias: differs from unsplit by %g",
+              mt_max_abs_diff(moe_got, moe_want, D*N_USED*T));
     ggml_backend_free(moe_mb);
     ggml_backend_free(plain);
     return TEST_RESULT();

@@ -5,7 +5,8 @@
 // Each case is a small graph computed twice: on one test device, unsplit,
 // and on a meta device whose weights are split as the case says (each axis,
 // MIRRORED, a K dimension split so that MUL_MAT gives PARTIAL sums that are
-// added across devices, segments with repeats, views of split results). The
+// added across devices, segments with repeats, views of split results,
+// attention split by heads). The
 // two must agree, and matrix products also agree with a double-precision
 // product computed here. Sizes are odd and the splits uneven. Besides: get
 // and set of split tensors round-trip, the device's identity and properties,
@@ -21,6 +22,7 @@
 #include "test-backend.h"
 #include "testing.h"
 #include "death-test.h"
+#include "meta-testing.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -45,26 +47,13 @@ static struct ggml_backend_meta_split_state split_by_name(const struct ggml_tens
             return table->ss[i];
         }
     }
-    struct ggml_backend_meta_split_state ss;
-    memset(&ss, 0, sizeof(ss));
-    ss.axis       = GGML_BACKEND_SPLIT_AXIS_MIRRORED;
-    ss.nr[0]      = 1;
-    ss.n_segments = 1;
-    return ss;
+    return mt_split_mirrored();
 }
 
 // one segment: device j gets ne[j] along axis
 static void split_add(struct split_table * table, const char * name, int axis, size_t n_devs, const int64_t * ne) {
-    struct ggml_backend_meta_split_state ss;
-    memset(&ss, 0, sizeof(ss));
-    ss.axis       = (enum ggml_backend_meta_split_axis) axis;
-    ss.nr[0]      = 1;
-    ss.n_segments = 1;
-    for (size_t j = 0; j < n_devs; j++) {
-        ss.ne[j] = ne[j];
-    }
     table->names[table->n] = name;
-    table->ss[table->n++]  = ss;
+    table->ss[table->n++]  = mt_split(axis, n_devs, ne);
 }
 
 //
@@ -156,10 +145,7 @@ static float * run_case(const struct meta_case * c, ggml_backend_t backend, int6
     const struct ggml_init_params pg = { 64*ggml_tensor_overhead() + ggml_graph_overhead(), NULL, true };
     struct ggml_context * ctx_g = ggml_init(pg);
     struct ggml_tensor * out = c->build(ctx_g, leaves);
-    ggml_set_name(out, "out");
-    ggml_set_output(out);
-    struct ggml_cgraph * gf = ggml_new_graph(ctx_g);
-    ggml_build_forward_expand(gf, out);
+    struct ggml_cgraph * gf = mt_output_graph(ctx_g, out);
 
     ggml_gallocr_t galloc = ggml_gallocr_new(ggml_backend_get_default_buffer_type(backend));
     float * result = NULL;
@@ -181,28 +167,6 @@ static float * run_case(const struct meta_case * c, ggml_backend_t backend, int6
     ggml_backend_buffer_free(buf_w);
     ggml_free(ctx_w);
     return result;
-}
-
-static double max_abs_diff(const float * a, const float * b, int64_t n) {
-    double m = 0.0;
-    for (int64_t i = 0; i < n; i++) {
-        const double d = fabs((double) a[i] - (double) b[i]);
-        m = d > m || isnan(d) ? d : m;
-    }
-    return m;
-}
-
-// out[t][r] = sum_k w[r][k] * x[t][k], in double
-static void ref_mul_mat(const float * w, const float * x, int64_t K, int64_t R, int64_t T, float * out) {
-    for (int64_t t = 0; t < T; t++) {
-        for (int64_t r = 0; r < R; r++) {
-            double s = 0.0;
-            for (int64_t k = 0; k < K; k++) {
-                s += (double) w[r*K + k] * (double) x[t*K + k];
-            }
-            out[t*R + r] = (float) s;
-        }
-    }
 }
 
 struct test_devices {
@@ -231,7 +195,7 @@ static float * compare_case(const struct meta_case * c, const struct test_device
     CHECK_MSG(got != NULL, "%s: meta run failed", c->name);
     if (want != NULL && got != NULL) {
         CHECK_EQ_INT(n_meta, n_plain);
-        const double d = max_abs_diff(got, want, n_plain);
+        const double d = mt_max_abs_diff(got, want, n_plain);
         CHECK_MSG(d <= 1e-5, "%s: meta and unsplit differ by %g", c->name, d);
     }
     free(want);
@@ -253,8 +217,8 @@ static void test_axis_cases(const struct test_devices * td) {
         float * got = compare_case(&c, td, 2, &t, &n);
         if (got != NULL) {
             float ref[33];
-            ref_mul_mat(g_leaf_data[0], g_leaf_data[1], 7, 11, 3, ref);
-            CHECK_MSG(max_abs_diff(got, ref, 33) <= 1e-5, "rows: against the double product");
+            mt_ref_mul_mat(g_leaf_data[0], g_leaf_data[1], 7, 11, 3, ref);
+            CHECK_MSG(mt_max_abs_diff(got, ref, 33) <= 1e-5, "rows: against the double product");
         }
         free(got);
     }
@@ -269,11 +233,11 @@ static void test_axis_cases(const struct test_devices * td) {
         float * got = compare_case(&c, td, 2, &t, &n);
         if (got != NULL) {
             float ref[15];
-            ref_mul_mat(g_leaf_data[0], g_leaf_data[1], 9, 5, 3, ref);
+            mt_ref_mul_mat(g_leaf_data[0], g_leaf_data[1], 9, 5, 3, ref);
             for (int i = 0; i < 15; i++) {
                 ref[i] += g_leaf_data[2][i % 5];
             }
-            CHECK_MSG(max_abs_diff(got, ref, 15) <= 1e-5, "K split + bias: against the double product");
+            CHECK_MSG(mt_max_abs_diff(got, ref, 15) <= 1e-5, "K split + bias: against the double product");
         }
         free(got);
     }
@@ -287,8 +251,8 @@ static void test_axis_cases(const struct test_devices * td) {
         float * got = compare_case(&c, td, 3, &t, &n);
         if (got != NULL) {
             float ref[15];
-            ref_mul_mat(g_leaf_data[0], g_leaf_data[1], 10, 5, 3, ref);
-            CHECK_MSG(max_abs_diff(got, ref, 15) <= 1e-5, "K split, 3 devices: against the double product");
+            mt_ref_mul_mat(g_leaf_data[0], g_leaf_data[1], 10, 5, 3, ref);
+            CHECK_MSG(mt_max_abs_diff(got, ref, 15) <= 1e-5, "K split, 3 devices: against the double product");
         }
         free(got);
     }
@@ -306,6 +270,16 @@ static void test_axis_cases(const struct test_devices * td) {
         const struct meta_case c = { "axis 2", 2, { "a", "b" }, { { 3, 2, 5, 1 }, { 3, 2, 1, 1 } }, build_mul };
         struct split_table t = { .n = 0 };
         split_add(&t, "a", 2, 2, (const int64_t[]) { 2, 3 });
+        int64_t n = 0;
+        free(compare_case(&c, td, 2, &t, &n));
+    }
+    // attention split by heads, unfused: K of 2 KV heads (1 + 1), Q of 4 heads (2 + 2) (the
+    // test devices have no SOFT_MAX: its rule is checked by test-mpi's -sm tensor runs)
+    {
+        const struct meta_case c = { "heads", 2, { "k", "q" }, { { 8, 5, 2, 1 }, { 8, 3, 4, 1 } }, build_mul_mat };
+        struct split_table t = { .n = 0 };
+        split_add(&t, "k", 2, 2, (const int64_t[]) { 1, 1 });
+        split_add(&t, "q", 2, 2, (const int64_t[]) { 2, 2 });
         int64_t n = 0;
         free(compare_case(&c, td, 2, &t, &n));
     }
@@ -378,7 +352,7 @@ static void test_segments(const struct test_devices * td) {
     // the rows of the fused weight in the order of the devices' slices
     static const int order[12] = { 0, 1, 6, 9,   2, 3, 4, 5, 7, 8, 10, 11 };
     float ref[36];
-    ref_mul_mat(g_leaf_data[0], g_leaf_data[1], 4, 12, 3, ref);
+    mt_ref_mul_mat(g_leaf_data[0], g_leaf_data[1], 4, 12, 3, ref);
     double d = 0.0;
     for (int tok = 0; tok < 3; tok++) {
         for (int r = 0; r < 12; r++) {
@@ -431,7 +405,7 @@ static void test_get_set(const struct test_devices * td) {
         if (i < 5) {
             CHECK_MSG(memcmp(in, out, nbytes) == 0, "%s: round trip", names[i]);
         } else {
-            CHECK_MSG(max_abs_diff(in, out, (int64_t) (nbytes/sizeof(float))) <= 1e-4, "partial: set/3 three times, summed");
+            CHECK_MSG(mt_max_abs_diff(in, out, (int64_t) (nbytes/sizeof(float))) <= 1e-4, "partial: set/3 three times, summed");
         }
     }
     // a range of whole blocks above the split: the last of the outermost dimension

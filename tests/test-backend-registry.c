@@ -6,6 +6,7 @@
 #include "ggml-backend-impl.h"
 #include "test-backend.h"
 #include "testing.h"
+#include "meta-testing.h"
 
 #include <libgen.h>
 #include <pthread.h>
@@ -668,12 +669,7 @@ static void test_load_all(void) {
 static struct ggml_backend_meta_split_state mirror_all(const struct ggml_tensor * tensor, void * user_data) {
     (void) tensor;
     (void) user_data;
-    struct ggml_backend_meta_split_state ss;
-    memset(&ss, 0, sizeof(ss));
-    ss.axis       = GGML_BACKEND_SPLIT_AXIS_MIRRORED;
-    ss.nr[0]      = 1;
-    ss.n_segments = 1;
-    return ss;
+    return mt_split_mirrored();
 }
 
 // The meta device over any listed device (the same one twice will do); it

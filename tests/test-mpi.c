@@ -18,10 +18,13 @@
 // - the scheduler in pipeline mode (events, worker-to-worker input copies);
 // - hostile messages sent to a worker with raw MPI (garbage, a command of an
 //   unknown kind, out-of-range offsets, a graph naming a buffer it does not
-//   have): refused, and the worker still answers correctly afterwards;
+//   have, malformed communicators, an allreduce on an unknown one): refused,
+//   and the worker still answers correctly afterwards;
 // - the tiny synthetic llama: logits of a prompt and of two more tokens on
-//   MPI1:CPU (and MPI1:CPU + MPI2:CPU with 3 ranks, with -ts 1,3 too)
-//   against the one-process run on the CPU, fused and unfused attention.
+//   MPI1:CPU (and MPI1:CPU + MPI2:CPU with 3 ranks, with -ts 1,3 too, by
+//   layers and by tensors: --split-mode tensor, the partial sums added by
+//   MPI between the workers) against the one-process run on the CPU, fused
+//   and unfused attention.
 
 #include "testing.h"
 
@@ -377,6 +380,19 @@ static void send_raw(int rank, const void * data, size_t size) {
     MPI_Send(data, (int) size, MPI_BYTE, rank, GGML_MPI_TAG_CMD, MPI_COMM_WORLD);
 }
 
+// the worker's answer to a refused command: a failed status
+static void recv_failed_status(int rank, const char * what) {
+    uint8_t reply[64];
+    MPI_Status status;
+    MPI_Recv(reply, (int) sizeof(reply), MPI_BYTE, rank, GGML_MPI_TAG_REPLY, MPI_COMM_WORLD, &status);
+    int count = 0;
+    MPI_Get_count(&status, MPI_BYTE, &count);
+    struct ggml_mpi_reader r = ggml_mpi_reader_of(reply, (size_t) count);
+    CHECK_MSG(ggml_mpi_get_u32(&r) == GGML_MPI_REPLY_DONE, "%s: not a DONE answer", what);
+    CHECK_MSG((int32_t) ggml_mpi_get_u32(&r) == GGML_STATUS_FAILED, "%s: not refused", what);
+    CHECK(ggml_mpi_reader_done(&r));
+}
+
 static void test_hostile_messages(int n_ranks) {
     const int rank = n_ranks - 1;
     char name[32];
@@ -436,15 +452,34 @@ static void test_hostile_messages(int n_ranks) {
     ggml_mpi_put_u64(&w, 77);
     ggml_mpi_put_u64(&w, 1);
     send_raw(rank, w.data, w.size);
-    uint8_t reply[64];
-    MPI_Status status;
-    MPI_Recv(reply, (int) sizeof(reply), MPI_BYTE, rank, GGML_MPI_TAG_REPLY, MPI_COMM_WORLD, &status);
-    int count = 0;
-    MPI_Get_count(&status, MPI_BYTE, &count);
-    struct ggml_mpi_reader r = ggml_mpi_reader_of(reply, (size_t) count);
-    CHECK_EQ_INT(ggml_mpi_get_u32(&r), GGML_MPI_REPLY_DONE);
-    CHECK_EQ_INT((int32_t) ggml_mpi_get_u32(&r), GGML_STATUS_FAILED);
-    CHECK(ggml_mpi_reader_done(&r));
+    recv_failed_status(rank, "a graph of an unknown backend");
+    // communicators of one rank, of ranks without this one, of a rank twice:
+    // refused before any collective (which would wait for ever)
+    const uint32_t members[3][3] = { { 1, (uint32_t) rank }, { 2, 0, 1 }, { 2, (uint32_t) rank, (uint32_t) rank } };
+    for (int m = 0; m < 3; m++) {
+        ggml_mpi_writer_reset(&w);
+        ggml_mpi_put_u32(&w, GGML_MPI_CMD_COMM_CREATE);
+        ggml_mpi_put_u64(&w, 1000 + (uint64_t) m);
+        for (uint32_t k = 0; k <= members[m][0]; k++) {
+            ggml_mpi_put_u32(&w, members[m][k]);
+        }
+        send_raw(rank, w.data, w.size);
+        recv_failed_status(rank, "a malformed communicator");
+    }
+    // an allreduce on a communicator it does not have, and freeing one (no answer)
+    ggml_mpi_writer_reset(&w);
+    ggml_mpi_put_u32(&w, GGML_MPI_CMD_ALLREDUCE);
+    ggml_mpi_put_u64(&w, 4242);
+    ggml_mpi_put_u64(&w, 1);
+    ggml_mpi_put_u64(&w, 0);
+    ggml_mpi_put_u32(&w, GGML_TYPE_F32);
+    ggml_mpi_put_u64(&w, 4);
+    send_raw(rank, w.data, w.size);
+    recv_failed_status(rank, "an allreduce on an unknown communicator");
+    ggml_mpi_writer_reset(&w);
+    ggml_mpi_put_u32(&w, GGML_MPI_CMD_COMM_FREE);
+    ggml_mpi_put_u64(&w, 4242);
+    send_raw(rank, w.data, w.size);
     ggml_mpi_writer_free(&w);
 
     // the worker still serves, and the data is as it was
@@ -466,7 +501,7 @@ struct logits {
 enum { T_PROMPT = 9, T_STEPS = 2 };
 
 // logits of a prompt (every token) and of T_STEPS more tokens, one at a time
-static bool model_logits(const char * devices, const char * split, int flash_attn, struct logits * out) {
+static bool model_logits(const char * devices, const char * split, bool split_tensor, int flash_attn, struct logits * out) {
     struct run_synth_params sp;
     run_synth_preset("tiny", &sp);
     sp.n_threads = 1;
@@ -477,11 +512,15 @@ static bool model_logits(const char * devices, const char * split, int flash_att
     struct run_model_params mp = run_model_default_params();
     mp.devices      = devices;
     mp.tensor_split = split;
+    mp.split_tensor = split_tensor;
     struct run_model * model = run_model_from_source(&src, &mp);
     if (model == NULL) {
         return false;
     }
-    if (strcmp(devices, "none") != 0) {
+    if (split_tensor) {
+        // one meta device over those named
+        CHECK(strncmp(ggml_backend_dev_name(run_model_layer_device(model, 0)), "Meta(MPI1:CPU,MPI2:CPU)", 23) == 0);
+    } else if (strcmp(devices, "none") != 0) {
         // the first layer is on the first device named
         CHECK(strncmp(ggml_backend_dev_name(run_model_layer_device(model, 0)), devices, strlen("MPI1:CPU")) == 0);
     }
@@ -515,29 +554,40 @@ static bool model_logits(const char * devices, const char * split, int flash_att
 }
 
 static void test_model(int n_ranks) {
-    const char * configs[][2] = {
-        { "MPI1:CPU", NULL },
-        { "MPI1:CPU,MPI2:CPU", NULL },
-        { "MPI1:CPU,MPI2:CPU", "1,3" },
+    const struct { const char * devices; const char * split; bool tensor; } configs[] = {
+        { "MPI1:CPU", NULL, false },
+        { "MPI1:CPU,MPI2:CPU", NULL, false },
+        { "MPI1:CPU,MPI2:CPU", "1,3", false },
+        // every layer split over both workers, the partial sums added by MPI between them
+        { "MPI1:CPU,MPI2:CPU", NULL, true },
+        { "MPI1:CPU,MPI2:CPU", "1,3", true },
     };
     for (int fa = 0; fa <= 1; fa++) {
         struct logits local = { 0 };
-        CHECK(model_logits("none", NULL, fa, &local));
+        CHECK(model_logits("none", NULL, false, fa, &local));
         for (size_t c = 0; c < sizeof(configs) / sizeof(configs[0]); c++) {
             if (c > 0 && n_ranks < 3) {
                 continue;
             }
             struct logits remote = { 0 };
-            const bool ok = model_logits(configs[c][0], configs[c][1], fa, &remote);
-            CHECK_MSG(ok, "%s -ts %s fa %d", configs[c][0], configs[c][1] ? configs[c][1] : "-", fa);
+            uint64_t n0 = 0, n1 = 0, bytes = 0;
+            ggml_backend_mpi_allreduce_stats(&n0, &bytes);
+            const bool ok = model_logits(configs[c].devices, configs[c].split, configs[c].tensor, fa, &remote);
+            ggml_backend_mpi_allreduce_stats(&n1, &bytes);
+            const char * mode = configs[c].tensor ? "tensor" : "layer";
+            CHECK_MSG(ok, "%s -sm %s -ts %s fa %d", configs[c].devices, mode, configs[c].split ? configs[c].split : "-", fa);
+            // two partial sums a layer (attention output, feed-forward down) per graph
+            CHECK_MSG(configs[c].tensor ? n1 > n0 : n1 == n0, "%s -sm %s: %llu allreduces between the workers", configs[c].devices,
+                      mode, (unsigned long long) (n1 - n0));
             if (ok && local.v != NULL) {
                 double err = 0, scale = 0;
                 for (int64_t i = 0; i < local.n; i++) {
                     err   = fmax(err, fabs((double) remote.v[i] - (double) local.v[i]));
                     scale = fmax(scale, fabs((double) local.v[i]));
                 }
-                printf("logits on %s (-ts %s, %s attention): max |difference| %g (largest logit %g)\n", configs[c][0],
-                       configs[c][1] ? configs[c][1] : "-", fa ? "fused" : "unfused", err, scale);
+                printf("logits on %s (-sm %s -ts %s, %s attention): max |difference| %g (largest logit %g), %llu allreduces\n",
+                       configs[c].devices, mode, configs[c].split ? configs[c].split : "-", fa ? "fused" : "unfused", err, scale,
+                       (unsigned long long) (n1 - n0));
                 // the same kernels on the same host, only split differently: equal up to rounding
                 CHECK_MSG(err <= 1e-4 * scale, "max difference %g", err);
             }

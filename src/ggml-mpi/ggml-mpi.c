@@ -13,6 +13,10 @@
 // marked failed: from then on every operation on its devices fails at once
 // (graph_compute returns GGML_STATUS_FAILED, get_tensor gives zeros), and at
 // exit the job is ended with MPI_Abort (mpi-comm.c).
+//
+// The registry exports ggml_backend_comm_init / _allreduce_tensor / _free for
+// the meta device: over streams of distinct workers, the partial sums are
+// added by MPI_Allreduce among those workers, never through rank 0.
 
 #include "mpi-impl.h"
 #include "ggml-backend-impl.h"
@@ -77,6 +81,9 @@ struct mpi_state {
     struct ggml_mpi_writer   msg;
     struct ggml_mpi_writer   reply;
     struct ggml_backend_reg  reg;
+    uint64_t                 next_comm_id;
+    uint64_t                 n_allreduce;       // done between workers, ever
+    uint64_t                 allreduce_bytes;   // of one worker's tensors, summed over them
 };
 
 static struct mpi_state g_mpi = { .lock = PTHREAD_MUTEX_INITIALIZER };
@@ -842,6 +849,199 @@ static bool mpi_dev_supports_buft(ggml_backend_dev_t dev, ggml_backend_buffer_ty
 }
 
 //
+// collectives between workers (the meta device's ggml_backend_comm_*)
+//
+// An allreduce is synchronous on rank 0: first the statuses of the graphs
+// each worker was sent are read (those computed the partial sums; a worker
+// serves its commands in order, so the allreduce could not overtake them
+// anyway, but waiting here keeps the time of the graphs out of the
+// allreduce's timeout), then every worker is sent the command, then every
+// answer is read. A worker that does not answer within the timeout fails,
+// and with it every worker of the collective: those may be waiting in it
+// for ever, which MPI cannot interrupt; the job is ended at exit.
+//
+
+struct mpi_comm_ctx {
+    uint64_t             id;
+    size_t               n;
+    struct mpi_worker ** workers;   // n, the j-th backend's
+    bool                 warned;    // about a type it leaves to the host
+};
+
+static void comm_fail_all(struct mpi_comm_ctx * c, const char * what) {
+    for (size_t j = 0; j < c->n; j++) {
+        worker_fail(c->workers[j], what);
+    }
+}
+
+static bool comm_healthy(const struct mpi_comm_ctx * c) {
+    for (size_t j = 0; j < c->n; j++) {
+        if (c->workers[j]->failed) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// reads every worker's status of the collective `what`; false (all failed) when one is missing or failed
+static bool comm_collect(struct mpi_comm_ctx * c, const char * what) {
+    char failure[64];
+    snprintf(failure, sizeof(failure), "no answer to %s", what);
+    for (size_t j = 0; j < c->n; j++) {
+        struct ggml_mpi_reader r;
+        if (!reply_next(c->workers[j], &r)) {
+            comm_fail_all(c, failure);
+            return false;
+        }
+        const enum ggml_status status = (enum ggml_status) (int32_t) ggml_mpi_get_u32(&r);
+        if (!ggml_mpi_reader_done(&r) || status != GGML_STATUS_SUCCESS) {
+            GGML_LOG_ERROR("ggml-mpi: rank %d failed %s\n", c->workers[j]->rank, what);
+            comm_fail_all(c, failure);
+            return false;
+        }
+    }
+    return true;
+}
+
+static void * mpi_comm_init(ggml_backend_t * backends, size_t n_backends) {
+    if (n_backends < 2) {
+        return NULL;
+    }
+    for (size_t j = 0; j < n_backends; j++) {
+        if (!ggml_backend_is_mpi(backends[j])) {
+            return NULL;
+        }
+        const struct mpi_worker * w = ((struct mpi_stream *) backends[j]->context)->dev->worker;
+        for (size_t k = 0; k < j; k++) {
+            if (((struct mpi_stream *) backends[k]->context)->dev->worker == w) {
+                GGML_LOG_INFO("ggml-mpi: two devices of rank %d: partial sums added through the host\n", w->rank);
+                return NULL;
+            }
+        }
+    }
+    struct mpi_comm_ctx * c = (struct mpi_comm_ctx *) calloc(1, sizeof(*c));
+    if (c == NULL || (c->workers = (struct mpi_worker **) calloc(n_backends, sizeof(*c->workers))) == NULL) {
+        GGML_LOG_ERROR("%s: out of memory\n", __func__);
+        free(c);
+        return NULL;
+    }
+    c->n = n_backends;
+    for (size_t j = 0; j < n_backends; j++) {
+        c->workers[j] = ((struct mpi_stream *) backends[j]->context)->dev->worker;
+    }
+    pthread_mutex_lock(&g_mpi.lock);
+    c->id = ++g_mpi.next_comm_id;
+    bool ok = true;
+    for (size_t j = 0; j < c->n && ok; j++) {
+        ok = worker_drain(c->workers[j]);
+    }
+    for (size_t j = 0; j < c->n && ok; j++) {
+        msg_begin(GGML_MPI_CMD_COMM_CREATE);
+        ggml_mpi_put_u64(&g_mpi.msg, c->id);
+        ggml_mpi_put_u32(&g_mpi.msg, (uint32_t) c->n);
+        for (size_t k = 0; k < c->n; k++) {
+            ggml_mpi_put_u32(&g_mpi.msg, (uint32_t) c->workers[k]->rank);
+        }
+        if (!msg_send(c->workers[j])) {
+            comm_fail_all(c, "a communicator was not made");
+            ok = false;
+        }
+    }
+    ok = ok && comm_collect(c, "making a communicator");
+    pthread_mutex_unlock(&g_mpi.lock);
+    if (!ok) {
+        GGML_LOG_ERROR("%s: no communicator of %zu workers: partial sums added through the host\n", __func__, c->n);
+        free(c->workers);
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+static void mpi_comm_free(void * comm_ctx) {
+    struct mpi_comm_ctx * c = (struct mpi_comm_ctx *) comm_ctx;
+    if (c == NULL) {
+        return;
+    }
+    pthread_mutex_lock(&g_mpi.lock);
+    // a failed worker may be stuck in a collective of it: the others keep it (the job is ended anyway)
+    if (comm_healthy(c)) {
+        for (size_t j = 0; j < c->n; j++) {
+            msg_begin(GGML_MPI_CMD_COMM_FREE);
+            ggml_mpi_put_u64(&g_mpi.msg, c->id);
+            msg_send(c->workers[j]);
+        }
+    }
+    pthread_mutex_unlock(&g_mpi.lock);
+    free(c->workers);
+    free(c);
+}
+
+// whether the tensors are one contiguous F32 tensor per worker, each in a buffer of its worker
+static bool comm_tensors_fit(struct mpi_comm_ctx * c, struct ggml_tensor ** tensors) {
+    for (size_t j = 0; j < c->n; j++) {
+        const struct ggml_tensor * t = tensors[j];
+        if (t == NULL || t->buffer == NULL || !buffer_is_mpi(t->buffer) || !ggml_is_contiguous(t) ||
+            ggml_nelements(t) != ggml_nelements(tensors[0]) ||
+            ((struct mpi_buffer *) t->buffer->context)->dev->worker != c->workers[j]) {
+            return false;
+        }
+        if (t->type != GGML_TYPE_F32) {
+            if (!c->warned) {
+                GGML_LOG_WARN("ggml-mpi: partial sums of type %s are added through the host (MPI adds f32 only)\n",
+                              ggml_type_name(t->type));
+                c->warned = true;
+            }
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool mpi_comm_allreduce_tensor(void * comm_ctx, struct ggml_tensor ** tensors) {
+    struct mpi_comm_ctx * c = (struct mpi_comm_ctx *) comm_ctx;
+    if (c == NULL || !comm_tensors_fit(c, tensors)) {
+        return false;
+    }
+    const int64_t count = ggml_nelements(tensors[0]);
+    if (count == 0) {
+        return true;
+    }
+    pthread_mutex_lock(&g_mpi.lock);
+    bool ok = true;
+    for (size_t j = 0; j < c->n && ok; j++) {
+        ok = worker_drain(c->workers[j]);
+    }
+    for (size_t j = 0; j < c->n && ok; j++) {
+        const struct mpi_buffer * b = (const struct mpi_buffer *) tensors[j]->buffer->context;
+        msg_begin(GGML_MPI_CMD_ALLREDUCE);
+        ggml_mpi_put_u64(&g_mpi.msg, c->id);
+        ggml_mpi_put_u64(&g_mpi.msg, b->handle);
+        ggml_mpi_put_u64(&g_mpi.msg, tensor_offset(tensors[j], 0));
+        ggml_mpi_put_u32(&g_mpi.msg, (uint32_t) tensors[j]->type);
+        ggml_mpi_put_u64(&g_mpi.msg, (uint64_t) count);
+        if (!msg_send(c->workers[j])) {
+            comm_fail_all(c, "an allreduce was not taken");
+            ok = false;
+        }
+    }
+    ok = ok && comm_collect(c, "an allreduce");
+    if (ok) {
+        g_mpi.n_allreduce++;
+        g_mpi.allreduce_bytes += ggml_nbytes(tensors[0]);
+    }
+    pthread_mutex_unlock(&g_mpi.lock);
+    return ok;
+}
+
+void ggml_backend_mpi_allreduce_stats(uint64_t * n_allreduce, uint64_t * n_bytes) {
+    pthread_mutex_lock(&g_mpi.lock);
+    *n_allreduce = g_mpi.n_allreduce;
+    *n_bytes     = g_mpi.allreduce_bytes;
+    pthread_mutex_unlock(&g_mpi.lock);
+}
+
+//
 // registry entry
 //
 
@@ -869,6 +1069,18 @@ static void * mpi_reg_get_proc_address(ggml_backend_reg_t reg, const char * name
     }
     if (strcmp(name, "ggml_backend_mpi_rank") == 0) {
         ggml_backend_mpi_rank_t fn = ggml_backend_mpi_rank;
+        return GGML_FN_TO_PTR(fn);
+    }
+    if (strcmp(name, "ggml_backend_comm_init") == 0) {
+        ggml_backend_comm_init_t fn = mpi_comm_init;
+        return GGML_FN_TO_PTR(fn);
+    }
+    if (strcmp(name, "ggml_backend_comm_allreduce_tensor") == 0) {
+        ggml_backend_comm_allreduce_tensor_t fn = mpi_comm_allreduce_tensor;
+        return GGML_FN_TO_PTR(fn);
+    }
+    if (strcmp(name, "ggml_backend_comm_free") == 0) {
+        ggml_backend_comm_free_t fn = mpi_comm_free;
         return GGML_FN_TO_PTR(fn);
     }
     return NULL;

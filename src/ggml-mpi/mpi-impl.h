@@ -37,3 +37,12 @@ bool ggml_mpi_comm_failed(void);
 void ggml_mpi_comm_set_shutdown(void (*shutdown)(void));
 
 double ggml_mpi_now(void);
+
+// workers: a communicator of some worker ranks (this one among them), for
+// collectives between them. Creating it waits until every one of them has
+// asked (MPI_Comm_create_group); NULL (logged) when MPI refuses.
+struct ggml_mpi_group;
+struct ggml_mpi_group * ggml_mpi_group_create(const int * ranks, int n, int tag);
+void ggml_mpi_group_free(struct ggml_mpi_group * group);
+// sums n floats of data across the group, in place, on every member (polling, as the transfers)
+bool ggml_mpi_group_allreduce_f32(struct ggml_mpi_group * group, float * data, size_t n);

@@ -14,6 +14,11 @@
 // Tensors travel as descriptions (type, op, shape, strides, op params,
 // sources by index, the remote buffer's handle and the offset in it); a graph
 // is its tensors, sources before users, and the indices of its nodes.
+//
+// Collectives between workers (the meta device's allreduce) run on a
+// communicator of the participating workers, made once per comm context by
+// COMM_CREATE sent to each of them; ALLREDUCE then sums a range of each
+// worker's buffer in place, with MPI's own collective among the workers.
 
 #include "ggml.h"
 #include "ggml-backend.h"
@@ -22,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define GGML_MPI_PROTO_VERSION 1u
+#define GGML_MPI_PROTO_VERSION 2u
 #define GGML_MPI_CHUNK         ((size_t) 1 << 28)
 // the largest header message a receiver takes (a graph of ~100k tensors)
 #define GGML_MPI_MAX_HEADER    ((size_t) 1 << 28)
@@ -51,6 +56,9 @@ enum ggml_mpi_cmd {
     GGML_MPI_CMD_GRAPH_COMPUTE,  // backend, graph id, graph -> keep-alives, then status
     GGML_MPI_CMD_GRAPH_RECOMPUTE,// backend, graph id (one sent before) -> keep-alives, then status
     GGML_MPI_CMD_GRAPH_FORGET,   // backend, graph id
+    GGML_MPI_CMD_COMM_CREATE,    // comm id, n, n worker ranks (this one among them) -> status
+    GGML_MPI_CMD_COMM_FREE,      // comm id
+    GGML_MPI_CMD_ALLREDUCE,      // comm id, handle, offset, type, count -> status
     GGML_MPI_CMD_COUNT,
 };
 

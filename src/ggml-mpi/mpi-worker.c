@@ -12,6 +12,12 @@
 // While a graph computes, a second thread sends rank 0 a keep-alive every
 // GGML_MPI_KEEPALIVE_S, so that rank 0 tells a long computation from a
 // worker that stopped answering.
+//
+// Collectives with other workers (ALLREDUCE) send no keep-alives: a worker
+// whose peer died waits in the collective for ever, and rank 0, hearing
+// nothing within its timeout, reports the failure and ends the job. A
+// refused ALLREDUCE is answered with a failure without joining the
+// collective, so its peers wait in it too: rank 0 then fails them all alike.
 
 #include "mpi-impl.h"
 #include "ggml-backend-impl.h"
@@ -45,6 +51,12 @@ struct worker_keepalive {
     double          last_sent;
 };
 
+// a communicator of workers, by the id rank 0 gave it
+struct worker_comm {
+    uint64_t                id;      // 0: free slot
+    struct ggml_mpi_group * group;
+};
+
 struct worker {
     ggml_backend_dev_t    * devices;
     size_t                  n_devices;
@@ -52,6 +64,8 @@ struct worker {
     size_t                  n_buffers;
     struct worker_backend * backends;
     size_t                  n_backends;
+    struct worker_comm    * comms;
+    size_t                  n_comms;
     int                     n_threads;
     struct ggml_mpi_writer  msg;       // the command being served
     struct ggml_mpi_writer  reply;
@@ -492,6 +506,131 @@ static void cmd_graph(struct worker * w, struct ggml_mpi_reader * r, bool with_g
     worker_send_reply(w);
 }
 
+static bool comm_slot_free(const void * p) {
+    return ((const struct worker_comm *) p)->id == 0;
+}
+
+static struct worker_comm * worker_comm(struct worker * w, uint64_t id) {
+    for (size_t i = 0; i < w->n_comms && id != 0; i++) {
+        if (w->comms[i].id == id) {
+            return &w->comms[i];
+        }
+    }
+    return NULL;
+}
+
+// MPI_Comm_create_group's tag: one of its own per comm, above the protocol's tags
+static int comm_tag(uint64_t id) {
+    return 64 + (int) (id % 16384);
+}
+
+static void cmd_comm_create(struct worker * w, struct ggml_mpi_reader * r) {
+    const uint64_t id = ggml_mpi_get_u64(r);
+    const uint32_t n  = ggml_mpi_get_u32(r);
+    const int size = ggml_mpi_comm_size();
+    int * ranks = r->ok && n >= 2 && n < (uint32_t) size ? (int *) calloc(n, sizeof(int)) : NULL;
+    bool ok = ranks != NULL && id != 0 && worker_comm(w, id) == NULL;
+    bool self = false;
+    for (uint32_t i = 0; i < n && ok; i++) {
+        const uint32_t rank = ggml_mpi_get_u32(r);
+        ok = r->ok && rank >= 1 && rank < (uint32_t) size;
+        for (uint32_t k = 0; k < i && ok; k++) {
+            ok = ranks[k] != (int) rank;
+        }
+        ranks[i] = (int) rank;
+        self = self || (int) rank == ggml_mpi_comm_rank();
+    }
+    ok = ok && self && ggml_mpi_reader_done(r);
+    struct ggml_mpi_group * group = NULL;
+    if (!ok) {
+        GGML_LOG_ERROR("ggml-mpi worker: refusing a malformed communicator of %u ranks\n", n);
+    } else {
+        pthread_mutex_lock(&w->ka.lock);
+        group = ggml_mpi_group_create(ranks, (int) n, comm_tag(id));
+        pthread_mutex_unlock(&w->ka.lock);
+        const size_t slot = group != NULL ? table_slot((void **) &w->comms, &w->n_comms, sizeof(*w->comms), comm_slot_free)
+                                          : SIZE_MAX;
+        if (slot != SIZE_MAX) {
+            w->comms[slot] = (struct worker_comm) { .id = id, .group = group };
+        } else if (group != NULL) {
+            GGML_LOG_ERROR("ggml-mpi worker: out of memory keeping a communicator\n");
+            pthread_mutex_lock(&w->ka.lock);
+            ggml_mpi_group_free(group);
+            pthread_mutex_unlock(&w->ka.lock);
+            group = NULL;
+        }
+    }
+    free(ranks);
+    reply_begin(w);
+    ggml_mpi_put_u32(&w->reply, (uint32_t) (int32_t) (group != NULL ? GGML_STATUS_SUCCESS : GGML_STATUS_FAILED));
+    worker_send_reply(w);
+}
+
+static void comm_free(struct worker * w, struct worker_comm * c) {
+    pthread_mutex_lock(&w->ka.lock);
+    ggml_mpi_group_free(c->group);
+    pthread_mutex_unlock(&w->ka.lock);
+    *c = (struct worker_comm) { .id = 0, .group = NULL };
+}
+
+static void cmd_comm_free(struct worker * w, struct ggml_mpi_reader * r) {
+    const uint64_t id = ggml_mpi_get_u64(r);
+    struct worker_comm * c = ggml_mpi_reader_done(r) ? worker_comm(w, id) : NULL;
+    if (c == NULL) {
+        GGML_LOG_ERROR("ggml-mpi worker: refusing to free communicator %llu\n", (unsigned long long) id);
+        return;
+    }
+    comm_free(w, c);
+}
+
+// sums count floats at [offset, ...) of the buffer across the communicator, in
+// place; a buffer outside host memory through a staging copy
+static void cmd_allreduce(struct worker * w, struct ggml_mpi_reader * r) {
+    const uint64_t id     = ggml_mpi_get_u64(r);
+    const uint64_t handle = ggml_mpi_get_u64(r);
+    const uint64_t offset = ggml_mpi_get_u64(r);
+    const uint32_t type   = ggml_mpi_get_u32(r);
+    const uint64_t count  = ggml_mpi_get_u64(r);
+    struct worker_comm * c = ggml_mpi_reader_done(r) ? worker_comm(w, id) : NULL;
+    const bool sane = c != NULL && type == GGML_TYPE_F32 && offset % sizeof(float) == 0 &&
+                      count <= (uint64_t) (SIZE_MAX / sizeof(float));
+    ggml_backend_buffer_t buffer = sane ? checked_range(w, handle, offset, count * sizeof(float), "allreduce") : NULL;
+    enum ggml_status status = GGML_STATUS_FAILED;
+    if (buffer == NULL) {
+        GGML_LOG_ERROR("ggml-mpi worker: refusing an allreduce of %llu elements of type %u on communicator %llu\n",
+                       (unsigned long long) count, type, (unsigned long long) id);
+    } else {
+        const size_t n = (size_t) count;
+        const bool host = ggml_backend_buffer_is_host(buffer);
+        float * data = host ? (float *) (void *) ((uint8_t *) ggml_backend_buffer_get_base(buffer) + offset)
+                            : (float *) malloc(n > 0 ? n * sizeof(float) : 1);
+        struct ggml_tensor t = byte_view(buffer, offset, n * sizeof(float));
+        if (data == NULL) {
+            GGML_LOG_ERROR("ggml-mpi worker: out of memory for an allreduce of %zu floats\n", n);
+        } else {
+            if (!host) {
+                ggml_backend_tensor_get(&t, data, 0, n * sizeof(float));
+            }
+            pthread_mutex_lock(&w->ka.lock);
+            const bool ok = ggml_mpi_group_allreduce_f32(c->group, data, n);
+            pthread_mutex_unlock(&w->ka.lock);
+            if (ok && !host) {
+                ggml_backend_tensor_set(&t, data, 0, n * sizeof(float));
+            }
+            status = ok ? GGML_STATUS_SUCCESS : GGML_STATUS_FAILED;
+            if (!ok) {
+                GGML_LOG_ERROR("ggml-mpi worker: MPI failed an allreduce of %zu floats\n", n);
+            }
+        }
+        if (!host) {
+            free(data);
+        }
+    }
+    reply_begin(w);
+    ggml_mpi_put_u32(&w->reply, (uint32_t) (int32_t) status);
+    worker_send_reply(w);
+}
+
 static void cmd_graph_forget(struct worker * w, struct ggml_mpi_reader * r) {
     struct worker_backend * wb = worker_backend(w, ggml_mpi_get_u64(r));
     const uint64_t id = ggml_mpi_get_u64(r);
@@ -580,6 +719,12 @@ static void worker_free(struct worker * w) {
             ggml_backend_buffer_free(w->buffers[i]);
         }
     }
+    for (size_t i = 0; i < w->n_comms; i++) {
+        if (w->comms[i].id != 0) {
+            comm_free(w, &w->comms[i]);
+        }
+    }
+    free(w->comms);
     free(w->backends);
     free(w->buffers);
     free(w->devices);
@@ -611,6 +756,9 @@ static bool worker_serve(struct worker * w) {
         case GGML_MPI_CMD_GRAPH_COMPUTE:   cmd_graph(w, &r, true);      break;
         case GGML_MPI_CMD_GRAPH_RECOMPUTE: cmd_graph(w, &r, false);     break;
         case GGML_MPI_CMD_GRAPH_FORGET:    cmd_graph_forget(w, &r);     break;
+        case GGML_MPI_CMD_COMM_CREATE:     cmd_comm_create(w, &r);      break;
+        case GGML_MPI_CMD_COMM_FREE:       cmd_comm_free(w, &r);        break;
+        case GGML_MPI_CMD_ALLREDUCE:       cmd_allreduce(w, &r);        break;
         default:
             GGML_LOG_ERROR("ggml-mpi worker: refusing a message of %zu bytes: unknown command %u\n", w->msg.size, cmd);
             break;

@@ -1,9 +1,11 @@
 #!/bin/sh
-# run-fail.sh MPIEXEC PROGRAM stop|kill|slow [MPIEXEC FLAGS...]: runs PROGRAM
-# (test-mpi-fail) on 3 ranks with a short timeout and checks that the job
-# ends non-zero, that rank 0 reported the failure (stop; after kill mpirun
-# may end rank 0 first), and that no rank is left running; slow: that the
-# job ends with 0 (a long computation is no failure).
+# run-fail.sh MPIEXEC PROGRAM stop|kill|slow|allreduce-stop|allreduce-kill [MPIEXEC FLAGS...]:
+# runs PROGRAM (test-mpi-fail) on 3 ranks with a short timeout and checks that
+# the job ends non-zero, that rank 0 reported the failure (stop; after kill
+# mpirun may end rank 0 first; allreduce-stop: within twice the timeout, as
+# the failure of the allreduce), and that no rank is
+# left running; slow: that the job ends with 0 (a long computation is no
+# failure).
 set -u
 mpiexec=$1
 program=$2
@@ -21,8 +23,18 @@ if [ "$mode" = slow ]; then
     if [ "$rc" -ne 0 ]; then echo "FAIL: the job of a long computation exited with $rc"; fail=1; fi
 elif [ "$rc" -eq 0 ]; then echo "FAIL: the job exited 0"; fail=1; fi
 if [ "$rc" -eq 124 ]; then echo "FAIL: the job did not end within 120 s"; fail=1; fi
-if [ "$mode" = stop ] && ! grep -q "worker failure reported" "$dir/log"; then
-    echo "FAIL: rank 0 did not report the failure"; fail=1
+case $mode in *stop)
+    if ! grep -q "worker failure reported" "$dir/log"; then
+        echo "FAIL: rank 0 did not report the failure"; fail=1
+    elif [ "$mode" = allreduce-stop ]; then
+        took=$(sed -n 's/.*worker failure reported after \([0-9]*\)\..*/\1/p' "$dir/log")
+        if [ "${took:-999}" -ge $((2 * timeout_s)) ]; then
+            echo "FAIL: the failure took ${took} s to report (timeout ${timeout_s} s)"; fail=1
+        fi
+    fi
+esac
+if [ "$mode" = allreduce-stop ] && ! grep -q "no answer to an allreduce" "$dir/log"; then
+    echo "FAIL: rank 0 did not see the allreduce fail"; fail=1
 fi
 # a running (not zombie) process of this pid
 alive() {

@@ -152,6 +152,22 @@ static void devices_split_by_memory(const struct run_devices * devs, int n, floa
     }
 }
 
+bool run_devices_shares(const struct run_devices * devs, const char * tensor_split, float * share, double * total) {
+    const int n_gpu = devs->n_layer - 1;
+    if (tensor_split != NULL) {
+        if (!devices_parse_split(tensor_split, n_gpu, share)) {
+            return false;
+        }
+    } else {
+        devices_split_by_memory(devs, n_gpu, share);
+    }
+    *total = 0.0;
+    for (int i = 0; i < n_gpu; i++) {
+        *total += (double) share[i];
+    }
+    return true;
+}
+
 bool run_devices_assign_layers(const struct run_devices * devs, int64_t n_layer, int64_t n_gpu_layers,
                                const char * tensor_split, int * layer_dev) {
     const int n_gpu   = devs->n_layer - 1;
@@ -166,17 +182,10 @@ bool run_devices_assign_layers(const struct run_devices * devs, int64_t n_layer,
     if (split == NULL) {
         return false;
     }
-    if (tensor_split != NULL) {
-        if (!devices_parse_split(tensor_split, n_gpu, split)) {
-            free(split);
-            return false;
-        }
-    } else {
-        devices_split_by_memory(devs, n_gpu, split);
-    }
     double total = 0.0;
-    for (int i = 0; i < n_gpu; i++) {
-        total += (double) split[i];
+    if (!run_devices_shares(devs, tensor_split, split, &total)) {
+        free(split);
+        return false;
     }
     if (n_off > 0 && !(total > 0.0)) {
         run_error("--tensor-split gives no device a share");
@@ -203,5 +212,22 @@ bool run_devices_assign_layers(const struct run_devices * devs, int64_t n_layer,
         layer_dev[il] = dev;
     }
     free(split);
+    return true;
+}
+
+bool run_devices_make_meta(struct run_devices * devs, ggml_backend_meta_get_split_state_t get_split_state, void * user_data) {
+    const int n_gpu = devs->n_layer - 1;
+    if (n_gpu < 2) {
+        run_error("--split-mode tensor needs two or more devices besides the CPU (-dev), not %d", n_gpu);
+        return false;
+    }
+    ggml_backend_dev_t meta = ggml_backend_meta_device(devs->layer, (size_t) n_gpu, get_split_state, user_data);
+    if (meta == NULL) {
+        run_error("cannot make one device of the %d layer devices", n_gpu);
+        return false;
+    }
+    devs->layer[0] = meta;
+    devs->layer[1] = devs->layer[n_gpu];
+    devs->n_layer  = 2;
     return true;
 }

@@ -44,6 +44,14 @@ void run_devices_free(struct run_devices * devs);
 bool run_devices_assign_layers(const struct run_devices * devs, int64_t n_layer, int64_t n_gpu_layers,
                                const char * tensor_split, int * layer_dev);
 
+// The share of each non-CPU layer device: tensor_split parsed (see
+// run_devices_assign_layers), or by free memory; *total their sum.
+bool run_devices_shares(const struct run_devices * devs, const char * tensor_split, float * share, double * total);
+
+// --split-mode tensor: the non-CPU layer devices (two or more) become one
+// meta device, whose weights get_split_state splits; the CPU stays last.
+bool run_devices_make_meta(struct run_devices * devs, ggml_backend_meta_get_split_state_t get_split_state, void * user_data);
+
 // index of the CPU in devs->layer
 static inline int run_devices_cpu(const struct run_devices * devs) {
     return devs->n_layer - 1;

@@ -98,6 +98,9 @@ static void print_usage(const char * argv0) {
            "  -ngl, --n-gpu-layers N    layers given to those devices, counting the output layer;\n"
            "                            the others run on the CPU (default: all)\n"
            "  -ts,  --tensor-split L    shares of those layers per device, e.g. 3,1 (default: by free memory)\n"
+           "  -sm,  --split-mode MODE   layer: whole layers per device (default); tensor: every layer split\n"
+           "                            across the devices (attention heads, feed-forward rows), partial\n"
+           "                            sums added between them (over MPI devices by MPI among the workers)\n"
            "  -t,   --threads N         CPU threads (default: every core)\n"
            "  -c,   --ctx-size N        context length (default: prompt + generated tokens)\n"
            "  -b,   --batch-size N      most tokens per graph (default 512)\n"
@@ -218,6 +221,14 @@ static bool parse_valued(const char * arg, const char * val, struct options * o,
     if (is_opt(arg, "-dev", "--device"))       { return parse_str(arg, val, &o->model.devices); }
     if (is_opt(arg, "-ngl", "--n-gpu-layers")) { return parse_int(arg, val, -1, INT32_MAX, &o->model.n_gpu_layers); }
     if (is_opt(arg, "-ts", "--tensor-split"))  { return parse_str(arg, val, &o->model.tensor_split); }
+    if (is_opt(arg, "-sm", "--split-mode")) {
+        if (strcmp(val, "layer") != 0 && strcmp(val, "tensor") != 0) {
+            run_error("invalid %s '%s': layer or tensor", arg, val);
+            return false;
+        }
+        o->model.split_tensor = strcmp(val, "tensor") == 0;
+        return true;
+    }
     if (is_opt(arg, "-t", "--threads"))        { bool ok = parse_int(arg, val, 1, INT32_MAX, &v); o->ctx.n_threads = (int) v; o->synth.n_threads = (int) v; return ok; }
     if (is_opt(arg, "-c", "--ctx-size"))       { return parse_int(arg, val, 0, INT32_MAX, &o->ctx.n_ctx); }
     if (is_opt(arg, "-b", "--batch-size"))     { return parse_int(arg, val, 1, INT32_MAX, &o->ctx.n_batch); }

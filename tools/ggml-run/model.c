@@ -3,6 +3,7 @@
 // weights on devices, the mapped CPU buffer and copies to device memory.
 
 #include "model.h"
+#include "split-tensor.h"
 #include "run-common.h"
 
 #include "ggml-alloc.h"
@@ -22,6 +23,7 @@ struct run_model_params run_model_default_params(void) {
         .devices      = NULL,
         .n_gpu_layers = -1,
         .tensor_split = NULL,
+        .split_tensor = false,
         .use_mmap     = true,
         .repack       = true,
     };
@@ -558,7 +560,8 @@ static bool model_place_weights(struct run_model * model, const struct run_model
     model->layer_dev    = (int *)    run_calloc((size_t) (model->hp.n_layer + 1), sizeof(int), "the layer map");
     model->weight_bytes = (size_t *) run_calloc((size_t) model->devs.n_layer, sizeof(size_t), "the layer map");
     if (model->layer_dev == NULL || model->weight_bytes == NULL ||
-        !run_devices_assign_layers(&model->devs, model->hp.n_layer, params->n_gpu_layers, params->tensor_split, model->layer_dev)) {
+        !run_devices_assign_layers(&model->devs, model->hp.n_layer, params->n_gpu_layers,
+                                   params->split_tensor ? NULL : params->tensor_split, model->layer_dev)) {
         return false;
     }
     struct ggml_tensor * rope_freqs = run_source_tensor(&model->src, "rope_freqs.weight");
@@ -629,6 +632,7 @@ struct run_model * run_model_from_source(struct run_weight_source * src, const s
         model->hp.n_vocab = model->vocab.n_tokens;
         ok = model_find_tensors(model) &&
              run_devices_select(params->devices, &model->devs) &&
+             (!params->split_tensor || run_split_tensor_setup(model, params->tensor_split)) &&
              model_place_weights(model, params);
     }
     if (!ok) {
@@ -657,6 +661,7 @@ void run_model_free(struct run_model * model) {
     run_weight_source_free(&model->src);
     run_vocab_free(&model->vocab);
     run_devices_free(&model->devs);
+    run_split_plan_free(model->split_plan);
     free(model->layers);
     free(model->layer_dev);
     free(model->weight_bytes);

@@ -72,6 +72,7 @@ struct run_model_params {
     const char * devices;       // see run_devices_select (NULL: default devices)
     int64_t      n_gpu_layers;  // layers on devices other than the CPU (< 0: all)
     const char * tensor_split;  // see run_devices_assign_layers (NULL: by free memory)
+    bool         split_tensor;  // --split-mode tensor: the layer devices one meta device (split-tensor.h)
     bool         use_mmap;      // map the file (else read it into memory)
     bool         repack;        // CPU matrices in the CPU's extra buffer type (its kernels' layout) where it takes them
 };
@@ -88,6 +89,7 @@ struct run_model {
     struct run_layer   * layers;
 
     struct run_devices   devs;
+    struct run_split_plan * split_plan; // --split-mode tensor: the shares of the meta device's devices, else NULL
     int                * layer_dev;    // device of each layer, n_layer + 1 entries (output last)
     size_t             * weight_bytes; // per layer device: bytes of the weights placed there
     size_t               repack_bytes; // of the CPU's: bytes copied into its extra buffer type (--no-repack: 0)
