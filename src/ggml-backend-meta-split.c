@@ -9,6 +9,10 @@
 // in a way its rule does not cover aborts with the op's name, as upstream does:
 // that is a graph the program should not have built for a meta device.
 //
+// A meta device of one device holds every slice of every tensor there: its
+// nodes are all whole (MIRRORED), whatever the weights' splits, so no rule
+// can fail (llama.cpp's tensor split over one GPU).
+//
 // When a node is split along a dimension, each device's extent is taken from
 // the first split source in proportion, so that uneven splits (3 and 5 of 8
 // rows) carry through the graph.
@@ -513,6 +517,11 @@ static split_state_t split_state_compute(const struct ggml_tensor * tensor, bool
     }
     if (ggml_backend_buffer_get_usage(tensor->buffer) != GGML_BACKEND_BUFFER_USAGE_COMPUTE && tensor->view_src == NULL) {
         return split_state_of_program_tensor(tensor, n_bufs);
+    }
+    if (n_bufs == 1) {
+        // one device holds every slice of every source, and its partial sums are
+        // the whole sums: each node is whole there, whatever its op's rule says
+        return ss_make(GGML_BACKEND_SPLIT_AXIS_MIRRORED, 1);
     }
 
     split_state_t src_ss[GGML_MAX_SRC];

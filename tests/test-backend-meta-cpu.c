@@ -53,6 +53,18 @@ static struct ggml_backend_meta_split_state layer_split(const struct ggml_tensor
     return ss;
 }
 
+// one device: the projections after the attention and the feed-forward split
+// along their input (whole on the device), everything else mirrored: the
+// products of a mirrored activation with such a weight have no rule with two
+// devices, and with one any split is the whole tensor
+static struct ggml_backend_meta_split_state one_device_split(const struct ggml_tensor * t, void * user_data) {
+    (void) user_data;
+    if (strcmp(t->name, "wo") == 0 || strcmp(t->name, "wd") == 0) {
+        return mt_split(0, 1, (const int64_t[]) { t->ne[0] });
+    }
+    return mt_split_mirrored();
+}
+
 enum { W_Q, W_K, W_V, W_O, W_U, W_G, W_D, W_N1, W_N2, N_WEIGHTS };
 static const char * weight_names[N_WEIGHTS] = { "wq", "wk", "wv", "wo", "wu", "wg", "wd", "n1", "n2" };
 static const int64_t weight_ne[N_WEIGHTS][2] = {
@@ -271,6 +283,14 @@ int main(void) {
     CHECK_MSG(mt_max_abs_diff(got, want, D*T) <= 1e-4, "scheduler, residual on the CPU: differs from unsplit by %g", mt_max_abs_diff(got, want, D*T));
 
     ggml_backend_free(mb);
+
+    ggml_backend_dev_t one = ggml_backend_meta_device(devs, 1, one_device_split, NULL);
+    ggml_backend_t one_b = one != NULL ? ggml_backend_dev_init(one, NULL) : NULL;
+    CHECK(one_b != NULL);
+    memset(got, 0, sizeof(got));
+    CHECK(one_b != NULL && run_layer(one_b, NULL, false, got));
+    CHECK_MSG(mt_max_abs_diff(got, want, D*T) <= 1e-4, "meta backend of one device: differs from unsplit by %g", mt_max_abs_diff(got, want, D*T));
+    ggml_backend_free(one_b);
 
     float moe_want[D*N_USED*T];
     float moe_got[D*N_USED*T];
