@@ -48,9 +48,15 @@ extern "C" {
     // and the bytes of one worker's tensor summed over them, since the start.
     GGML_BACKEND_API void ggml_backend_mpi_allreduce_stats(uint64_t * n_allreduce, uint64_t * n_bytes);
 
+    // The bytes of the backend's messages (commands, tensor data, graphs,
+    // answers) this rank has sent to and received from the other ranks since
+    // the start; the collectives' traffic among the workers is not in them.
+    GGML_BACKEND_API void ggml_backend_mpi_traffic_stats(uint64_t * sent, uint64_t * received);
+
     // for the registry's get_proc_address, by these names
     typedef int              (*ggml_backend_mpi_rank_t)  (void);
     typedef enum ggml_status (*ggml_backend_mpi_worker_t)(int n_threads);
+    typedef void             (*ggml_backend_mpi_stats_t) (uint64_t * a, uint64_t * b);
 
 #ifdef  __cplusplus
 }

@@ -1041,6 +1041,10 @@ void ggml_backend_mpi_allreduce_stats(uint64_t * n_allreduce, uint64_t * n_bytes
     pthread_mutex_unlock(&g_mpi.lock);
 }
 
+void ggml_backend_mpi_traffic_stats(uint64_t * sent, uint64_t * received) {
+    ggml_mpi_comm_traffic(sent, received);
+}
+
 //
 // registry entry
 //
@@ -1069,6 +1073,14 @@ static void * mpi_reg_get_proc_address(ggml_backend_reg_t reg, const char * name
     }
     if (strcmp(name, "ggml_backend_mpi_rank") == 0) {
         ggml_backend_mpi_rank_t fn = ggml_backend_mpi_rank;
+        return GGML_FN_TO_PTR(fn);
+    }
+    if (strcmp(name, "ggml_backend_mpi_allreduce_stats") == 0) {
+        ggml_backend_mpi_stats_t fn = ggml_backend_mpi_allreduce_stats;
+        return GGML_FN_TO_PTR(fn);
+    }
+    if (strcmp(name, "ggml_backend_mpi_traffic_stats") == 0) {
+        ggml_backend_mpi_stats_t fn = ggml_backend_mpi_traffic_stats;
         return GGML_FN_TO_PTR(fn);
     }
     if (strcmp(name, "ggml_backend_comm_init") == 0) {

@@ -18,6 +18,7 @@
 
 #include <mpi.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,15 @@ struct mpi_comm {
 };
 
 static struct mpi_comm g_comm = { .rank = 0, .size = 1, .timeout = 60.0, .lock = PTHREAD_MUTEX_INITIALIZER };
+
+// bytes of the point-to-point messages this rank sent and received (any thread)
+static _Atomic uint64_t g_bytes_sent;
+static _Atomic uint64_t g_bytes_received;
+
+void ggml_mpi_comm_traffic(uint64_t * sent, uint64_t * received) {
+    *sent     = atomic_load(&g_bytes_sent);
+    *received = atomic_load(&g_bytes_received);
+}
 static pthread_once_t  g_comm_once = PTHREAD_ONCE_INIT;
 
 double ggml_mpi_now(void) {
@@ -218,7 +228,11 @@ bool ggml_mpi_send_msg(const void * data, size_t size, int rank, int tag, double
     if (MPI_Isend(data, (int) size, MPI_BYTE, rank, tag, MPI_COMM_WORLD, &req) != MPI_SUCCESS) {
         return false;
     }
-    return wait_request(&req, timeout_s, 0);
+    if (!wait_request(&req, timeout_s, 0)) {
+        return false;
+    }
+    atomic_fetch_add(&g_bytes_sent, (uint64_t) size);
+    return true;
 }
 
 bool ggml_mpi_send_data(const void * data, size_t size, int rank, int tag, double timeout_s) {
@@ -258,7 +272,11 @@ static bool probe(int rank, int tag, double timeout_s, size_t * size) {
 
 // takes the probed message of size bytes into dst (which holds at least size)
 static bool take(void * dst, size_t size, int rank, int tag) {
-    return MPI_Recv(dst, (int) size, MPI_BYTE, rank, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE) == MPI_SUCCESS;
+    if (MPI_Recv(dst, (int) size, MPI_BYTE, rank, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+        return false;
+    }
+    atomic_fetch_add(&g_bytes_received, (uint64_t) size);
+    return true;
 }
 
 // takes and drops a message of a size that was not expected, keeping the stream in order

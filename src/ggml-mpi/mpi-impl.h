@@ -20,6 +20,9 @@ bool ggml_mpi_comm_serialized(void);
 // seconds rank 0 waits for a worker (GGML_MPI_TIMEOUT, default 60)
 double ggml_mpi_comm_timeout(void);
 
+// bytes of the point-to-point messages this rank has sent and received
+void ggml_mpi_comm_traffic(uint64_t * sent, uint64_t * received);
+
 // Point-to-point transfers. timeout_s < 0 waits for ever (the workers,
 // which rank 0's MPI_Abort ends); otherwise false when the peer has not
 // taken or sent the message within timeout_s, or MPI reports an error.

@@ -1,6 +1,7 @@
 // bench.c: prompt and generation throughput, with a progress bar.
 
 #include "bench.h"
+#include "ggml-backend.h"
 #include "profile.h"
 #include "run-common.h"
 #include "sampling.h"
@@ -67,6 +68,46 @@ static bool bench_generate(struct run_context * rc, const struct run_bench_param
     return true;
 }
 
+// the MPI backend's counters (ggml-mpi.h), read through its registry: the
+// bytes rank 0 sent and received, the allreduces among the workers and the
+// bytes of one worker's partial sums they added
+struct bench_mpi_traffic {
+    bool     have;
+    uint64_t sent, received, n_allreduce, allreduce_bytes;
+};
+
+typedef void (*bench_mpi_stats_t)(uint64_t * a, uint64_t * b);
+
+static bench_mpi_stats_t bench_mpi_fn(const char * name) {
+    ggml_backend_reg_t reg = ggml_backend_reg_by_name("MPI");
+    void * sym = reg != NULL ? ggml_backend_reg_get_proc_address(reg, name) : NULL;
+    bench_mpi_stats_t fn = NULL;
+    if (sym != NULL) {
+        memcpy(&fn, &sym, sizeof(sym)); // POSIX: object and function pointers agree
+    }
+    return fn;
+}
+
+static struct bench_mpi_traffic bench_mpi_read(void) {
+    struct bench_mpi_traffic t = { 0 };
+    bench_mpi_stats_t traffic   = bench_mpi_fn("ggml_backend_mpi_traffic_stats");
+    bench_mpi_stats_t allreduce = bench_mpi_fn("ggml_backend_mpi_allreduce_stats");
+    if (traffic != NULL && allreduce != NULL) {
+        t.have = true;
+        traffic(&t.sent, &t.received);
+        allreduce(&t.n_allreduce, &t.allreduce_bytes);
+    }
+    return t;
+}
+
+static void bench_mpi_add(struct bench_mpi_traffic * sum, const struct bench_mpi_traffic * a, const struct bench_mpi_traffic * b) {
+    sum->have             = a->have && b->have;
+    sum->sent            += b->sent - a->sent;
+    sum->received        += b->received - a->received;
+    sum->n_allreduce     += b->n_allreduce - a->n_allreduce;
+    sum->allreduce_bytes += b->allreduce_bytes - a->allreduce_bytes;
+}
+
 static void mean_std(const double * v, int n, double * mean, double * std) {
     double sum = 0.0, sq = 0.0;
     for (int i = 0; i < n; i++) {
@@ -96,6 +137,7 @@ bool run_bench(struct run_context * rc, const struct run_bench_params * bp, stru
     struct run_profile prof;
     memset(&prof, 0, sizeof(prof));
     double gen_ns = 0.0;
+    struct bench_mpi_traffic gen_mpi = { 0 };
     if (ok) {
         bench_make_prompt(rc, bp->seed, tokens, bp->n_prompt);
         run_context_reset(rc);
@@ -109,8 +151,11 @@ bool run_bench(struct run_context * rc, const struct run_bench_params * bp, stru
         if (ok && bp->profile) {
             ok = run_profile_begin(rc, &prof);
         }
+        const struct bench_mpi_traffic mpi0 = bench_mpi_read();
         ok = ok && bench_generate(rc, bp, rep);
         const int64_t t2 = ggml_time_us();
+        const struct bench_mpi_traffic mpi1 = bench_mpi_read();
+        bench_mpi_add(&gen_mpi, &mpi0, &mpi1);
         if (bp->profile) {
             run_profile_end(rc, &prof);
             gen_ns += (double) (t2 - t1) * 1e3;
@@ -126,6 +171,13 @@ bool run_bench(struct run_context * rc, const struct run_bench_params * bp, stru
         mean_std(tg, bp->n_reps, &result->tg_mean, &result->tg_std);
         if (bp->profile) {
             run_profile_print(stdout, rc, &prof, bp->n_gen * bp->n_reps, gen_ns);
+        }
+        const double n_tok = (double) bp->n_gen * bp->n_reps;
+        if (gen_mpi.have && n_tok > 0 && (gen_mpi.sent > 0 || gen_mpi.received > 0)) {
+            printf("MPI per generated token: rank 0 sent %.1f KiB and received %.1f KiB; %.1f allreduces among the "
+                   "workers of %.1f KiB of partial sums each worker holds\n",
+                   (double) gen_mpi.sent / n_tok / 1024.0, (double) gen_mpi.received / n_tok / 1024.0,
+                   (double) gen_mpi.n_allreduce / n_tok, (double) gen_mpi.allreduce_bytes / n_tok / 1024.0);
         }
     }
     run_profile_free(&prof);
