@@ -27,8 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-// graphs kept per stream on the worker; the oldest is forgotten past this
-#define MPI_GRAPH_CACHE 16
+// graphs kept per stream on the worker; the least recently used is forgotten
+// past this (a meta device sends a few per layer and token)
+#define MPI_GRAPH_CACHE 256
 
 struct mpi_worker {
     int              rank;
@@ -533,18 +534,23 @@ static void mpi_backend_synchronize(ggml_backend_t backend) {
     pthread_mutex_unlock(&g_mpi.lock);
 }
 
-// the graph the worker has under this description, or NULL
+// the graph the worker has under this description, or NULL; a graph found
+// becomes the most recently used (the last), so that the parts a meta device
+// sends in turn every token stay while they are in use
 static struct mpi_sent_graph * stream_find_graph(struct mpi_stream * s, uint64_t hash, const uint8_t * bytes, size_t size) {
     for (size_t i = 0; i < s->n_graphs; i++) {
         struct mpi_sent_graph * g = &s->graphs[i];
         if (g->hash == hash && g->size == size && memcmp(g->bytes, bytes, size) == 0) {
-            return g;
+            const struct mpi_sent_graph found = *g;
+            memmove(&s->graphs[i], &s->graphs[i + 1], (s->n_graphs - i - 1) * sizeof(s->graphs[0]));
+            s->graphs[s->n_graphs - 1] = found;
+            return &s->graphs[s->n_graphs - 1];
         }
     }
     return NULL;
 }
 
-// remembers a graph the worker is sent (forgetting the oldest when full); its id, or 0 when not kept
+// remembers a graph the worker is sent (forgetting the least recently used when full); its id, or 0 when not kept
 static uint64_t stream_keep_graph(struct mpi_stream * s, uint64_t hash, const uint8_t * bytes, size_t size) {
     uint8_t * copy = (uint8_t *) malloc(size);
     if (copy == NULL) {
