@@ -314,6 +314,11 @@ static enum ggml_status meta_allreduce(struct ggml_backend_meta_context * ctx, i
         if (nodes != NULL) {
             for (size_t j = 0; j < ctx->n_backends; j++) {
                 nodes[j] = ctx->graphs[j]->nodes[i];
+                // a device that skipped the node (an empty slice of a source)
+                // adds nothing: the collective sums what its memory holds
+                if ((nodes[j]->flags & GGML_TENSOR_FLAG_COMPUTE) == 0) {
+                    ggml_backend_tensor_memset(nodes[j], 0, 0, ggml_nbytes(nodes[j]));
+                }
             }
             const bool ok = ctx->comm_allreduce(ctx->comm_ctx, nodes);
             free(nodes);

@@ -102,6 +102,14 @@ static const struct mpi_meta_case g_cases[] = {
         .build = build_ffn, .reference = ref_ffn,
     },
     {
+        // the first device's slices are empty: it skips the products, and the
+        // collective must add nothing for it (not what its memory holds)
+        .name = "ffn, an empty slice", .n_leaves = 3, .leaf_names = { "up", "down", "x" },
+        .leaf_ne = { { 67, 96 }, { 96, 67 }, { 67, 5 } },
+        .rules = { { "up", 1, { { 0, 96 }, { 0, 40, 56 } } }, { "down", 0, { { 0, 96 }, { 0, 40, 56 } } } }, .n_rules = 2,
+        .build = build_ffn, .reference = ref_ffn,
+    },
+    {
         .name = "K split output", .n_leaves = 2, .leaf_names = { "w", "x" },
         .leaf_ne = { { 1031, 129 }, { 1031, 7 } },
         .rules = { { "w", 0, { { 500, 531 }, { 300, 331, 400 } } }, { "x", 0, { { 500, 531 }, { 300, 331, 400 } } } },
