@@ -54,19 +54,9 @@ static float iq4_dot_row_ref(enum ggml_type type, int64_t n, const char * x, con
     return sum;
 }
 
-// the portable rows of one type, specialized for it by the kernels below
-static QD_INLINE void iq4_rows_ref(enum ggml_type type, int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
-                                   const void * const * y, float * const * s, int64_t nc) {
-    for (int64_t c = 0; c < nc; c++) {
-        for (int64_t r = 0; r < nr; r++) {
-            s[c][r] = iq4_dot_row_ref(type, n, (const char *) x + r*bx, y[c]);
-        }
-    }
-}
-
-GGML_CPU_DEFINE_DOT_ROWS(iq4_nl_dot__scalar, iq4_rows_ref, GGML_TYPE_IQ4_NL)
-GGML_CPU_DEFINE_DOT_ROWS(iq4_xs_dot__scalar, iq4_rows_ref, GGML_TYPE_IQ4_XS)
-GGML_CPU_DEFINE_DOT_ROWS(mxfp4_dot__scalar, iq4_rows_ref, GGML_TYPE_MXFP4)
+GGML_CPU_DEFINE_DOT_ROWS(iq4_nl_dot__scalar, qd_rows_by_row, iq4_dot_row_ref, GGML_TYPE_IQ4_NL)
+GGML_CPU_DEFINE_DOT_ROWS(iq4_xs_dot__scalar, qd_rows_by_row, iq4_dot_row_ref, GGML_TYPE_IQ4_XS)
+GGML_CPU_DEFINE_DOT_ROWS(mxfp4_dot__scalar, qd_rows_by_row, iq4_dot_row_ref, GGML_TYPE_MXFP4)
 
 void ggml_cpu_add_kernels_quants_dot_iq4(struct ggml_cpu_kernel_config * cfg) {
 #define IQ4_ADD(type, f, r)                                                       \

@@ -45,7 +45,8 @@ static void lowbit_decode(enum ggml_type type, const void * x, int8_t * v, float
     }
 }
 
-static float lowbit_dot_row(enum ggml_type type, int64_t n, const char * x, const block_q8_0 * y) {
+static float lowbit_dot_row(enum ggml_type type, int64_t n, const char * x, const void * yv) {
+    const block_q8_0 * y = (const block_q8_0 *) yv;
     const int64_t blck = ggml_blck_size(type);
     const size_t bs = ggml_type_size(type);
     float sum = 0.0f;
@@ -67,19 +68,9 @@ static float lowbit_dot_row(enum ggml_type type, int64_t n, const char * x, cons
     return sum;
 }
 
-// the rows of one type, specialized for it by the kernels below
-static QD_INLINE void lowbit_rows(enum ggml_type type, int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
-                                  const void * const * y, float * const * s, int64_t nc) {
-    for (int64_t c = 0; c < nc; c++) {
-        for (int64_t r = 0; r < nr; r++) {
-            s[c][r] = lowbit_dot_row(type, n, (const char *) x + r*bx, (const block_q8_0 *) y[c]);
-        }
-    }
-}
-
-GGML_CPU_DEFINE_DOT_ROWS(q1_0_dot__scalar, lowbit_rows, GGML_TYPE_Q1_0)
-GGML_CPU_DEFINE_DOT_ROWS(q2_0_dot__scalar, lowbit_rows, GGML_TYPE_Q2_0)
-GGML_CPU_DEFINE_DOT_ROWS(nvfp4_dot__scalar, lowbit_rows, GGML_TYPE_NVFP4)
+GGML_CPU_DEFINE_DOT_ROWS(q1_0_dot__scalar, qd_rows_by_row, lowbit_dot_row, GGML_TYPE_Q1_0)
+GGML_CPU_DEFINE_DOT_ROWS(q2_0_dot__scalar, qd_rows_by_row, lowbit_dot_row, GGML_TYPE_Q2_0)
+GGML_CPU_DEFINE_DOT_ROWS(nvfp4_dot__scalar, qd_rows_by_row, lowbit_dot_row, GGML_TYPE_NVFP4)
 
 void ggml_cpu_add_kernels_quants_dot_lowbit(struct ggml_cpu_kernel_config * cfg) {
     GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q1_0, dot_rows, q1_0_dot__scalar, "scalar");

@@ -9,7 +9,8 @@
 #include "simd/quants-simd.h"
 #include "ggml-quants.h"
 
-static float tq_dot_row(enum ggml_type type, int64_t n, const char * x, const block_q8_K * y) {
+static float tq_dot_row(enum ggml_type type, int64_t n, const char * x, const void * yv) {
+    const block_q8_K * y = (const block_q8_K *) yv;
     const size_t bs = ggml_type_size(type);
     float sum = 0.0f;
     for (int64_t b = 0; b < n / QK_K; b++) {
@@ -31,18 +32,8 @@ static float tq_dot_row(enum ggml_type type, int64_t n, const char * x, const bl
     return sum;
 }
 
-// the rows of TQ1_0 or TQ2_0, specialized for it by the kernels below
-static QD_INLINE void tq_rows(enum ggml_type type, int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
-                              const void * const * y, float * const * s, int64_t nc) {
-    for (int64_t c = 0; c < nc; c++) {
-        for (int64_t r = 0; r < nr; r++) {
-            s[c][r] = tq_dot_row(type, n, (const char *) x + r*bx, (const block_q8_K *) y[c]);
-        }
-    }
-}
-
-GGML_CPU_DEFINE_DOT_ROWS(tq1_0_dot__scalar, tq_rows, GGML_TYPE_TQ1_0)
-GGML_CPU_DEFINE_DOT_ROWS(tq2_0_dot__scalar, tq_rows, GGML_TYPE_TQ2_0)
+GGML_CPU_DEFINE_DOT_ROWS(tq1_0_dot__scalar, qd_rows_by_row, tq_dot_row, GGML_TYPE_TQ1_0)
+GGML_CPU_DEFINE_DOT_ROWS(tq2_0_dot__scalar, qd_rows_by_row, tq_dot_row, GGML_TYPE_TQ2_0)
 
 void ggml_cpu_add_kernels_quants_dot_tq(struct ggml_cpu_kernel_config * cfg) {
     GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_TQ1_0, dot_rows, tq1_0_dot__scalar, "scalar");
