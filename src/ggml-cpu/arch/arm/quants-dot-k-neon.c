@@ -205,16 +205,11 @@ GGML_CPU_DEFINE_DOT_ROWS(q4_K_dot__neon, qkn_dot_rows, sizeof(block_q4_K), qkn_d
 GGML_CPU_DEFINE_DOT_ROWS(q5_K_dot__neon, qkn_dot_rows, sizeof(block_q5_K), qkn_decode_q5_K, qkn_block_dot_widen)
 GGML_CPU_DEFINE_DOT_ROWS(q6_K_dot__neon, qkn_dot_rows, sizeof(block_q6_K), qkn_decode_q6_K, qkn_block_dot_widen)
 #if defined(GGML_NEON_DOTPROD)
-GGML_NEON_TARGET_DOTPROD
-GGML_CPU_DEFINE_DOT_ROWS(q2_K_dot__neon_sdot, qkn_dot_rows, sizeof(block_q2_K), qkn_decode_q2_K, qkn_block_dot_sdot)
-GGML_NEON_TARGET_DOTPROD
-GGML_CPU_DEFINE_DOT_ROWS(q3_K_dot__neon_sdot, qkn_dot_rows, sizeof(block_q3_K), qkn_decode_q3_K, qkn_block_dot_sdot)
-GGML_NEON_TARGET_DOTPROD
-GGML_CPU_DEFINE_DOT_ROWS(q4_K_dot__neon_sdot, qkn_dot_rows, sizeof(block_q4_K), qkn_decode_q4_K, qkn_block_dot_sdot)
-GGML_NEON_TARGET_DOTPROD
-GGML_CPU_DEFINE_DOT_ROWS(q5_K_dot__neon_sdot, qkn_dot_rows, sizeof(block_q5_K), qkn_decode_q5_K, qkn_block_dot_sdot)
-GGML_NEON_TARGET_DOTPROD
-GGML_CPU_DEFINE_DOT_ROWS(q6_K_dot__neon_sdot, qkn_dot_rows, sizeof(block_q6_K), qkn_decode_q6_K, qkn_block_dot_sdot)
+GGML_NEON_TARGET_DOTPROD GGML_CPU_DEFINE_DOT_ROWS(q2_K_dot__neon_sdot, qkn_dot_rows, sizeof(block_q2_K), qkn_decode_q2_K, qkn_block_dot_sdot)
+GGML_NEON_TARGET_DOTPROD GGML_CPU_DEFINE_DOT_ROWS(q3_K_dot__neon_sdot, qkn_dot_rows, sizeof(block_q3_K), qkn_decode_q3_K, qkn_block_dot_sdot)
+GGML_NEON_TARGET_DOTPROD GGML_CPU_DEFINE_DOT_ROWS(q4_K_dot__neon_sdot, qkn_dot_rows, sizeof(block_q4_K), qkn_decode_q4_K, qkn_block_dot_sdot)
+GGML_NEON_TARGET_DOTPROD GGML_CPU_DEFINE_DOT_ROWS(q5_K_dot__neon_sdot, qkn_dot_rows, sizeof(block_q5_K), qkn_decode_q5_K, qkn_block_dot_sdot)
+GGML_NEON_TARGET_DOTPROD GGML_CPU_DEFINE_DOT_ROWS(q6_K_dot__neon_sdot, qkn_dot_rows, sizeof(block_q6_K), qkn_decode_q6_K, qkn_block_dot_sdot)
 #endif
 
 void ggml_cpu_add_kernels_arm_quants_dot_k(struct ggml_cpu_kernel_config * cfg) {

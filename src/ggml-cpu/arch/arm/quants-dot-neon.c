@@ -124,16 +124,11 @@ GGML_CPU_DEFINE_DOT_ROWS(iq4_nl_dot__neon, qn_dot_rows, sizeof(block_iq4_nl), qn
 GGML_CPU_DEFINE_DOT_ROWS(mxfp4_dot__neon, qn_dot_rows, sizeof(block_mxfp4), qn_codes_mxfp4, qn_isum_neon)
 GGML_CPU_DEFINE_DOT_ROWS(iq4_xs_dot__neon, qn_dot_rows_iq4_xs, qn_isum_neon)
 #if defined(QN_DOTPROD)
-QN_TARGET_DOTPROD
-GGML_CPU_DEFINE_DOT_ROWS(q8_0_dot__neon_sdot, qn_dot_rows, sizeof(block_q8_0), qn_codes_q8_0, qn_isum_dotprod)
-QN_TARGET_DOTPROD
-GGML_CPU_DEFINE_DOT_ROWS(q4_0_dot__neon_sdot, qn_dot_rows, sizeof(block_q4_0), qn_codes_q4_0, qn_isum_dotprod)
-QN_TARGET_DOTPROD
-GGML_CPU_DEFINE_DOT_ROWS(iq4_nl_dot__neon_sdot, qn_dot_rows, sizeof(block_iq4_nl), qn_codes_iq4_nl, qn_isum_dotprod)
-QN_TARGET_DOTPROD
-GGML_CPU_DEFINE_DOT_ROWS(mxfp4_dot__neon_sdot, qn_dot_rows, sizeof(block_mxfp4), qn_codes_mxfp4, qn_isum_dotprod)
-QN_TARGET_DOTPROD
-GGML_CPU_DEFINE_DOT_ROWS(iq4_xs_dot__neon_sdot, qn_dot_rows_iq4_xs, qn_isum_dotprod)
+QN_TARGET_DOTPROD GGML_CPU_DEFINE_DOT_ROWS(q8_0_dot__neon_sdot, qn_dot_rows, sizeof(block_q8_0), qn_codes_q8_0, qn_isum_dotprod)
+QN_TARGET_DOTPROD GGML_CPU_DEFINE_DOT_ROWS(q4_0_dot__neon_sdot, qn_dot_rows, sizeof(block_q4_0), qn_codes_q4_0, qn_isum_dotprod)
+QN_TARGET_DOTPROD GGML_CPU_DEFINE_DOT_ROWS(iq4_nl_dot__neon_sdot, qn_dot_rows, sizeof(block_iq4_nl), qn_codes_iq4_nl, qn_isum_dotprod)
+QN_TARGET_DOTPROD GGML_CPU_DEFINE_DOT_ROWS(mxfp4_dot__neon_sdot, qn_dot_rows, sizeof(block_mxfp4), qn_codes_mxfp4, qn_isum_dotprod)
+QN_TARGET_DOTPROD GGML_CPU_DEFINE_DOT_ROWS(iq4_xs_dot__neon_sdot, qn_dot_rows_iq4_xs, qn_isum_dotprod)
 #endif
 
 void ggml_cpu_add_kernels_arm_quants_dot(struct ggml_cpu_kernel_config * cfg) {

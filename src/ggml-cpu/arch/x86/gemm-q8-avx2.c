@@ -136,15 +136,15 @@ static GGML_GEMM_INLINE __m256i q8p_decode(enum ggml_type type, const char * row
 }
 
 // the integer register of the packers and tiles (512 bits where the variant
-// has AVX-512), and the unpacks of its dwords and qwords: *lo and *hi
+// has AVX-512), and the unpacks of its dwords and qwords: o[0] low, o[1] high
 #if defined(GGML_VEC_AVX512)
 typedef __m512i q8p_ivec;
-static GGML_GEMM_INLINE void q8p_unpack32(q8p_ivec a, q8p_ivec b, q8p_ivec * lo, q8p_ivec * hi) { *lo = _mm512_unpacklo_epi32(a, b); *hi = _mm512_unpackhi_epi32(a, b); }
-static GGML_GEMM_INLINE void q8p_unpack64(q8p_ivec a, q8p_ivec b, q8p_ivec * lo, q8p_ivec * hi) { *lo = _mm512_unpacklo_epi64(a, b); *hi = _mm512_unpackhi_epi64(a, b); }
+static GGML_GEMM_INLINE void q8p_unpack32(q8p_ivec a, q8p_ivec b, q8p_ivec o[2]) { o[0] = _mm512_unpacklo_epi32(a, b); o[1] = _mm512_unpackhi_epi32(a, b); }
+static GGML_GEMM_INLINE void q8p_unpack64(q8p_ivec a, q8p_ivec b, q8p_ivec o[2]) { o[0] = _mm512_unpacklo_epi64(a, b); o[1] = _mm512_unpackhi_epi64(a, b); }
 #else
 typedef __m256i q8p_ivec;
-static GGML_GEMM_INLINE void q8p_unpack32(q8p_ivec a, q8p_ivec b, q8p_ivec * lo, q8p_ivec * hi) { *lo = _mm256_unpacklo_epi32(a, b); *hi = _mm256_unpackhi_epi32(a, b); }
-static GGML_GEMM_INLINE void q8p_unpack64(q8p_ivec a, q8p_ivec b, q8p_ivec * lo, q8p_ivec * hi) { *lo = _mm256_unpacklo_epi64(a, b); *hi = _mm256_unpackhi_epi64(a, b); }
+static GGML_GEMM_INLINE void q8p_unpack32(q8p_ivec a, q8p_ivec b, q8p_ivec o[2]) { o[0] = _mm256_unpacklo_epi32(a, b); o[1] = _mm256_unpackhi_epi32(a, b); }
+static GGML_GEMM_INLINE void q8p_unpack64(q8p_ivec a, q8p_ivec b, q8p_ivec o[2]) { o[0] = _mm256_unpacklo_epi64(a, b); o[1] = _mm256_unpackhi_epi64(a, b); }
 #endif
 
 // 8 x 8 transposes of dwords within each 256-bit half: rows r[j] -> columns
@@ -152,12 +152,12 @@ static GGML_GEMM_INLINE void q8p_unpack64(q8p_ivec a, q8p_ivec b, q8p_ivec * lo,
 static GGML_GEMM_INLINE void q8p_transpose_steps(const q8p_ivec r[8], q8p_ivec u[8]) {
     q8p_ivec t[8];
     for (int j = 0; j < 8; j += 2) {
-        q8p_unpack32(r[j], r[j + 1], &t[j], &t[j + 1]);
+        q8p_unpack32(r[j], r[j + 1], &t[j]);
     }
-    q8p_unpack64(t[0], t[2], &u[0], &u[1]);
-    q8p_unpack64(t[1], t[3], &u[2], &u[3]);
-    q8p_unpack64(t[4], t[6], &u[4], &u[5]);
-    q8p_unpack64(t[5], t[7], &u[6], &u[7]);
+    q8p_unpack64(t[0], t[2], &u[0]);
+    q8p_unpack64(t[1], t[3], &u[2]);
+    q8p_unpack64(t[4], t[6], &u[4]);
+    q8p_unpack64(t[5], t[7], &u[6]);
 }
 
 #if defined(GGML_VEC_AVX512)
