@@ -402,7 +402,8 @@ void quantize_row_q2_K_ref(const float * GGML_RESTRICT x, void * GGML_RESTRICT v
     }
 }
 
-static void quantize_row_q2_K_weighted(const float * x, block_q2_K * y, int64_t n, const float * qw) {
+static void quantize_row_q2_K_weighted(const float * x, void * vy, int64_t n, const float * qw) {
+    block_q2_K * y = (block_q2_K *) vy;
     uint8_t L[QK_K], Laux[16], Ls[QK_K/16], Lm[QK_K/16];
     float   w[16], sw[QK_K/16], mins[QK_K/16], scales[QK_K/16];
 
@@ -512,7 +513,8 @@ void quantize_row_q3_K_ref(const float * GGML_RESTRICT x, void * GGML_RESTRICT v
     }
 }
 
-static void quantize_row_q3_K_weighted(const float * x, block_q3_K * y, int64_t n, const float * qw) {
+static void quantize_row_q3_K_weighted(const float * x, void * vy, int64_t n, const float * qw) {
+    block_q3_K * y = (block_q3_K *) vy;
     int8_t L[QK_K], Ls[QK_K/16];
     float  scales[QK_K/16], w[16], sw[QK_K/16];
 
@@ -710,7 +712,8 @@ void quantize_row_q5_K_ref(const float * GGML_RESTRICT x, void * GGML_RESTRICT v
     }
 }
 
-static void quantize_row_q4_K_weighted(const float * x, block_q4_K * y, int64_t n, const float * qw) {
+static void quantize_row_q4_K_weighted(const float * x, void * vy, int64_t n, const float * qw) {
+    block_q4_K * y = (block_q4_K *) vy;
     uint8_t L[QK_K], Ls[QK_K/32], Lm[QK_K/32];
     float   scales[QK_K/32], mins[QK_K/32], sw[QK_K/32];
     for (int64_t b = 0; b < n / QK_K; b++, x += QK_K) {
@@ -725,7 +728,8 @@ static void quantize_row_q4_K_weighted(const float * x, block_q4_K * y, int64_t 
     }
 }
 
-static void quantize_row_q5_K_weighted(const float * x, block_q5_K * y, int64_t n, const float * qw) {
+static void quantize_row_q5_K_weighted(const float * x, void * vy, int64_t n, const float * qw) {
+    block_q5_K * y = (block_q5_K *) vy;
     uint8_t L[QK_K], Ls[QK_K/32], Lm[QK_K/32];
     float   scales[QK_K/32], mins[QK_K/32], sw[QK_K/32];
     for (int64_t b = 0; b < n / QK_K; b++, x += QK_K) {
@@ -902,28 +906,46 @@ void dequantize_row_q8_K(const void * GGML_RESTRICT vx, float * GGML_RESTRICT y,
 // row quantizers with an optional importance matrix
 //
 
-#define K_DEFINE_QUANTIZE(name, type, block_t, ref, weighted)                                          \
-    size_t name(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows,             \
-                int64_t n_per_row, const float * imatrix) {                                           \
-        const size_t row_size = ggml_row_size(type, n_per_row);                                       \
-        if (imatrix == NULL) {                                                                         \
-            ref(src, dst, nrows*n_per_row);                                                            \
-        } else {                                                                                       \
-            for (int64_t r = 0; r < nrows; r++) {                                                      \
-                weighted(src + r*n_per_row, (block_t *)((char *) dst + r*row_size), n_per_row, imatrix); \
-            }                                                                                          \
-        }                                                                                              \
-        return (size_t) nrows * row_size;                                                              \
-    }
-
-static void quantize_row_q6_K_weighted(const float * x, block_q6_K * y, int64_t n, const float * qw) {
+static void quantize_row_q6_K_weighted(const float * x, void * vy, int64_t n, const float * qw) {
+    block_q6_K * y = (block_q6_K *) vy;
     for (int64_t b = 0; b < n / QK_K; b++) {
         q6_K_block(x + b*QK_K, &y[b], qw + b*QK_K);
     }
 }
 
-K_DEFINE_QUANTIZE(quantize_q2_K, GGML_TYPE_Q2_K, block_q2_K, quantize_row_q2_K_ref, quantize_row_q2_K_weighted)
-K_DEFINE_QUANTIZE(quantize_q3_K, GGML_TYPE_Q3_K, block_q3_K, quantize_row_q3_K_ref, quantize_row_q3_K_weighted)
-K_DEFINE_QUANTIZE(quantize_q4_K, GGML_TYPE_Q4_K, block_q4_K, quantize_row_q4_K_ref, quantize_row_q4_K_weighted)
-K_DEFINE_QUANTIZE(quantize_q5_K, GGML_TYPE_Q5_K, block_q5_K, quantize_row_q5_K_ref, quantize_row_q5_K_weighted)
-K_DEFINE_QUANTIZE(quantize_q6_K, GGML_TYPE_Q6_K, block_q6_K, quantize_row_q6_K_ref, quantize_row_q6_K_weighted)
+// nrows rows of n_per_row values of `type`: the reference quantizer ref over
+// all of them without an importance matrix, else weighted row by row
+static inline size_t k_quantize(enum ggml_type type, void (*ref)(const float * GGML_RESTRICT x, void * GGML_RESTRICT y, int64_t k),
+                                void (*weighted)(const float * x, void * y, int64_t n, const float * qw),
+                                const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows,
+                                int64_t n_per_row, const float * imatrix) {
+    const size_t row_size = ggml_row_size(type, n_per_row);
+    if (imatrix == NULL) {
+        ref(src, dst, nrows*n_per_row);
+    } else {
+        for (int64_t r = 0; r < nrows; r++) {
+            weighted(src + r*n_per_row, (char *) dst + r*row_size, n_per_row, imatrix);
+        }
+    }
+    return (size_t) nrows * row_size;
+}
+
+size_t quantize_q2_K(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix) {
+    return k_quantize(GGML_TYPE_Q2_K, quantize_row_q2_K_ref, quantize_row_q2_K_weighted, src, dst, nrows, n_per_row, imatrix);
+}
+
+size_t quantize_q3_K(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix) {
+    return k_quantize(GGML_TYPE_Q3_K, quantize_row_q3_K_ref, quantize_row_q3_K_weighted, src, dst, nrows, n_per_row, imatrix);
+}
+
+size_t quantize_q4_K(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix) {
+    return k_quantize(GGML_TYPE_Q4_K, quantize_row_q4_K_ref, quantize_row_q4_K_weighted, src, dst, nrows, n_per_row, imatrix);
+}
+
+size_t quantize_q5_K(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix) {
+    return k_quantize(GGML_TYPE_Q5_K, quantize_row_q5_K_ref, quantize_row_q5_K_weighted, src, dst, nrows, n_per_row, imatrix);
+}
+
+size_t quantize_q6_K(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix) {
+    return k_quantize(GGML_TYPE_Q6_K, quantize_row_q6_K_ref, quantize_row_q6_K_weighted, src, dst, nrows, n_per_row, imatrix);
+}

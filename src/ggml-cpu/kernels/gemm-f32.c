@@ -82,9 +82,17 @@ static void gf_tile_ref(int64_t k, const float * const * a, const float * const 
     memcpy(out, acc, sizeof(acc));
 }
 
-GGML_GEMM_DEFINE_WALK(gf_walk_ref, GF_REF_RM, GF_REF_RN, gf_tile_ref, float)
+#define GGML_GEMM_WALK    gf_walk_ref
+#define GGML_GEMM_WALK_RM GF_REF_RM
+#define GGML_GEMM_WALK_RN GF_REF_RN
+#define GGML_GEMM_WALK_T  float
+#include "kernels/gemm-walk-tmpl.h"
 #if defined(GF_RM)
-GGML_GEMM_DEFINE_WALK(gf_walk, GF_RM, GF_RN, gf_tile, float)
+#define GGML_GEMM_WALK    gf_walk
+#define GGML_GEMM_WALK_RM GF_RM
+#define GGML_GEMM_WALK_RN GF_RN
+#define GGML_GEMM_WALK_T  float
+#include "kernels/gemm-walk-tmpl.h"
 #endif
 
 void ggml_gemm_f32(int64_t nrows, int64_t ncols, int64_t k,
@@ -93,11 +101,11 @@ void ggml_gemm_f32(int64_t nrows, int64_t ncols, int64_t k,
     GGML_UNUSED(use_ref);
 #if defined(GF_RM)
     if (!use_ref) {
-        gf_walk(nrows, ncols, k, A, lda, B, C, accumulate);
+        gf_walk(gf_tile, nrows, ncols, k, A, lda, B, C, accumulate);
         return;
     }
 #endif
-    gf_walk_ref(nrows, ncols, k, A, lda, B, C, accumulate);
+    gf_walk_ref(gf_tile_ref, nrows, ncols, k, A, lda, B, C, accumulate);
 }
 
 //

@@ -385,19 +385,22 @@ static void q8p2o_tile_ref(int64_t nsb, const uint8_t * const * a, const uint8_t
     q8p_tile_ref_form(Q8P_HALVES_OFS, nsb, a, b, out);
 }
 
-GGML_GEMM_DEFINE_WALK(q8p_walk_ref, Q8P_REF_RM, Q8P_REF_RN, q8p_tile_ref, uint8_t)
-GGML_GEMM_DEFINE_WALK(q8p2_walk_ref, Q8P_REF_RM, Q8P_REF_RN, q8p2_tile_ref, uint8_t)
-GGML_GEMM_DEFINE_WALK(q8p2o_walk_ref, Q8P_REF_RM, Q8P_REF_RN, q8p2o_tile_ref, uint8_t)
+#define GGML_GEMM_WALK    q8p_walk_ref
+#define GGML_GEMM_WALK_RM Q8P_REF_RM
+#define GGML_GEMM_WALK_RN Q8P_REF_RN
+#define GGML_GEMM_WALK_T  uint8_t
+#include "kernels/gemm-walk-tmpl.h"
+
 // the walks as ggml_cpu_q8p_gemm_t
-#define Q8P_DEFINE_GEMM(name, walk)                                                                    \
+#define Q8P_DEFINE_GEMM(name, tile)                                                                    \
     static void name(int64_t nrows, int64_t ncols, int64_t nsb, const void * A, size_t lda,            \
                      const void * const * B, float * const * C, bool accumulate) {                     \
-        walk(nrows, ncols, nsb, (const uint8_t *) A, lda, B, C, accumulate);                           \
+        q8p_walk_ref(tile, nrows, ncols, nsb, (const uint8_t *) A, lda, B, C, accumulate);             \
     }
 
-Q8P_DEFINE_GEMM(q8p_gemm__scalar_2x2,   q8p_walk_ref)
-Q8P_DEFINE_GEMM(q8p2_gemm__scalar_2x2,  q8p2_walk_ref)
-Q8P_DEFINE_GEMM(q8p2o_gemm__scalar_2x2, q8p2o_walk_ref)
+Q8P_DEFINE_GEMM(q8p_gemm__scalar_2x2,   q8p_tile_ref)
+Q8P_DEFINE_GEMM(q8p2_gemm__scalar_2x2,  q8p2_tile_ref)
+Q8P_DEFINE_GEMM(q8p2o_gemm__scalar_2x2, q8p2o_tile_ref)
 void ggml_cpu_add_kernels_gemm_q8(struct ggml_cpu_kernel_config * cfg) {
 #define Q8P_ADD(type, pk, tile)                                                                   \
     GGML_CPU_SET_KERNEL(cfg->fast, type, pack_weights, pk,   "scalar");                        \

@@ -48,36 +48,9 @@ extern "C" {
 #define GGML_GEMM_KEEP_IN_REG(v) ((void) 0)
 #endif
 
-// The walk over the tiles of a block: column groups outside, row groups
-// inside; edge tiles repeat their last row / column. tile(k, a, b, out)
-// computes out[RM][RN] for the row pointers a[RM] and column pointers b[RN];
-// AT is the element type of the rows (float, uint8_t).
-#define GGML_GEMM_DEFINE_WALK(name, RM, RN, tile, AT)                                                  \
-    static void name(int64_t nrows, int64_t ncols, int64_t k, const AT * A, size_t lda,               \
-                     const void * const * B, float * const * C, bool accumulate) {                    \
-        for (int64_t j0 = 0; j0 < ncols; j0 += RN) {                                                   \
-            const int64_t nc = MIN(RN, ncols - j0);                                                    \
-            const AT * b[RN];                                                                          \
-            for (int c = 0; c < RN; c++) {                                                             \
-                b[c] = (const AT *) B[j0 + MIN(c, nc - 1)];                                            \
-            }                                                                                          \
-            for (int64_t i0 = 0; i0 < nrows; i0 += RM) {                                               \
-                const int64_t nr = MIN(RM, nrows - i0);                                                \
-                const AT * a[RM];                                                                      \
-                for (int r = 0; r < RM; r++) {                                                         \
-                    a[r] = A + (size_t)(i0 + MIN(r, nr - 1)) * lda;                                    \
-                }                                                                                      \
-                float out[RM][RN];                                                                     \
-                tile(k, a, b, out);                                                                    \
-                for (int64_t c = 0; c < nc; c++) {                                                     \
-                    float * dst = C[j0 + c] + i0;                                                      \
-                    for (int64_t r = 0; r < nr; r++) {                                                 \
-                        dst[r] = accumulate ? dst[r] + out[r][c] : out[r][c];                          \
-                    }                                                                                  \
-                }                                                                                      \
-            }                                                                                          \
-        }                                                                                              \
-    }
+// The walk over the tiles of a block (column groups outside, row groups
+// inside; edge tiles repeat their last row / column) is gemm-walk-tmpl.h,
+// included once per tile shape.
 
 //
 // float

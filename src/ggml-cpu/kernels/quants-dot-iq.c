@@ -11,6 +11,7 @@
 
 #include "kernels/quants-dot.h"
 #include "kernels/kernel-config.h"
+#include "simd/quants-simd.h"
 #include "ggml-quants.h"
 #include "../ggml-quants-iq.h"
 
@@ -180,31 +181,24 @@ static float iq1_dot_row(enum ggml_type type, int64_t n, const char * x, const b
     return sum;
 }
 
-#define IQ1_DEFINE_ROWS(name, type)                                                                    \
-    static void name(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,                  \
-                     const void * const * y, float * const * s, int64_t nc) {                         \
-        const uint64_t * grid = ggml_iq_grids()->iq1s;                                                 \
-        for (int64_t c = 0; c < nc; c++) {                                                             \
-            for (int64_t r = 0; r < nr; r++) {                                                         \
-                s[c][r] = iq1_dot_row(type, n, (const char *) x + r*bx, (const block_q8_K *) y[c], grid); \
-            }                                                                                          \
-        }                                                                                              \
+// the dot_rows kernel of IQ1_S or IQ1_M, specialized for it by the callers below
+static QD_INLINE void iq1_rows(enum ggml_type type, int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
+                               const void * const * y, float * const * s, int64_t nc) {
+    const uint64_t * grid = ggml_iq_grids()->iq1s;
+    for (int64_t c = 0; c < nc; c++) {
+        for (int64_t r = 0; r < nr; r++) {
+            s[c][r] = iq1_dot_row(type, n, (const char *) x + r*bx, (const block_q8_K *) y[c], grid);
+        }
     }
+}
 
-IQ1_DEFINE_ROWS(iq1_s_dot__scalar, GGML_TYPE_IQ1_S)
-IQ1_DEFINE_ROWS(iq1_m_dot__scalar, GGML_TYPE_IQ1_M)
-
-#define IQ_DEFINE_ROWS(name, type)                                                                     \
-    static void name(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,                  \
-                     const void * const * y, float * const * s, int64_t nc) {                         \
-        iq_dot_rows(type, n, (const char *) x, bx, nr, y, s, nc);                                      \
-    }
-
-IQ_DEFINE_ROWS(iq2_xxs_dot__scalar, GGML_TYPE_IQ2_XXS)
-IQ_DEFINE_ROWS(iq2_xs_dot__scalar,  GGML_TYPE_IQ2_XS)
-IQ_DEFINE_ROWS(iq2_s_dot__scalar,   GGML_TYPE_IQ2_S)
-IQ_DEFINE_ROWS(iq3_xxs_dot__scalar, GGML_TYPE_IQ3_XXS)
-IQ_DEFINE_ROWS(iq3_s_dot__scalar,   GGML_TYPE_IQ3_S)
+GGML_CPU_DEFINE_DOT_ROWS(iq1_s_dot__scalar, iq1_rows, GGML_TYPE_IQ1_S)
+GGML_CPU_DEFINE_DOT_ROWS(iq1_m_dot__scalar, iq1_rows, GGML_TYPE_IQ1_M)
+GGML_CPU_DEFINE_DOT_ROWS(iq2_xxs_dot__scalar, iq_dot_rows, GGML_TYPE_IQ2_XXS)
+GGML_CPU_DEFINE_DOT_ROWS(iq2_xs_dot__scalar, iq_dot_rows, GGML_TYPE_IQ2_XS)
+GGML_CPU_DEFINE_DOT_ROWS(iq2_s_dot__scalar, iq_dot_rows, GGML_TYPE_IQ2_S)
+GGML_CPU_DEFINE_DOT_ROWS(iq3_xxs_dot__scalar, iq_dot_rows, GGML_TYPE_IQ3_XXS)
+GGML_CPU_DEFINE_DOT_ROWS(iq3_s_dot__scalar, iq_dot_rows, GGML_TYPE_IQ3_S)
 
 void ggml_cpu_add_kernels_quants_dot_iq(struct ggml_cpu_kernel_config * cfg) {
     GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ2_XXS, dot_rows, iq2_xxs_dot__scalar, "scalar");
@@ -223,21 +217,37 @@ void ggml_cpu_add_kernels_quants_dot_iq(struct ggml_cpu_kernel_config * cfg) {
     GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_IQ1_M, dot_rows, iq1_m_dot__scalar, "scalar");
 }
 
-#define IQ_DEFINE_VEC_DOT(name, type)                                                                  \
-    void name(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx,      \
-              const void * GGML_RESTRICT y, size_t by, int nrc) {                                      \
-        GGML_ASSERT(nrc == 1);                                                                         \
-        GGML_ASSERT(n % QK_K == 0);                                                                    \
-        GGML_UNUSED(bs); GGML_UNUSED(bx); GGML_UNUSED(by);                                             \
-        const void * yc[1] = { y };                                                                    \
-        float *      sc[1] = { s };                                                                    \
-        ggml_cpu_type_kernels(type, false)->dot_rows(n, x, 0, 1, yc, sc, 1);                                        \
-    }
+void ggml_vec_dot_iq2_xxs_q8_K(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx,
+                               const void * GGML_RESTRICT y, size_t by, int nrc) {
+    ggml_cpu_vec_dot_quant(GGML_TYPE_IQ2_XXS, n, s, bs, x, bx, y, by, nrc);
+}
 
-IQ_DEFINE_VEC_DOT(ggml_vec_dot_iq2_xxs_q8_K, GGML_TYPE_IQ2_XXS)
-IQ_DEFINE_VEC_DOT(ggml_vec_dot_iq2_xs_q8_K,  GGML_TYPE_IQ2_XS)
-IQ_DEFINE_VEC_DOT(ggml_vec_dot_iq2_s_q8_K,   GGML_TYPE_IQ2_S)
-IQ_DEFINE_VEC_DOT(ggml_vec_dot_iq3_xxs_q8_K, GGML_TYPE_IQ3_XXS)
-IQ_DEFINE_VEC_DOT(ggml_vec_dot_iq3_s_q8_K,   GGML_TYPE_IQ3_S)
-IQ_DEFINE_VEC_DOT(ggml_vec_dot_iq1_s_q8_K,   GGML_TYPE_IQ1_S)
-IQ_DEFINE_VEC_DOT(ggml_vec_dot_iq1_m_q8_K,   GGML_TYPE_IQ1_M)
+void ggml_vec_dot_iq2_xs_q8_K(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx,
+                              const void * GGML_RESTRICT y, size_t by, int nrc) {
+    ggml_cpu_vec_dot_quant(GGML_TYPE_IQ2_XS, n, s, bs, x, bx, y, by, nrc);
+}
+
+void ggml_vec_dot_iq2_s_q8_K(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx,
+                             const void * GGML_RESTRICT y, size_t by, int nrc) {
+    ggml_cpu_vec_dot_quant(GGML_TYPE_IQ2_S, n, s, bs, x, bx, y, by, nrc);
+}
+
+void ggml_vec_dot_iq3_xxs_q8_K(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx,
+                               const void * GGML_RESTRICT y, size_t by, int nrc) {
+    ggml_cpu_vec_dot_quant(GGML_TYPE_IQ3_XXS, n, s, bs, x, bx, y, by, nrc);
+}
+
+void ggml_vec_dot_iq3_s_q8_K(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx,
+                             const void * GGML_RESTRICT y, size_t by, int nrc) {
+    ggml_cpu_vec_dot_quant(GGML_TYPE_IQ3_S, n, s, bs, x, bx, y, by, nrc);
+}
+
+void ggml_vec_dot_iq1_s_q8_K(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx,
+                             const void * GGML_RESTRICT y, size_t by, int nrc) {
+    ggml_cpu_vec_dot_quant(GGML_TYPE_IQ1_S, n, s, bs, x, bx, y, by, nrc);
+}
+
+void ggml_vec_dot_iq1_m_q8_K(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx,
+                             const void * GGML_RESTRICT y, size_t by, int nrc) {
+    ggml_cpu_vec_dot_quant(GGML_TYPE_IQ1_M, n, s, bs, x, bx, y, by, nrc);
+}

@@ -54,19 +54,9 @@ static float iq4_dot_row_ref(enum ggml_type type, int64_t n, const char * x, con
     return sum;
 }
 
-#define IQ4_DEFINE_ROWS_REF(name, type)                                                                \
-    static void name(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,                  \
-                     const void * const * y, float * const * s, int64_t nc) {                         \
-        for (int64_t c = 0; c < nc; c++) {                                                             \
-            for (int64_t r = 0; r < nr; r++) {                                                         \
-                s[c][r] = iq4_dot_row_ref(type, n, (const char *) x + r*bx, y[c]);                     \
-            }                                                                                          \
-        }                                                                                              \
-    }
-
-IQ4_DEFINE_ROWS_REF(iq4_nl_dot__scalar, GGML_TYPE_IQ4_NL)
-IQ4_DEFINE_ROWS_REF(iq4_xs_dot__scalar, GGML_TYPE_IQ4_XS)
-IQ4_DEFINE_ROWS_REF(mxfp4_dot__scalar,  GGML_TYPE_MXFP4)
+GGML_CPU_DEFINE_DOT_ROWS(iq4_nl_dot__scalar, qd_rows_by_row, iq4_dot_row_ref, GGML_TYPE_IQ4_NL)
+GGML_CPU_DEFINE_DOT_ROWS(iq4_xs_dot__scalar, qd_rows_by_row, iq4_dot_row_ref, GGML_TYPE_IQ4_XS)
+GGML_CPU_DEFINE_DOT_ROWS(mxfp4_dot__scalar, qd_rows_by_row, iq4_dot_row_ref, GGML_TYPE_MXFP4)
 
 void ggml_cpu_add_kernels_quants_dot_iq4(struct ggml_cpu_kernel_config * cfg) {
 #define IQ4_ADD(type, f, r)                                                       \
@@ -78,17 +68,17 @@ void ggml_cpu_add_kernels_quants_dot_iq4(struct ggml_cpu_kernel_config * cfg) {
 #undef IQ4_ADD
 }
 
-#define IQ4_DEFINE_VEC_DOT(name, type, blck)                                                           \
-    void name(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx,      \
-              const void * GGML_RESTRICT y, size_t by, int nrc) {                                      \
-        GGML_ASSERT(nrc == 1);                                                                         \
-        GGML_ASSERT(n % (blck) == 0);                                                                  \
-        GGML_UNUSED(bs); GGML_UNUSED(bx); GGML_UNUSED(by);                                             \
-        const void * yc[1] = { y };                                                                    \
-        float *      sc[1] = { s };                                                                    \
-        ggml_cpu_type_kernels(type, false)->dot_rows(n, x, 0, 1, yc, sc, 1);                             \
-    }
+void ggml_vec_dot_iq4_nl_q8_0(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx,
+                              const void * GGML_RESTRICT y, size_t by, int nrc) {
+    ggml_cpu_vec_dot_quant(GGML_TYPE_IQ4_NL, n, s, bs, x, bx, y, by, nrc);
+}
 
-IQ4_DEFINE_VEC_DOT(ggml_vec_dot_iq4_nl_q8_0, GGML_TYPE_IQ4_NL, 32)
-IQ4_DEFINE_VEC_DOT(ggml_vec_dot_iq4_xs_q8_K, GGML_TYPE_IQ4_XS, QK_K)
-IQ4_DEFINE_VEC_DOT(ggml_vec_dot_mxfp4_q8_0,  GGML_TYPE_MXFP4,  32)
+void ggml_vec_dot_iq4_xs_q8_K(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx,
+                              const void * GGML_RESTRICT y, size_t by, int nrc) {
+    ggml_cpu_vec_dot_quant(GGML_TYPE_IQ4_XS, n, s, bs, x, bx, y, by, nrc);
+}
+
+void ggml_vec_dot_mxfp4_q8_0(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx,
+                             const void * GGML_RESTRICT y, size_t by, int nrc) {
+    ggml_cpu_vec_dot_quant(GGML_TYPE_MXFP4, n, s, bs, x, bx, y, by, nrc);
+}

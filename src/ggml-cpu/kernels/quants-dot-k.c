@@ -124,22 +124,21 @@ static float qk_dot_row_ref(enum ggml_type type, int64_t nb, const char * x, con
     return sum;
 }
 
-#define QK_DEFINE_ROWS_REF(name, type)                                                                 \
-    static void name(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,                  \
-                     const void * const * y, float * const * s, int64_t nc) {                         \
-        for (int64_t c = 0; c < nc; c++) {                                                             \
-            for (int64_t r = 0; r < nr; r++) {                                                         \
-                s[c][r] = qk_dot_row_ref(type, n / QK_K, (const char *) x + r*bx,                      \
-                                         (const block_q8_K *) y[c]);                                   \
-            }                                                                                          \
-        }                                                                                              \
+// the dot_rows kernel of one type, specialized for it by the callers below
+static QD_INLINE void qk_rows_ref(enum ggml_type type, int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
+                                  const void * const * y, float * const * s, int64_t nc) {
+    for (int64_t c = 0; c < nc; c++) {
+        for (int64_t r = 0; r < nr; r++) {
+            s[c][r] = qk_dot_row_ref(type, n / QK_K, (const char *) x + r*bx, (const block_q8_K *) y[c]);
+        }
     }
+}
 
-QK_DEFINE_ROWS_REF(q2_K_dot__scalar, GGML_TYPE_Q2_K)
-QK_DEFINE_ROWS_REF(q3_K_dot__scalar, GGML_TYPE_Q3_K)
-QK_DEFINE_ROWS_REF(q4_K_dot__scalar, GGML_TYPE_Q4_K)
-QK_DEFINE_ROWS_REF(q5_K_dot__scalar, GGML_TYPE_Q5_K)
-QK_DEFINE_ROWS_REF(q6_K_dot__scalar, GGML_TYPE_Q6_K)
+GGML_CPU_DEFINE_DOT_ROWS(q2_K_dot__scalar, qk_rows_ref, GGML_TYPE_Q2_K)
+GGML_CPU_DEFINE_DOT_ROWS(q3_K_dot__scalar, qk_rows_ref, GGML_TYPE_Q3_K)
+GGML_CPU_DEFINE_DOT_ROWS(q4_K_dot__scalar, qk_rows_ref, GGML_TYPE_Q4_K)
+GGML_CPU_DEFINE_DOT_ROWS(q5_K_dot__scalar, qk_rows_ref, GGML_TYPE_Q5_K)
+GGML_CPU_DEFINE_DOT_ROWS(q6_K_dot__scalar, qk_rows_ref, GGML_TYPE_Q6_K)
 
 void ggml_cpu_add_kernels_quants_dot_k(struct ggml_cpu_kernel_config * cfg) {
 #define QK_ADD(type, f, r)                                                        \
@@ -157,19 +156,27 @@ void ggml_cpu_add_kernels_quants_dot_k(struct ggml_cpu_kernel_config * cfg) {
 // ggml_vec_dot_t kernels of the type traits
 //
 
-#define QK_DEFINE_VEC_DOT(name, type)                                                                  \
-    void name(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx,      \
-              const void * GGML_RESTRICT y, size_t by, int nrc) {                                      \
-        GGML_ASSERT(nrc == 1);                                                                         \
-        GGML_ASSERT(n % QK_K == 0);                                                                    \
-        GGML_UNUSED(bs); GGML_UNUSED(bx); GGML_UNUSED(by);                                             \
-        const void * yc[1] = { y };                                                                    \
-        float *      sc[1] = { s };                                                                    \
-        ggml_cpu_type_kernels(type, false)->dot_rows(n, x, 0, 1, yc, sc, 1);                             \
-    }
+void ggml_vec_dot_q2_K_q8_K(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx,
+                            const void * GGML_RESTRICT y, size_t by, int nrc) {
+    ggml_cpu_vec_dot_quant(GGML_TYPE_Q2_K, n, s, bs, x, bx, y, by, nrc);
+}
 
-QK_DEFINE_VEC_DOT(ggml_vec_dot_q2_K_q8_K, GGML_TYPE_Q2_K)
-QK_DEFINE_VEC_DOT(ggml_vec_dot_q3_K_q8_K, GGML_TYPE_Q3_K)
-QK_DEFINE_VEC_DOT(ggml_vec_dot_q4_K_q8_K, GGML_TYPE_Q4_K)
-QK_DEFINE_VEC_DOT(ggml_vec_dot_q5_K_q8_K, GGML_TYPE_Q5_K)
-QK_DEFINE_VEC_DOT(ggml_vec_dot_q6_K_q8_K, GGML_TYPE_Q6_K)
+void ggml_vec_dot_q3_K_q8_K(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx,
+                            const void * GGML_RESTRICT y, size_t by, int nrc) {
+    ggml_cpu_vec_dot_quant(GGML_TYPE_Q3_K, n, s, bs, x, bx, y, by, nrc);
+}
+
+void ggml_vec_dot_q4_K_q8_K(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx,
+                            const void * GGML_RESTRICT y, size_t by, int nrc) {
+    ggml_cpu_vec_dot_quant(GGML_TYPE_Q4_K, n, s, bs, x, bx, y, by, nrc);
+}
+
+void ggml_vec_dot_q5_K_q8_K(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx,
+                            const void * GGML_RESTRICT y, size_t by, int nrc) {
+    ggml_cpu_vec_dot_quant(GGML_TYPE_Q5_K, n, s, bs, x, bx, y, by, nrc);
+}
+
+void ggml_vec_dot_q6_K_q8_K(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx,
+                            const void * GGML_RESTRICT y, size_t by, int nrc) {
+    ggml_cpu_vec_dot_quant(GGML_TYPE_Q6_K, n, s, bs, x, bx, y, by, nrc);
+}

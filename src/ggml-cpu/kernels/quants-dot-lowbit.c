@@ -9,6 +9,7 @@
 
 #include "kernels/quants-dot.h"
 #include "kernels/kernel-config.h"
+#include "simd/quants-simd.h"
 #include "ggml-quants.h"
 
 // the block of `type` at x (blck values) as scale[j/16] * v[j]
@@ -44,7 +45,8 @@ static void lowbit_decode(enum ggml_type type, const void * x, int8_t * v, float
     }
 }
 
-static float lowbit_dot_row(enum ggml_type type, int64_t n, const char * x, const block_q8_0 * y) {
+static float lowbit_dot_row(enum ggml_type type, int64_t n, const char * x, const void * yv) {
+    const block_q8_0 * y = (const block_q8_0 *) yv;
     const int64_t blck = ggml_blck_size(type);
     const size_t bs = ggml_type_size(type);
     float sum = 0.0f;
@@ -66,19 +68,9 @@ static float lowbit_dot_row(enum ggml_type type, int64_t n, const char * x, cons
     return sum;
 }
 
-#define LOWBIT_DEFINE_ROWS(name, type)                                                                 \
-    static void name(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,                  \
-                     const void * const * y, float * const * s, int64_t nc) {                         \
-        for (int64_t c = 0; c < nc; c++) {                                                             \
-            for (int64_t r = 0; r < nr; r++) {                                                         \
-                s[c][r] = lowbit_dot_row(type, n, (const char *) x + r*bx, (const block_q8_0 *) y[c]); \
-            }                                                                                          \
-        }                                                                                              \
-    }
-
-LOWBIT_DEFINE_ROWS(q1_0_dot__scalar,  GGML_TYPE_Q1_0)
-LOWBIT_DEFINE_ROWS(q2_0_dot__scalar,  GGML_TYPE_Q2_0)
-LOWBIT_DEFINE_ROWS(nvfp4_dot__scalar, GGML_TYPE_NVFP4)
+GGML_CPU_DEFINE_DOT_ROWS(q1_0_dot__scalar, qd_rows_by_row, lowbit_dot_row, GGML_TYPE_Q1_0)
+GGML_CPU_DEFINE_DOT_ROWS(q2_0_dot__scalar, qd_rows_by_row, lowbit_dot_row, GGML_TYPE_Q2_0)
+GGML_CPU_DEFINE_DOT_ROWS(nvfp4_dot__scalar, qd_rows_by_row, lowbit_dot_row, GGML_TYPE_NVFP4)
 
 void ggml_cpu_add_kernels_quants_dot_lowbit(struct ggml_cpu_kernel_config * cfg) {
     GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q1_0, dot_rows, q1_0_dot__scalar, "scalar");
@@ -89,17 +81,17 @@ void ggml_cpu_add_kernels_quants_dot_lowbit(struct ggml_cpu_kernel_config * cfg)
     GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_NVFP4, dot_rows, nvfp4_dot__scalar, "scalar");
 }
 
-#define LOWBIT_DEFINE_VEC_DOT(name, type)                                                              \
-    void name(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx,      \
-              const void * GGML_RESTRICT y, size_t by, int nrc) {                                      \
-        GGML_ASSERT(nrc == 1);                                                                         \
-        GGML_ASSERT(n % ggml_blck_size(type) == 0);                                                    \
-        GGML_UNUSED(bs); GGML_UNUSED(bx); GGML_UNUSED(by);                                             \
-        const void * yc[1] = { y };                                                                    \
-        float *      sc[1] = { s };                                                                    \
-        ggml_cpu_type_kernels(type, false)->dot_rows(n, x, 0, 1, yc, sc, 1);                                    \
-    }
+void ggml_vec_dot_q1_0_q8_0(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx,
+                            const void * GGML_RESTRICT y, size_t by, int nrc) {
+    ggml_cpu_vec_dot_quant(GGML_TYPE_Q1_0, n, s, bs, x, bx, y, by, nrc);
+}
 
-LOWBIT_DEFINE_VEC_DOT(ggml_vec_dot_q1_0_q8_0,  GGML_TYPE_Q1_0)
-LOWBIT_DEFINE_VEC_DOT(ggml_vec_dot_q2_0_q8_0,  GGML_TYPE_Q2_0)
-LOWBIT_DEFINE_VEC_DOT(ggml_vec_dot_nvfp4_q8_0, GGML_TYPE_NVFP4)
+void ggml_vec_dot_q2_0_q8_0(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx,
+                            const void * GGML_RESTRICT y, size_t by, int nrc) {
+    ggml_cpu_vec_dot_quant(GGML_TYPE_Q2_0, n, s, bs, x, bx, y, by, nrc);
+}
+
+void ggml_vec_dot_nvfp4_q8_0(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx,
+                             const void * GGML_RESTRICT y, size_t by, int nrc) {
+    ggml_cpu_vec_dot_quant(GGML_TYPE_NVFP4, n, s, bs, x, bx, y, by, nrc);
+}

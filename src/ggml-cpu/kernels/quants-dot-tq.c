@@ -6,9 +6,11 @@
 
 #include "kernels/quants-dot.h"
 #include "kernels/kernel-config.h"
+#include "simd/quants-simd.h"
 #include "ggml-quants.h"
 
-static float tq_dot_row(enum ggml_type type, int64_t n, const char * x, const block_q8_K * y) {
+static float tq_dot_row(enum ggml_type type, int64_t n, const char * x, const void * yv) {
+    const block_q8_K * y = (const block_q8_K *) yv;
     const size_t bs = ggml_type_size(type);
     float sum = 0.0f;
     for (int64_t b = 0; b < n / QK_K; b++) {
@@ -30,18 +32,8 @@ static float tq_dot_row(enum ggml_type type, int64_t n, const char * x, const bl
     return sum;
 }
 
-#define TQ_DEFINE_ROWS(name, type)                                                                     \
-    static void name(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,                  \
-                     const void * const * y, float * const * s, int64_t nc) {                         \
-        for (int64_t c = 0; c < nc; c++) {                                                             \
-            for (int64_t r = 0; r < nr; r++) {                                                         \
-                s[c][r] = tq_dot_row(type, n, (const char *) x + r*bx, (const block_q8_K *) y[c]);     \
-            }                                                                                          \
-        }                                                                                              \
-    }
-
-TQ_DEFINE_ROWS(tq1_0_dot__scalar, GGML_TYPE_TQ1_0)
-TQ_DEFINE_ROWS(tq2_0_dot__scalar, GGML_TYPE_TQ2_0)
+GGML_CPU_DEFINE_DOT_ROWS(tq1_0_dot__scalar, qd_rows_by_row, tq_dot_row, GGML_TYPE_TQ1_0)
+GGML_CPU_DEFINE_DOT_ROWS(tq2_0_dot__scalar, qd_rows_by_row, tq_dot_row, GGML_TYPE_TQ2_0)
 
 void ggml_cpu_add_kernels_quants_dot_tq(struct ggml_cpu_kernel_config * cfg) {
     GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_TQ1_0, dot_rows, tq1_0_dot__scalar, "scalar");
@@ -50,16 +42,12 @@ void ggml_cpu_add_kernels_quants_dot_tq(struct ggml_cpu_kernel_config * cfg) {
     GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_TQ2_0, dot_rows, tq2_0_dot__scalar, "scalar");
 }
 
-#define TQ_DEFINE_VEC_DOT(name, type)                                                                  \
-    void name(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx,      \
-              const void * GGML_RESTRICT y, size_t by, int nrc) {                                      \
-        GGML_ASSERT(nrc == 1);                                                                         \
-        GGML_ASSERT(n % QK_K == 0);                                                                    \
-        GGML_UNUSED(bs); GGML_UNUSED(bx); GGML_UNUSED(by);                                             \
-        const void * yc[1] = { y };                                                                    \
-        float *      sc[1] = { s };                                                                    \
-        ggml_cpu_type_kernels(type, false)->dot_rows(n, x, 0, 1, yc, sc, 1);                             \
-    }
+void ggml_vec_dot_tq1_0_q8_K(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx,
+                             const void * GGML_RESTRICT y, size_t by, int nrc) {
+    ggml_cpu_vec_dot_quant(GGML_TYPE_TQ1_0, n, s, bs, x, bx, y, by, nrc);
+}
 
-TQ_DEFINE_VEC_DOT(ggml_vec_dot_tq1_0_q8_K, GGML_TYPE_TQ1_0)
-TQ_DEFINE_VEC_DOT(ggml_vec_dot_tq2_0_q8_K, GGML_TYPE_TQ2_0)
+void ggml_vec_dot_tq2_0_q8_K(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx,
+                             const void * GGML_RESTRICT y, size_t by, int nrc) {
+    ggml_cpu_vec_dot_quant(GGML_TYPE_TQ2_0, n, s, bs, x, bx, y, by, nrc);
+}

@@ -68,21 +68,21 @@ static QD_INLINE float qd_dot_row_ref(enum ggml_type type, int64_t nb, const cha
     return sum;
 }
 
-#define QD_DEFINE_ROWS_REF(name, type)                                                                 \
-    static void name(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,                  \
-                     const void * const * y, float * const * s, int64_t nc) {                         \
-        for (int64_t c = 0; c < nc; c++) {                                                             \
-            for (int64_t r = 0; r < nr; r++) {                                                         \
-                s[c][r] = qd_dot_row_ref(type, n / 32, (const char *) x + r*bx, (const char *) y[c]);  \
-            }                                                                                          \
-        }                                                                                              \
+// the portable rows of one type, specialized for it by the kernels below
+static QD_INLINE void qd_rows_ref(enum ggml_type type, int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
+                                  const void * const * y, float * const * s, int64_t nc) {
+    for (int64_t c = 0; c < nc; c++) {
+        for (int64_t r = 0; r < nr; r++) {
+            s[c][r] = qd_dot_row_ref(type, n / 32, (const char *) x + r*bx, (const char *) y[c]);
+        }
     }
+}
 
-QD_DEFINE_ROWS_REF(q4_0_dot__scalar, GGML_TYPE_Q4_0)
-QD_DEFINE_ROWS_REF(q4_1_dot__scalar, GGML_TYPE_Q4_1)
-QD_DEFINE_ROWS_REF(q5_0_dot__scalar, GGML_TYPE_Q5_0)
-QD_DEFINE_ROWS_REF(q5_1_dot__scalar, GGML_TYPE_Q5_1)
-QD_DEFINE_ROWS_REF(q8_0_dot__scalar, GGML_TYPE_Q8_0)
+GGML_CPU_DEFINE_DOT_ROWS(q4_0_dot__scalar, qd_rows_ref, GGML_TYPE_Q4_0)
+GGML_CPU_DEFINE_DOT_ROWS(q4_1_dot__scalar, qd_rows_ref, GGML_TYPE_Q4_1)
+GGML_CPU_DEFINE_DOT_ROWS(q5_0_dot__scalar, qd_rows_ref, GGML_TYPE_Q5_0)
+GGML_CPU_DEFINE_DOT_ROWS(q5_1_dot__scalar, qd_rows_ref, GGML_TYPE_Q5_1)
+GGML_CPU_DEFINE_DOT_ROWS(q8_0_dot__scalar, qd_rows_ref, GGML_TYPE_Q8_0)
 
 //
 // float rows . F32 rows
@@ -328,22 +328,40 @@ void ggml_vec_dot_bf16_row(int n, float * GGML_RESTRICT s, size_t bs, const void
 #endif
 }
 
-#define QD_DEFINE_VEC_DOT(name, type)                                                                  \
-    void name(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx,      \
-              const void * GGML_RESTRICT y, size_t by, int nrc) {                                      \
-        GGML_ASSERT(nrc == 1);                                                                         \
-        GGML_ASSERT(n % 32 == 0);                                                                      \
-        GGML_UNUSED(bs); GGML_UNUSED(bx); GGML_UNUSED(by);                                             \
-        const void * yc[1] = { y };                                                                    \
-        float *      sc[1] = { s };                                                                    \
-        ggml_cpu_type_kernels(type, false)->dot_rows(n, x, 0, 1, yc, sc, 1);                             \
-    }
+void ggml_cpu_vec_dot_quant(enum ggml_type type, int n, float * GGML_RESTRICT s, size_t bs,
+                            const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc) {
+    GGML_ASSERT(nrc == 1);
+    GGML_ASSERT(n % ggml_blck_size(type) == 0);
+    GGML_UNUSED(bs); GGML_UNUSED(bx); GGML_UNUSED(by);
+    const void * yc[1] = { y };
+    float *      sc[1] = { s };
+    ggml_cpu_type_kernels(type, false)->dot_rows(n, x, 0, 1, yc, sc, 1);
+}
 
-QD_DEFINE_VEC_DOT(ggml_vec_dot_q4_0_q8_0, GGML_TYPE_Q4_0)
-QD_DEFINE_VEC_DOT(ggml_vec_dot_q4_1_q8_1, GGML_TYPE_Q4_1)
-QD_DEFINE_VEC_DOT(ggml_vec_dot_q5_0_q8_0, GGML_TYPE_Q5_0)
-QD_DEFINE_VEC_DOT(ggml_vec_dot_q5_1_q8_1, GGML_TYPE_Q5_1)
-QD_DEFINE_VEC_DOT(ggml_vec_dot_q8_0_q8_0, GGML_TYPE_Q8_0)
+void ggml_vec_dot_q4_0_q8_0(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx,
+                            const void * GGML_RESTRICT y, size_t by, int nrc) {
+    ggml_cpu_vec_dot_quant(GGML_TYPE_Q4_0, n, s, bs, x, bx, y, by, nrc);
+}
+
+void ggml_vec_dot_q4_1_q8_1(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx,
+                            const void * GGML_RESTRICT y, size_t by, int nrc) {
+    ggml_cpu_vec_dot_quant(GGML_TYPE_Q4_1, n, s, bs, x, bx, y, by, nrc);
+}
+
+void ggml_vec_dot_q5_0_q8_0(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx,
+                            const void * GGML_RESTRICT y, size_t by, int nrc) {
+    ggml_cpu_vec_dot_quant(GGML_TYPE_Q5_0, n, s, bs, x, bx, y, by, nrc);
+}
+
+void ggml_vec_dot_q5_1_q8_1(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx,
+                            const void * GGML_RESTRICT y, size_t by, int nrc) {
+    ggml_cpu_vec_dot_quant(GGML_TYPE_Q5_1, n, s, bs, x, bx, y, by, nrc);
+}
+
+void ggml_vec_dot_q8_0_q8_0(int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx,
+                            const void * GGML_RESTRICT y, size_t by, int nrc) {
+    ggml_cpu_vec_dot_quant(GGML_TYPE_Q8_0, n, s, bs, x, bx, y, by, nrc);
+}
 
 // Q8_1 is an activation format: no matrix product reads it as weights, but
 // the type traits offer a dot product for every type that has to_float, so

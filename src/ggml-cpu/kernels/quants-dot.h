@@ -35,9 +35,26 @@ void ggml_cpu_quantize_row_q8_1(const float * GGML_RESTRICT x, void * GGML_RESTR
 typedef void (*ggml_cpu_dot_rows_t)(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
                                     const void * const * y, float * const * s, int64_t nc);
 
+// Defines the dot_rows kernel `name` (static; function attributes such as a
+// target go before the macro) as the one call rows(args..., n, x, bx, nr, y,
+// s, nc) of an always-inlined rows function: the kernels of a file differ
+// only in the constant arguments they give it (a block type, its decoder).
+#define GGML_CPU_DEFINE_DOT_ROWS(name, rows, ...)                                                       \
+    static void name(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,                   \
+                     const void * const * y, float * const * s, int64_t nc) {                          \
+        rows(__VA_ARGS__, n, x, bx, nr, y, s, nc);                                                      \
+    }
+
 // The kernel of each weight type, and of its portable path (use_ref), is an
 // entry of the kernel configuration (kernel-config.h); each file of row dots
 // adds its own there.
+
+// The ggml_vec_dot_t of a block-quantized type (nrc must be 1, n a multiple of
+// the block): one weight row x against one activation row y through the
+// type's dot_rows kernel; the ggml_vec_dot_<type>_<vec_dot_type> below are it
+// for each type.
+void ggml_cpu_vec_dot_quant(enum ggml_type type, int n, float * GGML_RESTRICT s, size_t bs,
+                            const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);
 
 // ggml_vec_dot_t kernels of the type traits (nrc must be 1)
 void ggml_vec_dot_f32_row (int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx, const void * GGML_RESTRICT y, size_t by, int nrc);

@@ -84,34 +84,57 @@ static void run_copy_8(const char * GGML_RESTRICT src, size_t ss, char * GGML_RE
 // scalar *_ref one under use_ref), element by element otherwise
 //
 
-#define DEFINE_RUN_CVT(name, S, D, CONVERT, VEC, VEC_REF)                                                   \
-    static void name(const char * GGML_RESTRICT src, size_t ss, char * GGML_RESTRICT dst, size_t ds,       \
-                     int64_t n, bool use_ref) {                                                            \
-        if (ss == sizeof(S) && ds == sizeof(D)) {                                                          \
-            if (use_ref) {                                                                                 \
-                VEC_REF(n, (const S *) src, (D *) dst);                                                    \
-            } else {                                                                                       \
-                VEC(n, (const S *) src, (D *) dst);                                                        \
-            }                                                                                              \
-            return;                                                                                        \
-        }                                                                                                  \
-        for (int64_t i = 0; i < n; i++) {                                                                  \
-            *(D *)(dst + i*ds) = CONVERT(*(const S *)(src + i*ss));                                        \
-        }                                                                                                  \
-    }
-
 static inline float i32_to_fp32(int32_t x) {
     return (float) x;
 }
 
-DEFINE_RUN_CVT(run_f32_to_f16,  float,       ggml_fp16_t, ggml_compute_fp32_to_fp16,  ggml_vec_fp32_to_fp16, ggml_vec_fp32_to_fp16_ref)
-DEFINE_RUN_CVT(run_f16_to_f32,  ggml_fp16_t, float,       ggml_compute_fp16_to_fp32,  ggml_vec_fp16_to_fp32, ggml_vec_fp16_to_fp32_ref)
-DEFINE_RUN_CVT(run_f32_to_bf16, float,       ggml_bf16_t, ggml_compute_fp32_to_bf16,  ggml_vec_fp32_to_bf16, ggml_vec_fp32_to_bf16_ref)
-DEFINE_RUN_CVT(run_bf16_to_f32, ggml_bf16_t, float,       ggml_compute_bf16_to_fp32,  ggml_vec_bf16_to_fp32, ggml_vec_bf16_to_fp32_ref)
-DEFINE_RUN_CVT(run_f32_to_i32,  float,       int32_t,     ggml_cpu_fp32_to_i32_trunc, ggml_vec_fp32_to_i32,  ggml_vec_fp32_to_i32_ref)
-DEFINE_RUN_CVT(run_i32_to_f32,  int32_t,     float,       i32_to_fp32,                ggml_vec_i32_to_fp32,  ggml_vec_i32_to_fp32_ref)
+#define COPY_CVT         run_f32_to_f16
+#define COPY_CVT_S       float
+#define COPY_CVT_D       ggml_fp16_t
+#define COPY_CVT_ONE     ggml_compute_fp32_to_fp16
+#define COPY_CVT_VEC     ggml_vec_fp32_to_fp16
+#define COPY_CVT_VEC_REF ggml_vec_fp32_to_fp16_ref
+#include "ops/copy-cvt-tmpl.h"
 
-#undef DEFINE_RUN_CVT
+#define COPY_CVT         run_f16_to_f32
+#define COPY_CVT_S       ggml_fp16_t
+#define COPY_CVT_D       float
+#define COPY_CVT_ONE     ggml_compute_fp16_to_fp32
+#define COPY_CVT_VEC     ggml_vec_fp16_to_fp32
+#define COPY_CVT_VEC_REF ggml_vec_fp16_to_fp32_ref
+#include "ops/copy-cvt-tmpl.h"
+
+#define COPY_CVT         run_f32_to_bf16
+#define COPY_CVT_S       float
+#define COPY_CVT_D       ggml_bf16_t
+#define COPY_CVT_ONE     ggml_compute_fp32_to_bf16
+#define COPY_CVT_VEC     ggml_vec_fp32_to_bf16
+#define COPY_CVT_VEC_REF ggml_vec_fp32_to_bf16_ref
+#include "ops/copy-cvt-tmpl.h"
+
+#define COPY_CVT         run_bf16_to_f32
+#define COPY_CVT_S       ggml_bf16_t
+#define COPY_CVT_D       float
+#define COPY_CVT_ONE     ggml_compute_bf16_to_fp32
+#define COPY_CVT_VEC     ggml_vec_bf16_to_fp32
+#define COPY_CVT_VEC_REF ggml_vec_bf16_to_fp32_ref
+#include "ops/copy-cvt-tmpl.h"
+
+#define COPY_CVT         run_f32_to_i32
+#define COPY_CVT_S       float
+#define COPY_CVT_D       int32_t
+#define COPY_CVT_ONE     ggml_cpu_fp32_to_i32_trunc
+#define COPY_CVT_VEC     ggml_vec_fp32_to_i32
+#define COPY_CVT_VEC_REF ggml_vec_fp32_to_i32_ref
+#include "ops/copy-cvt-tmpl.h"
+
+#define COPY_CVT         run_i32_to_f32
+#define COPY_CVT_S       int32_t
+#define COPY_CVT_D       float
+#define COPY_CVT_ONE     i32_to_fp32
+#define COPY_CVT_VEC     ggml_vec_i32_to_fp32
+#define COPY_CVT_VEC_REF ggml_vec_i32_to_fp32_ref
+#include "ops/copy-cvt-tmpl.h"
 
 // F16 <-> BF16 go through F32 (exact for the widening step), a stack-sized piece at a time
 #define HALF_PIECE 256

@@ -2,8 +2,9 @@
 
 //
 // quants-simd.h: block-level helpers shared by the quantized kernels
-// (quants-dot.c, gemm-q8.c): decoding the codes of a weight block, and the
-// 256-bit unsigned x signed byte products.
+// (quants-dot*.c, gemm-q8.c): decoding the codes of a weight block, the
+// portable dot_rows loop over a row dot, and the 256-bit unsigned x signed
+// byte products.
 //
 
 #include "simd/vec.h"
@@ -97,6 +98,19 @@ static QD_INLINE size_t qd_block_size(enum ggml_type type) {
 
 static QD_INLINE bool qd_is_affine(enum ggml_type type) {
     return type == GGML_TYPE_Q4_1 || type == GGML_TYPE_Q5_1;
+}
+
+// The rows of `type` one row dot at a time, s[c][r] = row(type, n, x + r*bx, y[c]):
+// the portable dot_rows kernels whose row dot takes the type and n values
+// (GGML_CPU_DEFINE_DOT_ROWS(name, qd_rows_by_row, row, type) specializes it).
+static QD_INLINE void qd_rows_by_row(float (*row)(enum ggml_type type, int64_t n, const char * x, const void * y),
+                                     enum ggml_type type, int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
+                                     const void * const * y, float * const * s, int64_t nc) {
+    for (int64_t c = 0; c < nc; c++) {
+        for (int64_t r = 0; r < nr; r++) {
+            s[c][r] = row(type, n, (const char *) x + r*bx, y[c]);
+        }
+    }
 }
 
 #if defined(QD_SIMD)

@@ -55,59 +55,69 @@ static inline int32x4_t q8n_dot_sdot(int32x4_t acc, int8x16_t a, int8x16_t b) {
 }
 #endif
 
-// the tile with a 4-lane dot step: iacc[r][c][h] holds lanes 4h..4h+3
-#define Q8N_DEFINE_TILE(name, dot, attr)                                                               \
-    attr static void name(int64_t nsb, const uint8_t * const * a, const uint8_t * const * b,           \
-                          float out[Q8N_RM][Q8N_RN]) {                                                  \
-        float32x4_t facc[Q8N_RM][Q8N_RN];                                                              \
-        for (int r = 0; r < Q8N_RM; r++) {                                                             \
-            for (int c = 0; c < Q8N_RN; c++) {                                                         \
-                facc[r][c] = vdupq_n_f32(0.0f);                                                        \
-            }                                                                                          \
-        }                                                                                              \
-        for (int64_t s = 0; s < nsb; s++) {                                                            \
-            const size_t off = (size_t) s * Q8N_SB;                                                    \
-            int32x4_t iacc[Q8N_RM][Q8N_RN][2];                                                         \
-            for (int r = 0; r < Q8N_RM; r++) {                                                         \
-                for (int c = 0; c < Q8N_RN; c++) {                                                     \
-                    iacc[r][c][0] = iacc[r][c][1] = vdupq_n_s32(0);                                    \
-                }                                                                                      \
-            }                                                                                          \
-            for (int g = 0; g < 8; g++) {                                                              \
-                for (int h = 0; h < 2; h++) {                                                          \
-                    int8x16_t av[Q8N_RM];                                                              \
-                    for (int r = 0; r < Q8N_RM; r++) {                                                 \
-                        av[r] = vld1q_s8((const int8_t *)(a[r] + off + g*Q8N_W + 16*h));               \
-                    }                                                                                  \
-                    for (int c = 0; c < Q8N_RN; c++) {                                                 \
-                        const int8x16_t bv = vld1q_s8((const int8_t *)(b[c] + off + g*Q8N_W + 16*h));  \
-                        for (int r = 0; r < Q8N_RM; r++) {                                             \
-                            iacc[r][c][h] = dot(iacc[r][c][h], av[r], bv);                             \
-                        }                                                                              \
-                    }                                                                                  \
-                }                                                                                      \
-            }                                                                                          \
-            for (int r = 0; r < Q8N_RM; r++) {                                                         \
-                for (int c = 0; c < Q8N_RN; c++) {                                                     \
-                    for (int h = 0; h < 2; h++) {                                                      \
-                        facc[r][c] = q8n_scale(facc[r][c], a[r] + off, b[c] + off, h, iacc[r][c][h]);  \
-                    }                                                                                  \
-                }                                                                                      \
-            }                                                                                          \
-        }                                                                                              \
-        for (int r = 0; r < Q8N_RM; r++) {                                                             \
-            for (int c = 0; c < Q8N_RN; c++) {                                                         \
-                out[r][c] = vaddvq_f32(facc[r][c]);                                                    \
-            }                                                                                          \
-        }                                                                                              \
+// the tile with a 4-lane dot step: iacc[r][c][h] holds lanes 4h..4h+3;
+// inlined into each tile below with its dot step
+static GGML_GEMM_INLINE void q8n_tile_dot(int32x4_t (*dot)(int32x4_t acc, int8x16_t a, int8x16_t b), int64_t nsb,
+                                          const uint8_t * const * a, const uint8_t * const * b, float out[Q8N_RM][Q8N_RN]) {
+    float32x4_t facc[Q8N_RM][Q8N_RN];
+    for (int r = 0; r < Q8N_RM; r++) {
+        for (int c = 0; c < Q8N_RN; c++) {
+            facc[r][c] = vdupq_n_f32(0.0f);
+        }
     }
+    for (int64_t s = 0; s < nsb; s++) {
+        const size_t off = (size_t) s * Q8N_SB;
+        int32x4_t iacc[Q8N_RM][Q8N_RN][2];
+        for (int r = 0; r < Q8N_RM; r++) {
+            for (int c = 0; c < Q8N_RN; c++) {
+                iacc[r][c][0] = iacc[r][c][1] = vdupq_n_s32(0);
+            }
+        }
+        for (int g = 0; g < 8; g++) {
+            for (int h = 0; h < 2; h++) {
+                int8x16_t av[Q8N_RM];
+                for (int r = 0; r < Q8N_RM; r++) {
+                    av[r] = vld1q_s8((const int8_t *)(a[r] + off + g*Q8N_W + 16*h));
+                }
+                for (int c = 0; c < Q8N_RN; c++) {
+                    const int8x16_t bv = vld1q_s8((const int8_t *)(b[c] + off + g*Q8N_W + 16*h));
+                    for (int r = 0; r < Q8N_RM; r++) {
+                        iacc[r][c][h] = dot(iacc[r][c][h], av[r], bv);
+                    }
+                }
+            }
+        }
+        for (int r = 0; r < Q8N_RM; r++) {
+            for (int c = 0; c < Q8N_RN; c++) {
+                for (int h = 0; h < 2; h++) {
+                    facc[r][c] = q8n_scale(facc[r][c], a[r] + off, b[c] + off, h, iacc[r][c][h]);
+                }
+            }
+        }
+    }
+    for (int r = 0; r < Q8N_RM; r++) {
+        for (int c = 0; c < Q8N_RN; c++) {
+            out[r][c] = vaddvq_f32(facc[r][c]);
+        }
+    }
+}
 
-Q8N_DEFINE_TILE(q8n_tile_widen, q8n_dot_widen, )
-GGML_GEMM_DEFINE_WALK(q8n_walk_widen, Q8N_RM, Q8N_RN, q8n_tile_widen, uint8_t)
+static void q8n_tile_widen(int64_t nsb, const uint8_t * const * a, const uint8_t * const * b, float out[Q8N_RM][Q8N_RN]) {
+    q8n_tile_dot(q8n_dot_widen, nsb, a, b, out);
+}
+
 #if defined(GGML_NEON_DOTPROD)
-Q8N_DEFINE_TILE(q8n_tile_sdot, q8n_dot_sdot, GGML_NEON_TARGET_DOTPROD)
-GGML_GEMM_DEFINE_WALK(q8n_walk_sdot, Q8N_RM, Q8N_RN, q8n_tile_sdot, uint8_t)
+GGML_NEON_TARGET_DOTPROD
+static void q8n_tile_sdot(int64_t nsb, const uint8_t * const * a, const uint8_t * const * b, float out[Q8N_RM][Q8N_RN]) {
+    q8n_tile_dot(q8n_dot_sdot, nsb, a, b, out);
+}
 #endif
+
+#define GGML_GEMM_WALK    q8n_walk
+#define GGML_GEMM_WALK_RM Q8N_RM
+#define GGML_GEMM_WALK_RN Q8N_RN
+#define GGML_GEMM_WALK_T  uint8_t
+#include "kernels/gemm-walk-tmpl.h"
 
 #if defined(GGML_NEON_I8MM)
 
@@ -198,23 +208,27 @@ static void q8n_tile_mm(int64_t nsb, const uint8_t * const * a, const uint8_t * 
     }
 }
 
-GGML_GEMM_DEFINE_WALK(q8n_walk_mm, Q8N_MM_RM, Q8N_MM_RN, q8n_tile_mm, uint8_t)
+#define GGML_GEMM_WALK    q8n_walk_mm
+#define GGML_GEMM_WALK_RM Q8N_MM_RM
+#define GGML_GEMM_WALK_RN Q8N_MM_RN
+#define GGML_GEMM_WALK_T  uint8_t
+#include "kernels/gemm-walk-tmpl.h"
 
 #endif
 
 // the walks as ggml_cpu_q8p_gemm_t
-#define Q8N_DEFINE_GEMM(name, walk)                                                                    \
+#define Q8N_DEFINE_GEMM(name, walk, tile)                                                               \
     static void name(int64_t nrows, int64_t ncols, int64_t nsb, const void * A, size_t lda,            \
                      const void * const * B, float * const * C, bool accumulate) {                     \
-        walk(nrows, ncols, nsb, (const uint8_t *) A, lda, B, C, accumulate);                           \
+        walk(tile, nrows, ncols, nsb, (const uint8_t *) A, lda, B, C, accumulate);                     \
     }
 
-Q8N_DEFINE_GEMM(q8p_gemm__neon_4x2, q8n_walk_widen)
+Q8N_DEFINE_GEMM(q8p_gemm__neon_4x2, q8n_walk, q8n_tile_widen)
 #if defined(GGML_NEON_DOTPROD)
-Q8N_DEFINE_GEMM(q8p_gemm__neon_sdot_4x2, q8n_walk_sdot)
+Q8N_DEFINE_GEMM(q8p_gemm__neon_sdot_4x2, q8n_walk, q8n_tile_sdot)
 #endif
 #if defined(GGML_NEON_I8MM)
-Q8N_DEFINE_GEMM(q8p_gemm__neon_i8mm_2x4, q8n_walk_mm)
+Q8N_DEFINE_GEMM(q8p_gemm__neon_i8mm_2x4, q8n_walk_mm, q8n_tile_mm)
 #endif
 
 // the plain-form types' tile (the halves form keeps the portable one)

@@ -12,6 +12,7 @@
 #include "kernels/kernel-config.h"
 #include "arm-features.h"
 #include "arch/arm/quants-neon.h"
+#include "simd/quants-simd.h"
 #include "ggml-quants.h"
 
 #if defined(GGML_VEC_NEON)
@@ -172,41 +173,43 @@ static inline float qkn_block_dot_sdot(const struct qkn_block * o, const block_q
 #endif
 
 // nr rows . nc columns: a weight block decoded once for up to QKN_COLS columns;
-// each column's sum runs over the blocks in order whatever nc is
+// each column's sum runs over the blocks in order whatever nc is. Inlined
+// into one function per (type, dot step) below, with decode and block_dot.
 #define QKN_COLS 4
-#define QKN_DEFINE_ROWS(name, block_t, decode, block_dot, attr)                                        \
-    attr static void name(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,             \
-                          const void * const * y, float * const * s, int64_t nc) {                    \
-        for (int64_t c0 = 0; c0 < nc; c0 += QKN_COLS) {                                                \
-            const int C = (int) MIN(QKN_COLS, nc - c0);                                                \
-            for (int64_t r = 0; r < nr; r++) {                                                         \
-                const block_t * xr = (const block_t *)((const char *) x + r*bx);                       \
-                float sum[QKN_COLS] = { 0.0f };                                                        \
-                for (int64_t b = 0; b < n / QK_K; b++) {                                               \
-                    struct qkn_block blk;                                                              \
-                    decode(&xr[b], &blk);                                                              \
-                    for (int c = 0; c < C; c++) {                                                      \
-                        sum[c] += block_dot(&blk, (const block_q8_K *) y[c0 + c] + b);                 \
-                    }                                                                                  \
-                }                                                                                      \
-                for (int c = 0; c < C; c++) {                                                          \
-                    s[c0 + c][r] = sum[c];                                                             \
-                }                                                                                      \
-            }                                                                                          \
-        }                                                                                              \
+static QD_INLINE void qkn_dot_rows(size_t block_size, void (*decode)(const void * blk, struct qkn_block * o),
+                                   float (*block_dot)(const struct qkn_block * o, const block_q8_K * y),
+                                   int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
+                                   const void * const * y, float * const * s, int64_t nc) {
+    for (int64_t c0 = 0; c0 < nc; c0 += QKN_COLS) {
+        const int C = (int) MIN(QKN_COLS, nc - c0);
+        for (int64_t r = 0; r < nr; r++) {
+            const char * xr = (const char *) x + r*bx;
+            float sum[QKN_COLS] = { 0.0f };
+            for (int64_t b = 0; b < n / QK_K; b++) {
+                struct qkn_block blk;
+                decode(xr + b*block_size, &blk);
+                for (int c = 0; c < C; c++) {
+                    sum[c] += block_dot(&blk, (const block_q8_K *) y[c0 + c] + b);
+                }
+            }
+            for (int c = 0; c < C; c++) {
+                s[c0 + c][r] = sum[c];
+            }
+        }
     }
+}
 
-QKN_DEFINE_ROWS(q2_K_dot__neon, block_q2_K, qkn_decode_q2_K, qkn_block_dot_widen, )
-QKN_DEFINE_ROWS(q3_K_dot__neon, block_q3_K, qkn_decode_q3_K, qkn_block_dot_widen, )
-QKN_DEFINE_ROWS(q4_K_dot__neon, block_q4_K, qkn_decode_q4_K, qkn_block_dot_widen, )
-QKN_DEFINE_ROWS(q5_K_dot__neon, block_q5_K, qkn_decode_q5_K, qkn_block_dot_widen, )
-QKN_DEFINE_ROWS(q6_K_dot__neon, block_q6_K, qkn_decode_q6_K, qkn_block_dot_widen, )
+GGML_CPU_DEFINE_DOT_ROWS(q2_K_dot__neon, qkn_dot_rows, sizeof(block_q2_K), qkn_decode_q2_K, qkn_block_dot_widen)
+GGML_CPU_DEFINE_DOT_ROWS(q3_K_dot__neon, qkn_dot_rows, sizeof(block_q3_K), qkn_decode_q3_K, qkn_block_dot_widen)
+GGML_CPU_DEFINE_DOT_ROWS(q4_K_dot__neon, qkn_dot_rows, sizeof(block_q4_K), qkn_decode_q4_K, qkn_block_dot_widen)
+GGML_CPU_DEFINE_DOT_ROWS(q5_K_dot__neon, qkn_dot_rows, sizeof(block_q5_K), qkn_decode_q5_K, qkn_block_dot_widen)
+GGML_CPU_DEFINE_DOT_ROWS(q6_K_dot__neon, qkn_dot_rows, sizeof(block_q6_K), qkn_decode_q6_K, qkn_block_dot_widen)
 #if defined(GGML_NEON_DOTPROD)
-QKN_DEFINE_ROWS(q2_K_dot__neon_sdot, block_q2_K, qkn_decode_q2_K, qkn_block_dot_sdot, GGML_NEON_TARGET_DOTPROD)
-QKN_DEFINE_ROWS(q3_K_dot__neon_sdot, block_q3_K, qkn_decode_q3_K, qkn_block_dot_sdot, GGML_NEON_TARGET_DOTPROD)
-QKN_DEFINE_ROWS(q4_K_dot__neon_sdot, block_q4_K, qkn_decode_q4_K, qkn_block_dot_sdot, GGML_NEON_TARGET_DOTPROD)
-QKN_DEFINE_ROWS(q5_K_dot__neon_sdot, block_q5_K, qkn_decode_q5_K, qkn_block_dot_sdot, GGML_NEON_TARGET_DOTPROD)
-QKN_DEFINE_ROWS(q6_K_dot__neon_sdot, block_q6_K, qkn_decode_q6_K, qkn_block_dot_sdot, GGML_NEON_TARGET_DOTPROD)
+GGML_NEON_TARGET_DOTPROD GGML_CPU_DEFINE_DOT_ROWS(q2_K_dot__neon_sdot, qkn_dot_rows, sizeof(block_q2_K), qkn_decode_q2_K, qkn_block_dot_sdot)
+GGML_NEON_TARGET_DOTPROD GGML_CPU_DEFINE_DOT_ROWS(q3_K_dot__neon_sdot, qkn_dot_rows, sizeof(block_q3_K), qkn_decode_q3_K, qkn_block_dot_sdot)
+GGML_NEON_TARGET_DOTPROD GGML_CPU_DEFINE_DOT_ROWS(q4_K_dot__neon_sdot, qkn_dot_rows, sizeof(block_q4_K), qkn_decode_q4_K, qkn_block_dot_sdot)
+GGML_NEON_TARGET_DOTPROD GGML_CPU_DEFINE_DOT_ROWS(q5_K_dot__neon_sdot, qkn_dot_rows, sizeof(block_q5_K), qkn_decode_q5_K, qkn_block_dot_sdot)
+GGML_NEON_TARGET_DOTPROD GGML_CPU_DEFINE_DOT_ROWS(q6_K_dot__neon_sdot, qkn_dot_rows, sizeof(block_q6_K), qkn_decode_q6_K, qkn_block_dot_sdot)
 #endif
 
 void ggml_cpu_add_kernels_arm_quants_dot_k(struct ggml_cpu_kernel_config * cfg) {

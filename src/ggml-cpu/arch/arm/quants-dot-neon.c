@@ -12,6 +12,7 @@
 #include "kernels/kernel-config.h"
 #include "arm-features.h"
 #include "arch/arm/quants-neon.h"
+#include "simd/quants-simd.h"
 #include "ggml-quants.h"
 
 #if defined(GGML_VEC_NEON)
@@ -63,70 +64,71 @@ static inline int32_t qn_isum_dotprod(int8x16_t x0, int8x16_t x1, int8x16_t y0, 
 }
 #endif
 
-// One definition per (weight type, integer sum): the codes and the sum are
-// inlined into the loop over the blocks.
-#define QN_DEFINE_ROWS(name, block, codes, isum, attr)                                                 \
-    attr static void name(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,             \
-                          const void * const * y, float * const * s, int64_t nc) {                    \
-        const int64_t nb = n / 32;                                                                     \
-        for (int64_t r = 0; r < nr; r++) {                                                             \
-            const char * xr = (const char *) x + r*bx;                                                 \
-            for (int64_t c = 0; c < nc; c++) {                                                         \
-                const block_q8_0 * yb = (const block_q8_0 *) y[c];                                     \
-                float sum = 0.0f;                                                                      \
-                for (int64_t b = 0; b < nb; b++) {                                                     \
-                    int8x16_t x0, x1;                                                                  \
-                    float dx;                                                                          \
-                    codes(xr + b*sizeof(block), &x0, &x1, &dx);                                       \
-                    const int32_t is = isum(x0, x1, vld1q_s8(yb[b].qs), vld1q_s8(yb[b].qs + 16));      \
-                    sum += (dx*GGML_FP16_TO_FP32(yb[b].d)) * (float) is;                               \
-                }                                                                                      \
-                s[c][r] = sum;                                                                         \
-            }                                                                                          \
-        }                                                                                              \
-    }
+typedef void (*qn_codes_fn)(const void * blk, int8x16_t * lo, int8x16_t * hi, float * d);
+typedef int32_t (*qn_isum_fn)(int8x16_t x0, int8x16_t x1, int8x16_t y0, int8x16_t y1);
 
-QN_DEFINE_ROWS(q8_0_dot__neon,      block_q8_0,   qn_codes_q8_0,   qn_isum_neon, )
-QN_DEFINE_ROWS(q4_0_dot__neon,      block_q4_0,   qn_codes_q4_0,   qn_isum_neon, )
-QN_DEFINE_ROWS(iq4_nl_dot__neon,    block_iq4_nl, qn_codes_iq4_nl, qn_isum_neon, )
-QN_DEFINE_ROWS(mxfp4_dot__neon,     block_mxfp4,  qn_codes_mxfp4,  qn_isum_neon, )
-#if defined(QN_DOTPROD)
-QN_DEFINE_ROWS(q8_0_dot__neon_sdot,   block_q8_0,   qn_codes_q8_0,   qn_isum_dotprod, QN_TARGET_DOTPROD)
-QN_DEFINE_ROWS(q4_0_dot__neon_sdot,   block_q4_0,   qn_codes_q4_0,   qn_isum_dotprod, QN_TARGET_DOTPROD)
-QN_DEFINE_ROWS(iq4_nl_dot__neon_sdot, block_iq4_nl, qn_codes_iq4_nl, qn_isum_dotprod, QN_TARGET_DOTPROD)
-QN_DEFINE_ROWS(mxfp4_dot__neon_sdot,  block_mxfp4,  qn_codes_mxfp4,  qn_isum_dotprod, QN_TARGET_DOTPROD)
-#endif
+// The rows of a weight type with Q8_0 activations: blocks of block_size
+// bytes, decoded by codes, summed by isum. Inlined into one function per
+// (weight type, integer sum) below, so that codes and isum are inlined into
+// the loop over the blocks.
+static QD_INLINE void qn_dot_rows(size_t block_size, qn_codes_fn codes, qn_isum_fn isum,
+                                  int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
+                                  const void * const * y, float * const * s, int64_t nc) {
+    const int64_t nb = n / 32;
+    for (int64_t r = 0; r < nr; r++) {
+        const char * xr = (const char *) x + r*bx;
+        for (int64_t c = 0; c < nc; c++) {
+            const block_q8_0 * yb = (const block_q8_0 *) y[c];
+            float sum = 0.0f;
+            for (int64_t b = 0; b < nb; b++) {
+                int8x16_t x0, x1;
+                float dx;
+                codes(xr + b*block_size, &x0, &x1, &dx);
+                const int32_t is = isum(x0, x1, vld1q_s8(yb[b].qs), vld1q_s8(yb[b].qs + 16));
+                sum += (dx*GGML_FP16_TO_FP32(yb[b].d)) * (float) is;
+            }
+            s[c][r] = sum;
+        }
+    }
+}
 
 // IQ4_XS . Q8_K: eight sub-blocks of 32 with 6-bit scales s (the factor s - 32);
 // sum += (d*dy) * sum over sub-blocks of (s - 32) * isum, as the portable path
-#define QN_DEFINE_ROWS_IQ4_XS(name, isum, attr)                                                       \
-    attr static void name(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,             \
-                          const void * const * y, float * const * s, int64_t nc) {                    \
-        const int8x16_t table = vld1q_s8(ggml_kvalues_iq4nl());                                        \
-        for (int64_t r = 0; r < nr; r++) {                                                             \
-            const block_iq4_xs * xr = (const block_iq4_xs *)((const char *) x + r*bx);                 \
-            for (int64_t c = 0; c < nc; c++) {                                                         \
-                const block_q8_K * yb = (const block_q8_K *) y[c];                                     \
-                float sum = 0.0f;                                                                      \
-                for (int64_t b = 0; b < n / QK_K; b++) {                                               \
-                    int32_t is = 0;                                                                    \
-                    for (int ib = 0; ib < QK_K/32; ib++) {                                             \
-                        int8x16_t x0, x1;                                                              \
-                        ggml_neon_lookup_nibbles(xr[b].qs + 16*ib, table, &x0, &x1);                   \
-                        const int8_t * q8 = yb[b].qs + 32*ib;                                          \
-                        is += (ggml_iq4_xs_scale(&xr[b], ib) - 32) *                                   \
-                              isum(x0, x1, vld1q_s8(q8), vld1q_s8(q8 + 16));                           \
-                    }                                                                                  \
-                    sum += GGML_FP16_TO_FP32(xr[b].d) * yb[b].d * (float) is;                          \
-                }                                                                                      \
-                s[c][r] = sum;                                                                         \
-            }                                                                                          \
-        }                                                                                              \
+static QD_INLINE void qn_dot_rows_iq4_xs(qn_isum_fn isum, int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
+                                         const void * const * y, float * const * s, int64_t nc) {
+    const int8x16_t table = vld1q_s8(ggml_kvalues_iq4nl());
+    for (int64_t r = 0; r < nr; r++) {
+        const block_iq4_xs * xr = (const block_iq4_xs *)((const char *) x + r*bx);
+        for (int64_t c = 0; c < nc; c++) {
+            const block_q8_K * yb = (const block_q8_K *) y[c];
+            float sum = 0.0f;
+            for (int64_t b = 0; b < n / QK_K; b++) {
+                int32_t is = 0;
+                for (int ib = 0; ib < QK_K/32; ib++) {
+                    int8x16_t x0, x1;
+                    ggml_neon_lookup_nibbles(xr[b].qs + 16*ib, table, &x0, &x1);
+                    const int8_t * q8 = yb[b].qs + 32*ib;
+                    is += (ggml_iq4_xs_scale(&xr[b], ib) - 32) *
+                          isum(x0, x1, vld1q_s8(q8), vld1q_s8(q8 + 16));
+                }
+                sum += GGML_FP16_TO_FP32(xr[b].d) * yb[b].d * (float) is;
+            }
+            s[c][r] = sum;
+        }
     }
+}
 
-QN_DEFINE_ROWS_IQ4_XS(iq4_xs_dot__neon, qn_isum_neon, )
+GGML_CPU_DEFINE_DOT_ROWS(q8_0_dot__neon, qn_dot_rows, sizeof(block_q8_0), qn_codes_q8_0, qn_isum_neon)
+GGML_CPU_DEFINE_DOT_ROWS(q4_0_dot__neon, qn_dot_rows, sizeof(block_q4_0), qn_codes_q4_0, qn_isum_neon)
+GGML_CPU_DEFINE_DOT_ROWS(iq4_nl_dot__neon, qn_dot_rows, sizeof(block_iq4_nl), qn_codes_iq4_nl, qn_isum_neon)
+GGML_CPU_DEFINE_DOT_ROWS(mxfp4_dot__neon, qn_dot_rows, sizeof(block_mxfp4), qn_codes_mxfp4, qn_isum_neon)
+GGML_CPU_DEFINE_DOT_ROWS(iq4_xs_dot__neon, qn_dot_rows_iq4_xs, qn_isum_neon)
 #if defined(QN_DOTPROD)
-QN_DEFINE_ROWS_IQ4_XS(iq4_xs_dot__neon_sdot, qn_isum_dotprod, QN_TARGET_DOTPROD)
+QN_TARGET_DOTPROD GGML_CPU_DEFINE_DOT_ROWS(q8_0_dot__neon_sdot, qn_dot_rows, sizeof(block_q8_0), qn_codes_q8_0, qn_isum_dotprod)
+QN_TARGET_DOTPROD GGML_CPU_DEFINE_DOT_ROWS(q4_0_dot__neon_sdot, qn_dot_rows, sizeof(block_q4_0), qn_codes_q4_0, qn_isum_dotprod)
+QN_TARGET_DOTPROD GGML_CPU_DEFINE_DOT_ROWS(iq4_nl_dot__neon_sdot, qn_dot_rows, sizeof(block_iq4_nl), qn_codes_iq4_nl, qn_isum_dotprod)
+QN_TARGET_DOTPROD GGML_CPU_DEFINE_DOT_ROWS(mxfp4_dot__neon_sdot, qn_dot_rows, sizeof(block_mxfp4), qn_codes_mxfp4, qn_isum_dotprod)
+QN_TARGET_DOTPROD GGML_CPU_DEFINE_DOT_ROWS(iq4_xs_dot__neon_sdot, qn_dot_rows_iq4_xs, qn_isum_dotprod)
 #endif
 
 void ggml_cpu_add_kernels_arm_quants_dot(struct ggml_cpu_kernel_config * cfg) {

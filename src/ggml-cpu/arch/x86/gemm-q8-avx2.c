@@ -135,19 +135,30 @@ static GGML_GEMM_INLINE __m256i q8p_decode(enum ggml_type type, const char * row
     }
 }
 
+// the integer register of the packers and tiles (512 bits where the variant
+// has AVX-512), and the unpacks of its dwords and qwords: o[0] low, o[1] high
+#if defined(GGML_VEC_AVX512)
+typedef __m512i q8p_ivec;
+static GGML_GEMM_INLINE void q8p_unpack32(q8p_ivec a, q8p_ivec b, q8p_ivec o[2]) { o[0] = _mm512_unpacklo_epi32(a, b); o[1] = _mm512_unpackhi_epi32(a, b); }
+static GGML_GEMM_INLINE void q8p_unpack64(q8p_ivec a, q8p_ivec b, q8p_ivec o[2]) { o[0] = _mm512_unpacklo_epi64(a, b); o[1] = _mm512_unpackhi_epi64(a, b); }
+#else
+typedef __m256i q8p_ivec;
+static GGML_GEMM_INLINE void q8p_unpack32(q8p_ivec a, q8p_ivec b, q8p_ivec o[2]) { o[0] = _mm256_unpacklo_epi32(a, b); o[1] = _mm256_unpackhi_epi32(a, b); }
+static GGML_GEMM_INLINE void q8p_unpack64(q8p_ivec a, q8p_ivec b, q8p_ivec o[2]) { o[0] = _mm256_unpacklo_epi64(a, b); o[1] = _mm256_unpackhi_epi64(a, b); }
+#endif
+
 // 8 x 8 transposes of dwords within each 256-bit half: rows r[j] -> columns
 // (in the order 0, 4, 1, 5, 2, 6, 3, 7 of u[], lanes still to be paired)
-#define Q8P_TRANSPOSE_STEPS(VT, UNPACKLO32, UNPACKHI32, UNPACKLO64, UNPACKHI64, r, u)                  \
-    do {                                                                                               \
-        const VT t0 = UNPACKLO32(r[0], r[1]), t1 = UNPACKHI32(r[0], r[1]);                             \
-        const VT t2 = UNPACKLO32(r[2], r[3]), t3 = UNPACKHI32(r[2], r[3]);                             \
-        const VT t4 = UNPACKLO32(r[4], r[5]), t5 = UNPACKHI32(r[4], r[5]);                             \
-        const VT t6 = UNPACKLO32(r[6], r[7]), t7 = UNPACKHI32(r[6], r[7]);                             \
-        u[0] = UNPACKLO64(t0, t2); u[1] = UNPACKHI64(t0, t2);                                          \
-        u[2] = UNPACKLO64(t1, t3); u[3] = UNPACKHI64(t1, t3);                                          \
-        u[4] = UNPACKLO64(t4, t6); u[5] = UNPACKHI64(t4, t6);                                          \
-        u[6] = UNPACKLO64(t5, t7); u[7] = UNPACKHI64(t5, t7);                                          \
-    } while (0)
+static GGML_GEMM_INLINE void q8p_transpose_steps(const q8p_ivec r[8], q8p_ivec u[8]) {
+    q8p_ivec t[8];
+    for (int j = 0; j < 8; j += 2) {
+        q8p_unpack32(r[j], r[j + 1], &t[j]);
+    }
+    q8p_unpack64(t[0], t[2], &u[0]);
+    q8p_unpack64(t[1], t[3], &u[2]);
+    q8p_unpack64(t[4], t[6], &u[4]);
+    q8p_unpack64(t[5], t[7], &u[6]);
+}
 
 #if defined(GGML_VEC_AVX512)
 
@@ -157,7 +168,7 @@ static GGML_GEMM_INLINE void q8p_store_codes(uint8_t * sb, const __m256i * blk) 
     for (int j = 0; j < 8; j++) {
         r[j] = _mm512_inserti64x4(_mm512_castsi256_si512(blk[j]), blk[j + 8], 1);
     }
-    Q8P_TRANSPOSE_STEPS(__m512i, _mm512_unpacklo_epi32, _mm512_unpackhi_epi32, _mm512_unpacklo_epi64, _mm512_unpackhi_epi64, r, u);
+    q8p_transpose_steps(r, u);
     // u[j] (j = 0..3 for rows 0-3, 4..7 for rows 4-7) holds, in 128-bit lane
     // 2h+q, the column j%4 + 4q of the rows of half h
     const __m512i lo = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13);
@@ -173,7 +184,7 @@ static GGML_GEMM_INLINE void q8p_store_codes(uint8_t * sb, const __m256i * blk) 
 // blocks 0..7 -> groups of the superblock
 static GGML_GEMM_INLINE void q8p_store_codes(uint8_t * sb, const __m256i * blk) {
     __m256i u[8];
-    Q8P_TRANSPOSE_STEPS(__m256i, _mm256_unpacklo_epi32, _mm256_unpackhi_epi32, _mm256_unpacklo_epi64, _mm256_unpackhi_epi64, blk, u);
+    q8p_transpose_steps(blk, u);
     for (int g = 0; g < 4; g++) {
         _mm256_storeu_si256((__m256i *)(sb + (g    )*Q8P_W), _mm256_permute2x128_si256(u[g], u[g + 4], 0x20));
         _mm256_storeu_si256((__m256i *)(sb + (g + 4)*Q8P_W), _mm256_permute2x128_si256(u[g], u[g + 4], 0x31));
@@ -326,7 +337,6 @@ Q8P_DEFINE_PACK(mxfp4_pack__avx2, GGML_TYPE_MXFP4)
 
 #define Q8P_RM 4
 #define Q8P_RN 3
-typedef __m512i q8p_ivec;
 
 static GGML_GEMM_INLINE q8p_ivec q8p_iload(const uint8_t * p) { return _mm512_loadu_si512(p); }
 static GGML_GEMM_INLINE q8p_ivec q8p_izero(void) { return _mm512_setzero_si512(); }
@@ -346,7 +356,6 @@ static GGML_GEMM_INLINE q8p_ivec q8p_idot(q8p_ivec acc, q8p_ivec a, q8p_ivec b) 
 
 #define Q8P_RM 2
 #define Q8P_RN 2
-typedef __m256i q8p_ivec;
 
 static GGML_GEMM_INLINE q8p_ivec q8p_iload(const uint8_t * p) { return _mm256_loadu_si256((const __m256i *) p); }
 static GGML_GEMM_INLINE q8p_ivec q8p_izero(void) { return _mm256_setzero_si256(); }
@@ -450,20 +459,22 @@ static void q8p2o_tile(int64_t nsb, const uint8_t * const * a, const uint8_t * c
 
 #endif
 
-GGML_GEMM_DEFINE_WALK(q8p_walk, Q8P_RM, Q8P_RN, q8p_tile, uint8_t)
-GGML_GEMM_DEFINE_WALK(q8p2_walk, Q8P_RM, Q8P_RN, q8p2_tile, uint8_t)
-GGML_GEMM_DEFINE_WALK(q8p2o_walk, Q8P_RM, Q8P_RN, q8p2o_tile, uint8_t)
+#define GGML_GEMM_WALK    q8p_walk
+#define GGML_GEMM_WALK_RM Q8P_RM
+#define GGML_GEMM_WALK_RN Q8P_RN
+#define GGML_GEMM_WALK_T  uint8_t
+#include "kernels/gemm-walk-tmpl.h"
 
 // the walks as ggml_cpu_q8p_gemm_t
-#define Q8P_DEFINE_GEMM(name, walk)                                                                    \
+#define Q8P_DEFINE_GEMM(name, tile)                                                                    \
     static void name(int64_t nrows, int64_t ncols, int64_t nsb, const void * A, size_t lda,            \
                      const void * const * B, float * const * C, bool accumulate) {                     \
-        walk(nrows, ncols, nsb, (const uint8_t *) A, lda, B, C, accumulate);                           \
+        q8p_walk(tile, nrows, ncols, nsb, (const uint8_t *) A, lda, B, C, accumulate);                 \
     }
 
-Q8P_DEFINE_GEMM(q8p_gemm__avx2,   q8p_walk)
-Q8P_DEFINE_GEMM(q8p2_gemm__avx2,  q8p2_walk)
-Q8P_DEFINE_GEMM(q8p2o_gemm__avx2, q8p2o_walk)
+Q8P_DEFINE_GEMM(q8p_gemm__avx2,   q8p_tile)
+Q8P_DEFINE_GEMM(q8p2_gemm__avx2,  q8p2_tile)
+Q8P_DEFINE_GEMM(q8p2o_gemm__avx2, q8p2o_tile)
 
 #if defined(GGML_VEC_AVX512)
 #define Q8P_TILE_ISA GGML_CPU_ISA_TAG "_4x3"

@@ -492,17 +492,11 @@ static QD_INLINE void qd_rows_simd(enum ggml_type type, int64_t n, const void * 
     }
 }
 
-#define QD_DEFINE_ROWS_SIMD(name, type)                                                                \
-    static void name(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,                  \
-                     const void * const * y, float * const * s, int64_t nc) {                         \
-        qd_rows_simd(type, n, x, bx, nr, y, s, nc);                                                    \
-    }
-
-QD_DEFINE_ROWS_SIMD(q4_0_dot__avx2, GGML_TYPE_Q4_0)
-QD_DEFINE_ROWS_SIMD(q4_1_dot__avx2, GGML_TYPE_Q4_1)
-QD_DEFINE_ROWS_SIMD(q5_0_dot__avx2, GGML_TYPE_Q5_0)
-QD_DEFINE_ROWS_SIMD(q5_1_dot__avx2, GGML_TYPE_Q5_1)
-QD_DEFINE_ROWS_SIMD(q8_0_dot__avx2, GGML_TYPE_Q8_0)
+GGML_CPU_DEFINE_DOT_ROWS(q4_0_dot__avx2, qd_rows_simd, GGML_TYPE_Q4_0)
+GGML_CPU_DEFINE_DOT_ROWS(q4_1_dot__avx2, qd_rows_simd, GGML_TYPE_Q4_1)
+GGML_CPU_DEFINE_DOT_ROWS(q5_0_dot__avx2, qd_rows_simd, GGML_TYPE_Q5_0)
+GGML_CPU_DEFINE_DOT_ROWS(q5_1_dot__avx2, qd_rows_simd, GGML_TYPE_Q5_1)
+GGML_CPU_DEFINE_DOT_ROWS(q8_0_dot__avx2, qd_rows_simd, GGML_TYPE_Q8_0)
 
 void ggml_cpu_add_kernels_x86_quants_dot(struct ggml_cpu_kernel_config * cfg) {
     GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q4_0, dot_rows, q4_0_dot__avx2, GGML_CPU_ISA_TAG);

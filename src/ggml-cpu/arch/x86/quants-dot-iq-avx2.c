@@ -365,21 +365,15 @@ static QD_INLINE void iqx_rows(enum ggml_type type, int64_t n, const char * x, s
     }
 }
 
-#define IQX_DEFINE_ROWS(name, type)                                                                    \
-    static void name(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,                  \
-                     const void * const * y, float * const * s, int64_t nc) {                         \
-        iqx_rows(type, n, (const char *) x, bx, nr, y, s, nc);                                         \
-    }
-
-IQX_DEFINE_ROWS(iq2_xxs_dot__avx2, GGML_TYPE_IQ2_XXS)
-IQX_DEFINE_ROWS(iq2_xs_dot__avx2,  GGML_TYPE_IQ2_XS)
-IQX_DEFINE_ROWS(iq2_s_dot__avx2,   GGML_TYPE_IQ2_S)
-IQX_DEFINE_ROWS(iq3_xxs_dot__avx2, GGML_TYPE_IQ3_XXS)
-IQX_DEFINE_ROWS(iq3_s_dot__avx2,   GGML_TYPE_IQ3_S)
-IQX_DEFINE_ROWS(iq1_s_dot__avx2,   GGML_TYPE_IQ1_S)
-IQX_DEFINE_ROWS(iq1_m_dot__avx2,   GGML_TYPE_IQ1_M)
-IQX_DEFINE_ROWS(tq1_0_dot__avx2,   GGML_TYPE_TQ1_0)
-IQX_DEFINE_ROWS(tq2_0_dot__avx2,   GGML_TYPE_TQ2_0)
+GGML_CPU_DEFINE_DOT_ROWS(iq2_xxs_dot__avx2, iqx_rows, GGML_TYPE_IQ2_XXS)
+GGML_CPU_DEFINE_DOT_ROWS(iq2_xs_dot__avx2, iqx_rows, GGML_TYPE_IQ2_XS)
+GGML_CPU_DEFINE_DOT_ROWS(iq2_s_dot__avx2, iqx_rows, GGML_TYPE_IQ2_S)
+GGML_CPU_DEFINE_DOT_ROWS(iq3_xxs_dot__avx2, iqx_rows, GGML_TYPE_IQ3_XXS)
+GGML_CPU_DEFINE_DOT_ROWS(iq3_s_dot__avx2, iqx_rows, GGML_TYPE_IQ3_S)
+GGML_CPU_DEFINE_DOT_ROWS(iq1_s_dot__avx2, iqx_rows, GGML_TYPE_IQ1_S)
+GGML_CPU_DEFINE_DOT_ROWS(iq1_m_dot__avx2, iqx_rows, GGML_TYPE_IQ1_M)
+GGML_CPU_DEFINE_DOT_ROWS(tq1_0_dot__avx2, iqx_rows, GGML_TYPE_TQ1_0)
+GGML_CPU_DEFINE_DOT_ROWS(tq2_0_dot__avx2, iqx_rows, GGML_TYPE_TQ2_0)
 
 //
 // the small-block types . Q8_0: 32 values per chunk, a float scale per 16
@@ -512,15 +506,9 @@ static QD_INLINE void lbx_rows(enum ggml_type type, int64_t n, const char * x, s
     }
 }
 
-#define LBX_DEFINE_ROWS(name, type)                                                                    \
-    static void name(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,                  \
-                     const void * const * y, float * const * s, int64_t nc) {                         \
-        lbx_rows(type, n, (const char *) x, bx, nr, y, s, nc);                                         \
-    }
-
-LBX_DEFINE_ROWS(q1_0_dot__avx2,  GGML_TYPE_Q1_0)
-LBX_DEFINE_ROWS(q2_0_dot__avx2,  GGML_TYPE_Q2_0)
-LBX_DEFINE_ROWS(nvfp4_dot__avx2, GGML_TYPE_NVFP4)
+GGML_CPU_DEFINE_DOT_ROWS(q1_0_dot__avx2, lbx_rows, GGML_TYPE_Q1_0)
+GGML_CPU_DEFINE_DOT_ROWS(q2_0_dot__avx2, lbx_rows, GGML_TYPE_Q2_0)
+GGML_CPU_DEFINE_DOT_ROWS(nvfp4_dot__avx2, lbx_rows, GGML_TYPE_NVFP4)
 
 void ggml_cpu_add_kernels_x86_quants_dot_iq(struct ggml_cpu_kernel_config * cfg) {
     GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ2_XXS, dot_rows, iq2_xxs_dot__avx2, "avx2");

@@ -26,7 +26,9 @@ static QD_INLINE __m256i iq4_table(const int8_t * values) {
     return _mm256_setr_m128i(t, t);
 }
 
-static float iq4_dot_row_nl(int64_t n, const block_iq4_nl * x, const block_q8_0 * y) {
+static float iq4_dot_row_nl(int64_t n, const void * xv, const void * yv) {
+    const block_iq4_nl * x = (const block_iq4_nl *) xv;
+    const block_q8_0 * y = (const block_q8_0 *) yv;
     const __m256i table = iq4_table(ggml_kvalues_iq4nl());
     __m256 acc = _mm256_setzero_ps();
     for (int64_t b = 0; b < n / 32; b++) {
@@ -37,7 +39,9 @@ static float iq4_dot_row_nl(int64_t n, const block_iq4_nl * x, const block_q8_0 
     return qd_hsum256(acc);
 }
 
-static float iq4_dot_row_mxfp4(int64_t n, const block_mxfp4 * x, const block_q8_0 * y) {
+static float iq4_dot_row_mxfp4(int64_t n, const void * xv, const void * yv) {
+    const block_mxfp4 * x = (const block_mxfp4 *) xv;
+    const block_q8_0 * y = (const block_q8_0 *) yv;
     const __m256i table = iq4_table(ggml_kvalues_mxfp4());
     __m256 acc = _mm256_setzero_ps();
     for (int64_t b = 0; b < n / 32; b++) {
@@ -48,7 +52,9 @@ static float iq4_dot_row_mxfp4(int64_t n, const block_mxfp4 * x, const block_q8_
     return qd_hsum256(acc);
 }
 
-static float iq4_dot_row_xs(int64_t n, const block_iq4_xs * x, const block_q8_K * y) {
+static float iq4_dot_row_xs(int64_t n, const void * xv, const void * yv) {
+    const block_iq4_xs * x = (const block_iq4_xs *) xv;
+    const block_q8_K * y = (const block_q8_K *) yv;
     const __m256i table = iq4_table(ggml_kvalues_iq4nl());
     __m256 acc = _mm256_setzero_ps();
     for (int64_t b = 0; b < n / QK_K; b++) {
@@ -63,19 +69,20 @@ static float iq4_dot_row_xs(int64_t n, const block_iq4_xs * x, const block_q8_K 
     return qd_hsum256(acc);
 }
 
-#define IQ4_DEFINE_ROWS_SIMD(name, block_t, act_t, dot)                                                \
-    static void name(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,                  \
-                     const void * const * y, float * const * s, int64_t nc) {                         \
-        for (int64_t c = 0; c < nc; c++) {                                                             \
-            for (int64_t r = 0; r < nr; r++) {                                                         \
-                s[c][r] = dot(n, (const block_t *)((const char *) x + r*bx), (const act_t *) y[c]);    \
-            }                                                                                          \
-        }                                                                                              \
+// the rows of one table type: dot(n, x row, y column) is its row dot
+static QD_INLINE void iq4_rows_simd(float (*dot)(int64_t n, const void * x, const void * y),
+                                    int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
+                                    const void * const * y, float * const * s, int64_t nc) {
+    for (int64_t c = 0; c < nc; c++) {
+        for (int64_t r = 0; r < nr; r++) {
+            s[c][r] = dot(n, (const char *) x + r*bx, y[c]);
+        }
     }
+}
 
-IQ4_DEFINE_ROWS_SIMD(iq4_nl_dot__avx2, block_iq4_nl, block_q8_0, iq4_dot_row_nl)
-IQ4_DEFINE_ROWS_SIMD(iq4_xs_dot__avx2, block_iq4_xs, block_q8_K, iq4_dot_row_xs)
-IQ4_DEFINE_ROWS_SIMD(mxfp4_dot__avx2,  block_mxfp4,  block_q8_0, iq4_dot_row_mxfp4)
+GGML_CPU_DEFINE_DOT_ROWS(iq4_nl_dot__avx2, iq4_rows_simd, iq4_dot_row_nl)
+GGML_CPU_DEFINE_DOT_ROWS(iq4_xs_dot__avx2, iq4_rows_simd, iq4_dot_row_xs)
+GGML_CPU_DEFINE_DOT_ROWS(mxfp4_dot__avx2, iq4_rows_simd, iq4_dot_row_mxfp4)
 
 void ggml_cpu_add_kernels_x86_quants_dot_iq4(struct ggml_cpu_kernel_config * cfg) {
     GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ4_NL, dot_rows, iq4_nl_dot__avx2, GGML_CPU_ISA_TAG);

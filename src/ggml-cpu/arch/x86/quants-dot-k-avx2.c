@@ -483,31 +483,9 @@ static QD_INLINE void qk_rows_456(enum qk_kind kind, int64_t n, const void * x, 
     }
 }
 
-static void q4_K_dot__avx2(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
-                         const void * const * y, float * const * s, int64_t nc) {
-    qk_rows_456(QK_Q4, n, x, bx, nr, y, s, nc);
-}
-
-static void q5_K_dot__avx2(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
-                         const void * const * y, float * const * s, int64_t nc) {
-    qk_rows_456(QK_Q5, n, x, bx, nr, y, s, nc);
-}
-
-static void q6_K_dot__avx2(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
-                         const void * const * y, float * const * s, int64_t nc) {
-    qk_rows_456(QK_Q6, n, x, bx, nr, y, s, nc);
-}
-
-#define QK_DEFINE_ROWS_SIMD(name, block_t, dot)                                                        \
-    static void name(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,                  \
-                     const void * const * y, float * const * s, int64_t nc) {                         \
-        for (int64_t c = 0; c < nc; c++) {                                                             \
-            for (int64_t r = 0; r < nr; r++) {                                                         \
-                s[c][r] = dot(n / QK_K, (const block_t *)((const char *) x + r*bx),                    \
-                              (const block_q8_K *) y[c]);                                              \
-            }                                                                                          \
-        }                                                                                              \
-    }
+GGML_CPU_DEFINE_DOT_ROWS(q4_K_dot__avx2, qk_rows_456, QK_Q4)
+GGML_CPU_DEFINE_DOT_ROWS(q5_K_dot__avx2, qk_rows_456, QK_Q5)
+GGML_CPU_DEFINE_DOT_ROWS(q6_K_dot__avx2, qk_rows_456, QK_Q6)
 
 // the scales of groups g0 (int16 lanes 0..7) and g0 + 1 (lanes 8..15): the
 // lanes of a maddubs over 32 values, 16 of each group
@@ -516,7 +494,8 @@ static QD_INLINE __m256i qk_pair_scales(int s0, int s1) {
 }
 
 // Q2_K: codes 0..3; the minimums meet the bsums in one int16 multiply-add
-static float qk_dot_row_q2_K(int64_t nb, const block_q2_K * x, const block_q8_K * y) {
+static float qk_dot_row_q2_K(int64_t nb, const void * xv, const block_q8_K * y) {
+    const block_q2_K * x = (const block_q2_K *) xv;
     const __m256i mask2 = _mm256_set1_epi8(0x03);
     __m256 acc  = _mm256_setzero_ps();
     __m256 macc = _mm256_setzero_ps();
@@ -544,7 +523,8 @@ static float qk_dot_row_q2_K(int64_t nb, const block_q2_K * x, const block_q8_K 
 
 // Q3_K: unsigned codes u = low | hbit << 2 in 0..7, the value u - 4; the
 // offset goes into the scaled bsums
-static float qk_dot_row_q3_K(int64_t nb, const block_q3_K * x, const block_q8_K * y) {
+static float qk_dot_row_q3_K(int64_t nb, const void * xv, const block_q8_K * y) {
+    const block_q3_K * x = (const block_q3_K *) xv;
     const __m256i mask2 = _mm256_set1_epi8(0x03);
     const __m256i one   = _mm256_set1_epi8(1);
     __m256 acc = _mm256_setzero_ps();
@@ -577,8 +557,19 @@ static float qk_dot_row_q3_K(int64_t nb, const block_q3_K * x, const block_q8_K 
     return qd_hsum256(acc);
 }
 
-QK_DEFINE_ROWS_SIMD(q2_K_dot__avx2, block_q2_K, qk_dot_row_q2_K)
-QK_DEFINE_ROWS_SIMD(q3_K_dot__avx2, block_q3_K, qk_dot_row_q3_K)
+// the rows of Q2_K or Q3_K: dot(nb, x row, y column) is the row dot of the type
+static QD_INLINE void qk_rows_23(float (*dot)(int64_t nb, const void * x, const block_q8_K * y),
+                                 int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
+                                 const void * const * y, float * const * s, int64_t nc) {
+    for (int64_t c = 0; c < nc; c++) {
+        for (int64_t r = 0; r < nr; r++) {
+            s[c][r] = dot(n / QK_K, (const char *) x + r*bx, (const block_q8_K *) y[c]);
+        }
+    }
+}
+
+GGML_CPU_DEFINE_DOT_ROWS(q2_K_dot__avx2, qk_rows_23, qk_dot_row_q2_K)
+GGML_CPU_DEFINE_DOT_ROWS(q3_K_dot__avx2, qk_rows_23, qk_dot_row_q3_K)
 
 void ggml_cpu_add_kernels_x86_quants_dot_k(struct ggml_cpu_kernel_config * cfg) {
     GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q2_K, dot_rows, q2_K_dot__avx2, GGML_CPU_ISA_TAG);
