@@ -129,7 +129,7 @@ def llama_bench_tg(llama_bench, lib, model, n_gen, reps, threads):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[1])
+    ap = argparse.ArgumentParser(description="generation speed as a share of the read bandwidth, for llama-bench")
     ap.add_argument("--llama-bench", required=True)
     ap.add_argument("--lib", default="")
     ap.add_argument("--bench-matmul", required=True)
