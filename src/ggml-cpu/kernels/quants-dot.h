@@ -21,10 +21,11 @@
 extern "C" {
 #endif
 
-// fast fp32 -> Q8_0 / Q8_1 (k a multiple of 32), bytes identical to quantize_row_q8_*_ref
+// fast fp32 -> Q8_0 / Q8_1 (k a multiple of 32) / Q8_K (of 256), bytes
+// identical to quantize_row_q8_*_ref
 void ggml_cpu_quantize_row_q8_0(const float * GGML_RESTRICT x, void * GGML_RESTRICT y, int64_t k);
-void ggml_cpu_quantize_row_q8_K(const float * GGML_RESTRICT x, void * GGML_RESTRICT y, int64_t k);
 void ggml_cpu_quantize_row_q8_1(const float * GGML_RESTRICT x, void * GGML_RESTRICT y, int64_t k);
+void ggml_cpu_quantize_row_q8_K(const float * GGML_RESTRICT x, void * GGML_RESTRICT y, int64_t k);
 
 // Dot products of nr weight rows (x, x + bx, ...) of `type` with nc
 // activation rows y[c] of type's vec_dot_type, n values each: s[c][r]. The
