@@ -9,7 +9,6 @@
 
 struct run_split_plan {
     int     n_devs;
-    int64_t q_heads[GGML_BACKEND_META_MAX_DEVICES];  // per device, times head_dim: rows of Q
     int64_t kv_rows[GGML_BACKEND_META_MAX_DEVICES];  // rows of K and V, of the cache
     int64_t q_rows[GGML_BACKEND_META_MAX_DEVICES];
     int64_t ff_rows[GGML_BACKEND_META_MAX_DEVICES];  // rows of gate and up, the input of down
