@@ -353,7 +353,8 @@ static enum ggml_status meta_init_simple_tensors(struct ggml_meta_tensor_store *
     // a device with an empty slice of a source computes nothing for this node
     for (int i = 0; i < GGML_MAX_SRC; i++) {
         const struct ggml_tensor * src = tensor->src[i];
-        if (src == NULL || src == tensor || !ggml_backend_buffer_is_meta(src->buffer) || ggml_nelements(src) == 0) {
+        if (src == NULL || src == tensor || !ggml_backend_buffer_is_meta(src->buffer) || ggml_nelements(src) == 0 ||
+                ggml_backend_meta_src_gathered(tensor, i)) {
             continue;
         }
         const struct ggml_backend_meta_split_state sss = ggml_backend_meta_get_split_state(src, true);

@@ -6,6 +6,13 @@
 // that node on its own slices, then the partial results are added across the
 // devices so that every device holds the full sum, and the next part starts.
 // The last node too: a result read later, or used by the next graph, is whole.
+// A graph is also cut before a node that needs a split source whole (a
+// single-source GLU of rows split in one block): the devices' slices are
+// gathered on the host into a copy of the whole source on every device (a
+// scratch buffer per device, kept by the backend), which the node reads. And
+// a product whose weight is split along K while its src1 is whole reads a
+// view of the device's K columns of src1 (no transfer), its result a partial
+// sum like any K-split product.
 // The reduction uses the simple devices' collective when their registry
 // exports ggml_backend_comm_init / ggml_backend_comm_allreduce_tensor (NCCL
 // for CUDA upstream, MPI here); otherwise the host adds the devices' values
@@ -22,6 +29,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+// what happens between two parts of the device graphs
+enum meta_cut_kind {
+    META_CUT_REDUCE,   // the partial sums of node are added across the devices
+    META_CUT_GATHER,   // src of node is gathered into gathered[j] on every device
+};
+
+struct meta_cut {
+    int                  after;     // the last node of the part before the cut
+    enum meta_cut_kind   kind;
+    int                  node;
+    int                  src;
+    struct ggml_tensor * meta_src;  // GATHER: the split source (a tensor of the graph)
+    struct ggml_tensor **gathered;  // GATHER: its whole copy on each device (n_backends, in aux_tensors)
+};
+
 struct ggml_backend_meta_context {
     char                 * name;
     size_t                 n_backends;
@@ -31,8 +53,14 @@ struct ggml_backend_meta_context {
     struct ggml_context  * graph_ctx;
     struct ggml_cgraph  ** graphs;          // n_backends
     int                    graph_capacity;  // nodes each graph can hold
-    int                  * cut_after;       // node indices that end a part (PARTIAL results), ascending
+    struct meta_cut      * cuts;            // where the parts end, ascending (2 per node at most)
     int                    n_cuts;
+
+    // the gathered copies and K views the device graphs read (headers), and
+    // per backend a scratch buffer holding the gathered copies (one at a time)
+    struct ggml_context   * aux_ctx;
+    struct ggml_tensor   ** aux_tensors;    // the gathered copies, n_backends per GATHER cut
+    ggml_backend_buffer_t * scratch;        // n_backends
     uint64_t               uid;             // of the graph the device graphs were built for (0: none)
     uint64_t               generation;      // ggml_backend_meta_slices_generation() when they were built
 
@@ -62,8 +90,18 @@ static void meta_ctx_free(struct ggml_backend_meta_context * ctx) {
     if (ctx->graph_ctx != NULL) {
         ggml_free(ctx->graph_ctx);
     }
+    if (ctx->aux_ctx != NULL) {
+        ggml_free(ctx->aux_ctx);
+    }
+    for (size_t j = 0; ctx->scratch != NULL && j < ctx->n_backends; j++) {
+        if (ctx->scratch[j] != NULL) {
+            ggml_backend_buffer_free(ctx->scratch[j]);
+        }
+    }
+    free(ctx->scratch);
+    free(ctx->aux_tensors);
     free(ctx->graphs);
-    free(ctx->cut_after);
+    free(ctx->cuts);
     free(ctx->backends);
     free(ctx->name);
     free(ctx);
@@ -158,17 +196,17 @@ static bool meta_reserve_graphs(struct ggml_backend_meta_context * ctx, int n_no
         /*.no_alloc   =*/ true,
     };
     struct ggml_context * gctx = ggml_init(params);
-    int * cuts = realloc(ctx->cut_after, (size_t) cap*sizeof(cuts[0]));
+    struct meta_cut * cuts = realloc(ctx->cuts, 2*(size_t) cap*sizeof(cuts[0]));
     if (gctx == NULL || cuts == NULL) {
         if (gctx != NULL) {
             ggml_free(gctx);
         }
         if (cuts != NULL) {
-            ctx->cut_after = cuts;
+            ctx->cuts = cuts;
         }
         return false;
     }
-    ctx->cut_after = cuts;
+    ctx->cuts = cuts;
     if (ctx->graph_ctx != NULL) {
         ggml_free(ctx->graph_ctx);
     }
@@ -178,6 +216,119 @@ static bool meta_reserve_graphs(struct ggml_backend_meta_context * ctx, int n_no
     }
     ctx->graph_capacity = cap;
     return true;
+}
+
+// the whole copy of a gathered source: contiguous, the source's shape
+static size_t gathered_size(const struct ggml_tensor * src) {
+    return ggml_row_size(src->type, src->ne[0])*(size_t) (src->ne[1]*src->ne[2]*src->ne[3]);
+}
+
+// The tensors the device graphs read besides the simple tensors: for each
+// source gathered, a whole copy on every device (all in the device's scratch
+// buffer, at its start: one gather at a time, see meta_gather); for each
+// product over a K-split weight and a whole src1, a view of the device's K
+// columns of src1. The sources of the device nodes are pointed at them.
+static enum ggml_status meta_build_aux(struct ggml_backend_meta_context * ctx, struct ggml_cgraph * cgraph) {
+    const size_t n = ctx->n_backends;
+    size_t n_gathers = 0, n_views = 0, scratch_need = 0;
+    for (int i = 0; i < cgraph->n_nodes; i++) {
+        const struct ggml_tensor * node = cgraph->nodes[i];
+        if (node_is_foreign(node)) {
+            continue;
+        }
+        for (int k = 0; k < GGML_MAX_SRC; k++) {
+            if (ggml_backend_meta_src_gathered(node, k)) {
+                n_gathers++;
+                const size_t size = gathered_size(node->src[k]);
+                scratch_need = size > scratch_need ? size : scratch_need;
+            }
+        }
+        n_views += ggml_backend_meta_src1_k_sliced(node) ? 1 : 0;
+    }
+    // the last graph's device graphs may still be running on them
+    if (ctx->aux_ctx != NULL) {
+        for (size_t j = 0; j < n; j++) {
+            ggml_backend_synchronize(ctx->backends[j]);
+        }
+        ggml_free(ctx->aux_ctx);
+        ctx->aux_ctx = NULL;
+    }
+    if (n_gathers + n_views == 0) {
+        return GGML_STATUS_SUCCESS;
+    }
+    const struct ggml_init_params params = { (n_gathers + n_views)*n*ggml_tensor_overhead(), NULL, true };
+    ctx->aux_ctx = ggml_init(params);
+    struct ggml_tensor ** aux = realloc(ctx->aux_tensors, (n_gathers*n + 1)*sizeof(aux[0]));
+    if (ctx->aux_ctx == NULL || aux == NULL) {
+        ctx->aux_tensors = aux != NULL ? aux : ctx->aux_tensors;
+        GGML_LOG_ERROR("%s: out of memory\n", __func__);
+        return GGML_STATUS_ALLOC_FAILED;
+    }
+    ctx->aux_tensors = aux;
+    if (scratch_need > 0) {
+        if (ctx->scratch == NULL && (ctx->scratch = calloc(n, sizeof(ctx->scratch[0]))) == NULL) {
+            GGML_LOG_ERROR("%s: out of memory\n", __func__);
+            return GGML_STATUS_ALLOC_FAILED;
+        }
+        for (size_t j = 0; j < n; j++) {
+            ggml_backend_buffer_type_t buft = ggml_backend_get_default_buffer_type(ctx->backends[j]);
+            const size_t need = scratch_need + ggml_backend_buft_get_alignment(buft);
+            if (ctx->scratch[j] != NULL && ggml_backend_buffer_get_size(ctx->scratch[j]) >= need) {
+                continue;
+            }
+            if (ctx->scratch[j] != NULL) {
+                ggml_backend_buffer_free(ctx->scratch[j]);
+            }
+            ctx->scratch[j] = ggml_backend_buft_alloc_buffer(buft, need);
+            if (ctx->scratch[j] == NULL) {
+                GGML_LOG_ERROR("%s: %s: failed to allocate %zu bytes for gathered tensors\n", __func__,
+                               ggml_backend_name(ctx->backends[j]), need);
+                return GGML_STATUS_ALLOC_FAILED;
+            }
+        }
+    }
+
+    for (size_t j = 0; j < n; j++) {
+        struct ggml_cgraph * g = ctx->graphs[j];
+        for (int i = 0; i < cgraph->n_nodes; i++) {
+            const struct ggml_tensor * node = cgraph->nodes[i];
+            struct ggml_tensor * simple = g->nodes[i];
+            if (node_is_foreign(node)) {
+                continue;
+            }
+            for (int k = 0; k < GGML_MAX_SRC; k++) {
+                if (!ggml_backend_meta_src_gathered(node, k)) {
+                    continue;
+                }
+                const struct ggml_tensor * src = node->src[k];
+                struct ggml_tensor * whole = ggml_new_tensor(ctx->aux_ctx, src->type, GGML_MAX_DIMS, src->ne);
+                ggml_format_name(whole, "%s (gathered)", src->name);
+                const enum ggml_status st = ggml_backend_tensor_alloc(ctx->scratch[j], whole, ggml_backend_buffer_get_base(ctx->scratch[j]));
+                if (st != GGML_STATUS_SUCCESS) {
+                    return st;
+                }
+                simple->src[k] = whole;
+            }
+            if (ggml_backend_meta_src1_k_sliced(node) && (simple->flags & GGML_TENSOR_FLAG_COMPUTE) != 0) {
+                // the device's K columns: its slice of the weight's split, at the slices before it
+                const struct ggml_backend_meta_split_state ss = ggml_backend_meta_get_split_state(node->src[0], true);
+                int64_t k0 = 0;
+                for (size_t p = 0; p < j; p++) {
+                    k0 += ggml_meta_split_extent(&ss, n, p);
+                }
+                struct ggml_tensor * src1 = node_is_foreign(node->src[1]) ? node->src[1] : ggml_backend_meta_buffer_simple_tensor(node->src[1], j);
+                struct ggml_tensor * view = ggml_view_4d(ctx->aux_ctx, src1, ggml_meta_split_extent(&ss, n, j), src1->ne[1], src1->ne[2],
+                                                         src1->ne[3], src1->nb[1], src1->nb[2], src1->nb[3], (size_t) k0*src1->nb[0]);
+                view->buffer = NULL;
+                const enum ggml_status st = ggml_backend_view_init(view);
+                if (st != GGML_STATUS_SUCCESS) {
+                    return st;
+                }
+                simple->src[1] = view;
+            }
+        }
+    }
+    return GGML_STATUS_SUCCESS;
 }
 
 // Builds the device graphs and the cuts for cgraph. The simple tensors of
@@ -222,8 +373,29 @@ static enum ggml_status meta_build_graphs(struct ggml_backend_meta_context * ctx
         }
         g->uid = ggml_graph_next_uid();
     }
+    const enum ggml_status status = meta_build_aux(ctx, cgraph);
+    if (status != GGML_STATUS_SUCCESS) {
+        return status;
+    }
+    int n_gathers = 0;
     for (int i = 0; i < cgraph->n_nodes; i++) {
-        if (node_needs_reduction(cgraph->nodes[i])) {
+        const struct ggml_tensor * node = cgraph->nodes[i];
+        for (int k = 0; k < GGML_MAX_SRC && !node_is_foreign(node); k++) {
+            if (ggml_backend_meta_src_gathered(node, k)) {
+                struct meta_cut * cut = &ctx->cuts[ctx->n_cuts++];
+                cut->after    = i - 1;
+                cut->kind     = META_CUT_GATHER;
+                cut->node     = i;
+                cut->src      = k;
+                cut->meta_src = node->src[k];
+                cut->gathered = &ctx->aux_tensors[(size_t) n_gathers*ctx->n_backends];
+                for (size_t j = 0; j < ctx->n_backends; j++) {
+                    cut->gathered[j] = ctx->graphs[j]->nodes[i]->src[k];
+                }
+                n_gathers++;
+            }
+        }
+        if (node_needs_reduction(node)) {
             const int at = reduction_point(cgraph, i);
             // a device that skipped the product (empty slices) skips what is added to it before the sum too
             for (size_t j = 0; j < ctx->n_backends && at > i; j++) {
@@ -233,7 +405,10 @@ static enum ggml_status meta_build_graphs(struct ggml_backend_meta_context * ctx
                     }
                 }
             }
-            ctx->cut_after[ctx->n_cuts++] = at;
+            struct meta_cut * cut = &ctx->cuts[ctx->n_cuts++];
+            cut->after = at;
+            cut->kind  = META_CUT_REDUCE;
+            cut->node  = at;
             i = at;
         }
     }
@@ -330,6 +505,63 @@ static enum ggml_status meta_allreduce(struct ggml_backend_meta_context * ctx, i
     return meta_allreduce_on_host(ctx, i);
 }
 
+// Every device gets the whole of cut's split source in its gathered copy:
+// the host reads each device's slice, puts it at its place along the split
+// axis and writes the whole to every device (upstream has no gather; the
+// bytes are small next to the weights: an activation of the batch).
+static enum ggml_status meta_gather(struct ggml_backend_meta_context * ctx, const struct meta_cut * cut) {
+    const size_t n = ctx->n_backends;
+    const struct ggml_tensor * src = cut->meta_src;
+    const struct ggml_backend_meta_split_state ss = ggml_backend_meta_get_split_state(src, true);
+    const int axis = (int) ss.axis;
+    GGML_ASSERT(ggml_meta_axis_is_dim(ss.axis) && ss.n_segments == 1 && ss.nr[0] == 1);
+
+    // the whole as [outer][ne[axis]][inner bytes]
+    const size_t total = gathered_size(src);
+    size_t inner = ggml_row_size(src->type, src->ne[0]);
+    for (int d = 1; d <= axis; d++) {
+        inner *= (size_t) src->ne[d];
+    }
+    inner /= (size_t) src->ne[axis];
+    const size_t outer = total / (inner*(size_t) src->ne[axis]);
+
+    char * whole = malloc(total + 1);
+    char * part  = malloc(total + 1);
+    if (whole == NULL || part == NULL) {
+        free(whole); free(part);
+        GGML_LOG_ERROR("%s: out of memory for %zu bytes\n", __func__, total);
+        return GGML_STATUS_ALLOC_FAILED;
+    }
+    for (size_t j = 0; j < n; j++) {
+        ggml_backend_synchronize(ctx->backends[j]);
+    }
+    int64_t at = 0;
+    for (size_t j = 0; j < n; j++) {
+        const int64_t ext = ggml_meta_split_extent(&ss, n, j);
+        const struct ggml_tensor * slice = ggml_backend_meta_buffer_simple_tensor(src, j);
+        if (ext == 0) {
+            continue;
+        }
+        if (slice == NULL || !ggml_is_contiguous(slice)) {
+            free(whole); free(part);
+            GGML_LOG_ERROR("%s: slice %zu of '%s' is not contiguous: cannot gather it\n", __func__, j, src->name);
+            return GGML_STATUS_FAILED;
+        }
+        const size_t run = inner*(size_t) ext;
+        ggml_backend_tensor_get(slice, part, 0, run*outer);
+        for (size_t o = 0; o < outer; o++) {
+            memcpy(whole + o*inner*(size_t) src->ne[axis] + inner*(size_t) at, part + o*run, run);
+        }
+        at += ext;
+    }
+    for (size_t j = 0; j < n; j++) {
+        ggml_backend_tensor_set(cut->gathered[j], whole, 0, total);
+    }
+    free(whole);
+    free(part);
+    return GGML_STATUS_SUCCESS;
+}
+
 static enum ggml_status ggml_backend_meta_graph_compute(ggml_backend_t backend, struct ggml_cgraph * cgraph) {
     struct ggml_backend_meta_context * ctx = meta_ctx(backend);
     if (cgraph->grads != NULL) {
@@ -347,7 +579,7 @@ static enum ggml_status ggml_backend_meta_graph_compute(ggml_backend_t backend, 
 
     int start = 0;
     for (int c = 0; c <= ctx->n_cuts; c++) {
-        const int stop = c < ctx->n_cuts ? ctx->cut_after[c] + 1 : cgraph->n_nodes;
+        const int stop = c < ctx->n_cuts ? ctx->cuts[c].after + 1 : cgraph->n_nodes;
         for (size_t j = 0; j < ctx->n_backends && stop > start; j++) {
             struct ggml_cgraph part = ggml_graph_view(ctx->graphs[j], start, stop);
             const enum ggml_status status = ggml_backend_graph_compute_async(ctx->backends[j], &part);
@@ -358,7 +590,8 @@ static enum ggml_status ggml_backend_meta_graph_compute(ggml_backend_t backend, 
             }
         }
         if (c < ctx->n_cuts && ctx->n_backends > 1) {
-            const enum ggml_status status = meta_allreduce(ctx, stop - 1);
+            const enum ggml_status status = ctx->cuts[c].kind == META_CUT_REDUCE ? meta_allreduce(ctx, ctx->cuts[c].node)
+                                                                                 : meta_gather(ctx, &ctx->cuts[c]);
             if (status != GGML_STATUS_SUCCESS) {
                 return status;
             }

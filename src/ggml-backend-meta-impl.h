@@ -104,6 +104,14 @@ uint64_t ggml_backend_meta_slices_generation(void);
 // product is taken as already reduced (the state that its consumers see).
 struct ggml_backend_meta_split_state ggml_backend_meta_get_split_state(const struct ggml_tensor * tensor, bool assume_sync);
 
+// Sources a node's devices do not read as sliced (ggml-backend-meta-split.c):
+// src i of node is split but the op needs it whole on every device, so each
+// device reads a gathered copy (a single-source GLU of rows split in one block);
+// or src1 of a MUL_MAT is whole while src0 is split along K, so each device
+// reads a view of its K columns of src1.
+bool ggml_backend_meta_src_gathered (const struct ggml_tensor * node, int i);
+bool ggml_backend_meta_src1_k_sliced(const struct ggml_tensor * node);
+
 // the slice of tensor on simple device index (NULL if there is none yet)
 struct ggml_tensor * ggml_backend_meta_buffer_simple_tensor(const struct ggml_tensor * tensor, size_t index);
 

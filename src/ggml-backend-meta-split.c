@@ -5,9 +5,14 @@
 // node's state follows from its sources' states by the op's rule, the rules
 // upstream's meta backend has (most ops keep their source's split; MUL_MAT of
 // two tensors split along the shared K dimension gives a PARTIAL sum; reshapes,
-// views and permutations move the split axis). An op whose sources are split
-// in a way its rule does not cover aborts with the op's name, as upstream does:
-// that is a graph the program should not have built for a meta device.
+// views and permutations move the split axis). Beyond upstream's rules: a
+// single-source GLU of rows split in one block takes its source whole (the
+// compute file gathers it) and is whole itself, and a product of a weight
+// split along K with a whole src1 is a PARTIAL sum (each device takes its K
+// columns of src1): llama.cpp's split of fused up+gate weights. An op whose
+// sources are split in a way its rule does not cover aborts with the op's
+// name, as upstream does: that is a graph the program should not have built
+// for a meta device.
 //
 // A meta device of one device holds every slice of every tensor there: its
 // nodes are all whole (MIRRORED), whatever the weights' splits, so no rule
@@ -156,11 +161,37 @@ static split_state_t rule_concat(const struct split_rule_args * a) {
     return rule_generic(a, true);
 }
 
+// A single-source GLU takes the two halves of each row: split along the rows
+// in one block (llama.cpp's fused up+gate weights, cut where the devices'
+// shares end, not at the halves), a device's slice holds neither pair, so the
+// source is gathered whole on every device first and the GLU is mirrored.
+// (Split in two segments or in two repeats, each device holds the matching
+// parts of both halves and the GLU runs on its slice.)
+static bool glu_src_needs_gather(const struct ggml_tensor * t, const split_state_t * src_ss) {
+    return t->op == GGML_OP_GLU && t->src[1] == NULL && src_ss->axis == GGML_BACKEND_SPLIT_AXIS_0 &&
+           src_ss->n_segments == 1 && src_ss->nr[0] == 1;
+}
+
+static split_state_t rule_glu(const struct split_rule_args * a) {
+    if (glu_src_needs_gather(a->tensor, &a->src_ss[0])) {
+        return ss_make(GGML_BACKEND_SPLIT_AXIS_MIRRORED, 1);
+    }
+    return rule_generic(a, false);
+}
+
 // MUL_MAT / MUL_MAT_ID: dst[i1][i0] = sum_k src0[i0][k] * src1[i1][k]
 static split_state_t rule_mul_mat(const struct split_rule_args * a) {
     const split_state_t * ss = a->src_ss;
     if (ss[0].axis == GGML_BACKEND_SPLIT_AXIS_MIRRORED && ss[1].axis == GGML_BACKEND_SPLIT_AXIS_MIRRORED) {
         return ss_make(GGML_BACKEND_SPLIT_AXIS_MIRRORED, 1);
+    }
+    if (ss[0].axis == GGML_BACKEND_SPLIT_AXIS_0 && ss[1].axis == GGML_BACKEND_SPLIT_AXIS_MIRRORED) {
+        // K split in the weight only (after a gathered GLU): each device reads
+        // its K columns of the whole src1 (a view, made by the compute file)
+        if (ss[0].n_segments != 1 || ss[0].nr[0] != 1) {
+            split_rule_fail(a, "K split in segments, src1 whole");
+        }
+        return ss_make(a->assume_sync ? GGML_BACKEND_SPLIT_AXIS_MIRRORED : GGML_BACKEND_SPLIT_AXIS_PARTIAL, 1);
     }
     if (ss[0].axis == GGML_BACKEND_SPLIT_AXIS_1 && ss[1].axis == GGML_BACKEND_SPLIT_AXIS_MIRRORED) {
         // rows of the weight become columns of the result; the segments merge
@@ -389,9 +420,11 @@ static split_state_t split_by_op(const struct split_rule_args * a) {
         case GGML_OP_SOFT_MAX:       return rule_soft_max(a);
 
         case GGML_OP_SOFT_MAX_BACK: case GGML_OP_CLAMP: case GGML_OP_LEAKY_RELU:
-        case GGML_OP_FILL: case GGML_OP_UNARY: case GGML_OP_GLU:
+        case GGML_OP_FILL: case GGML_OP_UNARY:
         case GGML_OP_OPT_STEP_ADAMW: case GGML_OP_OPT_STEP_SGD:
             return rule_generic(a, false);
+
+        case GGML_OP_GLU:            return rule_glu(a);
 
         case GGML_OP_DUP: case GGML_OP_ADD1: case GGML_OP_ACC: case GGML_OP_SUM: case GGML_OP_OUT_PROD:
         case GGML_OP_SET: case GGML_OP_GET_ROWS_BACK: case GGML_OP_DIAG: case GGML_OP_DIAG_MASK_INF:
@@ -595,4 +628,31 @@ struct ggml_backend_meta_split_state ggml_backend_meta_get_split_state(const str
         GGML_LOG_DEBUG("meta: %s [%s] split %s\n", tensor->name, ggml_op_desc(tensor), desc);
     }
     return ss;
+}
+
+// the state of src i of node as node's rule sees it (a source outside the
+// meta buffers is whole)
+static split_state_t src_state(const struct ggml_tensor * node, int i) {
+    const struct ggml_tensor * src = node->src[i];
+    if (src == NULL || !ggml_backend_buffer_is_meta(src->buffer)) {
+        return ss_make(GGML_BACKEND_SPLIT_AXIS_MIRRORED, 1);
+    }
+    return ggml_backend_meta_get_split_state(src, true);
+}
+
+bool ggml_backend_meta_src_gathered(const struct ggml_tensor * node, int i) {
+    if (i != 0 || node->op != GGML_OP_GLU || node->src[0] == NULL || !ggml_backend_buffer_is_meta(node->buffer) ||
+            meta_dev_n(node) < 2 || ggml_nelements(node) == 0) {
+        return false;
+    }
+    const split_state_t ss = src_state(node, 0);
+    return glu_src_needs_gather(node, &ss);
+}
+
+bool ggml_backend_meta_src1_k_sliced(const struct ggml_tensor * node) {
+    if ((node->op != GGML_OP_MUL_MAT && node->op != GGML_OP_MUL_MAT_ID) || !ggml_backend_buffer_is_meta(node->buffer) ||
+            meta_dev_n(node) < 2 || ggml_nelements(node) == 0) {
+        return false;
+    }
+    return src_state(node, 0).axis == GGML_BACKEND_SPLIT_AXIS_0 && src_state(node, 1).axis == GGML_BACKEND_SPLIT_AXIS_MIRRORED;
 }

@@ -9,7 +9,11 @@
 // to the CPU, so that a reduced product leaves the meta backend and the
 // FFN's input comes back into it). And MoE experts whose down bias is a
 // PARTIAL tensor (ADD_ID before the sum). Three heads split 1 + 2 and seven
-// FFN rows split 3 + 4: uneven on purpose.
+// FFN rows split 3 + 4: uneven on purpose. And a feed-forward with the up and
+// gate weights in one tensor (llama.cpp's phi3, chatglm, glm4), split as
+// llama.cpp splits it: in one block, not at the halves, so that the GLU needs
+// its source gathered and the down projection takes K columns of a whole
+// input.
 
 #include "ggml.h"
 #include "ggml-alloc.h"
@@ -250,6 +254,64 @@ static bool run_moe(ggml_backend_t backend, float * out_data) {
     return ok;
 }
 
+//
+// Fused up+gate weights: wug [D, 2*FF] split along its rows 5 + 9 (device 0
+// holds up rows 0..4, device 1 up rows 5..6 and every gate row), the down
+// weight [FF, D] split along K 3 + 4. Two layers: SwiGLU, then GEGLU with
+// the halves swapped.
+//
+
+static struct ggml_backend_meta_split_state fused_split(const struct ggml_tensor * t, void * user_data) {
+    (void) user_data;
+    if (strcmp(t->name, "wug") == 0) {
+        return split_dim(1, 5, 2*FF - 5);
+    }
+    if (strcmp(t->name, "wd") == 0) {
+        return split_dim(0, ff_split[0], ff_split[1]);
+    }
+    return mt_split_mirrored();
+}
+
+static bool run_fused(ggml_backend_t backend, float * out_data) {
+    const struct ggml_init_params pw = { 4*ggml_tensor_overhead(), NULL, true };
+    struct ggml_context * ctx_w = ggml_init(pw);
+    struct ggml_tensor * wug = ggml_new_tensor_2d(ctx_w, GGML_TYPE_F32, D, 2*FF);
+    struct ggml_tensor * wd  = ggml_new_tensor_2d(ctx_w, GGML_TYPE_F32, FF, D);
+    ggml_set_name(wug, "wug");
+    ggml_set_name(wd, "wd");
+    ggml_backend_buffer_t buf_w = ggml_backend_alloc_ctx_tensors_from_buft(ctx_w, ggml_backend_get_default_buffer_type(backend));
+    CHECK(buf_w != NULL);
+    ggml_backend_tensor_set(wug, g_weights[W_Q], 0, ggml_nbytes(wug));
+    ggml_backend_tensor_set(wd,  g_weights[W_D], 0, ggml_nbytes(wd));
+
+    const struct ggml_init_params pg = { 32*ggml_tensor_overhead() + ggml_graph_overhead(), NULL, true };
+    struct ggml_context * ctx_g = ggml_init(pg);
+    struct ggml_tensor * x = ggml_new_tensor_2d(ctx_g, GGML_TYPE_F32, D, T);
+    ggml_set_input(x);
+    struct ggml_tensor * h1  = ggml_swiglu(ctx_g, ggml_mul_mat(ctx_g, wug, x));
+    struct ggml_tensor * x1  = ggml_add(ctx_g, x, ggml_mul_mat(ctx_g, wd, h1));
+    struct ggml_tensor * h2  = ggml_geglu_swapped(ctx_g, ggml_mul_mat(ctx_g, wug, x1));
+    struct ggml_tensor * out = ggml_add(ctx_g, x1, ggml_mul_mat(ctx_g, wd, h2));
+    struct ggml_cgraph * gf = mt_output_graph(ctx_g, out);
+
+    bool ok = false;
+    ggml_gallocr_t galloc = ggml_gallocr_new(ggml_backend_get_default_buffer_type(backend));
+    if (ggml_gallocr_alloc_graph(galloc, gf)) {
+        ggml_backend_tensor_set(x, g_x, 0, ggml_nbytes(x));
+        // twice: the second run reuses the device graphs and the gathered copies
+        ok = ggml_backend_graph_compute(backend, gf) == GGML_STATUS_SUCCESS;
+        ok = ok && ggml_backend_graph_compute(backend, gf) == GGML_STATUS_SUCCESS;
+        if (ok) {
+            ggml_backend_tensor_get(out, out_data, 0, ggml_nbytes(out));
+        }
+    }
+    ggml_gallocr_free(galloc);
+    ggml_free(ctx_g);
+    ggml_backend_buffer_free(buf_w);
+    ggml_free(ctx_w);
+    return ok;
+}
+
 int main(void) {
     ggml_backend_dev_t cpu = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU);
     if (cpu == NULL) {
@@ -302,6 +364,17 @@ int main(void) {
     CHECK_MSG(mt_max_abs_diff(moe_got, moe_want, D*N_USED*T) <= 1e-4, "MoE with a partial bias: differs from unsplit by %g",
               mt_max_abs_diff(moe_got, moe_want, D*N_USED*T));
     ggml_backend_free(moe_mb);
+
+    float fused_want[D*T];
+    float fused_got[D*T];
+    memset(fused_got, 0, sizeof(fused_got));
+    CHECK(run_fused(plain, fused_want));
+    ggml_backend_dev_t fused_meta = ggml_backend_meta_device(devs, 2, fused_split, NULL);
+    ggml_backend_t fused_mb = ggml_backend_dev_init(fused_meta, NULL);
+    CHECK(run_fused(fused_mb, fused_got));
+    CHECK_MSG(mt_max_abs_diff(fused_got, fused_want, D*T) <= 1e-4, "fused up+gate split in one block: differs from unsplit by %g",
+              mt_max_abs_diff(fused_got, fused_want, D*T));
+    ggml_backend_free(fused_mb);
     ggml_backend_free(plain);
     return TEST_RESULT();
 }

@@ -10,7 +10,9 @@
 //   bytes of the reduced tensor), and the result equals a double-precision
 //   reference and the unsplit run on MPI1:CPU: an FFN (rows split, then K
 //   split, the residual added after the reduction) and a product that is the
-//   graph's output, each computed twice (the second time on the kept graphs);
+//   graph's output, each computed twice (the second time on the kept graphs),
+//   and an FFN with up and gate in one weight split in one block (the
+//   SwiGLU's source gathered through the host, down on its K columns);
 //   with 4 ranks also over MPI3:CPU, MPI1:CPU and MPI2:CPU (a communicator
 //   of three, its members in another order than their ranks);
 // - where the collective does not apply (MPI1:CPU twice, MPI1:CPU with the
@@ -84,6 +86,35 @@ static int64_t ref_ffn(float * const * data, const int64_t (*ne)[2], float * out
     return d * T;
 }
 
+// up and gate in one weight ug [d, 2 ff] split by rows in one block (not at
+// the halves: the SwiGLU's source is gathered through the host), down [ff, d]
+// split along K with the SwiGLU's result whole (each device takes its K
+// columns): out = down . swiglu(ug . x) + x
+static struct ggml_tensor * build_fused_ffn(struct ggml_context * ctx, struct ggml_tensor ** l) {
+    struct ggml_tensor * h = ggml_swiglu(ctx, ggml_mul_mat(ctx, l[0], l[2]));
+    return ggml_add(ctx, ggml_mul_mat(ctx, l[1], h), l[2]);
+}
+
+static int64_t ref_fused_ffn(float * const * data, const int64_t (*ne)[2], float * out) {
+    const int64_t d = ne[0][0], ff = ne[1][0], T = ne[2][1];
+    float * ug = malloc((size_t) (2 * ff * T) * sizeof(float));
+    float * h  = malloc((size_t) (ff * T) * sizeof(float));
+    mt_ref_mul_mat(data[0], data[2], d, 2 * ff, T, ug);
+    for (int64_t t = 0; t < T; t++) {
+        for (int64_t i = 0; i < ff; i++) {
+            const double a = ug[t * 2 * ff + i];
+            h[t * ff + i] = (float) (a / (1.0 + exp(-a)) * ug[t * 2 * ff + ff + i]);
+        }
+    }
+    mt_ref_mul_mat(data[1], h, ff, d, T, out);
+    for (int64_t i = 0; i < d * T; i++) {
+        out[i] += data[2][i];
+    }
+    free(ug);
+    free(h);
+    return d * T;
+}
+
 // w [K, R] and x [K, T] both split along K: the PARTIAL product is the output
 static struct ggml_tensor * build_k_split(struct ggml_context * ctx, struct ggml_tensor ** l) {
     return ggml_mul_mat(ctx, l[0], l[1]);
@@ -108,6 +139,12 @@ static const struct mpi_meta_case g_cases[] = {
         .leaf_ne = { { 67, 96 }, { 96, 67 }, { 67, 5 } },
         .rules = { { "up", 1, { { 0, 96 }, { 0, 40, 56 } } }, { "down", 0, { { 0, 96 }, { 0, 40, 56 } } } }, .n_rules = 2,
         .build = build_ffn, .reference = ref_ffn,
+    },
+    {
+        .name = "fused up+gate", .n_leaves = 3, .leaf_names = { "ug", "down", "x" },
+        .leaf_ne = { { 67, 96 }, { 48, 67 }, { 67, 5 } },
+        .rules = { { "ug", 1, { { 40, 56 }, { 30, 30, 36 } } }, { "down", 0, { { 20, 28 }, { 10, 16, 22 } } } }, .n_rules = 2,
+        .build = build_fused_ffn, .reference = ref_fused_ffn,
     },
     {
         .name = "K split output", .n_leaves = 2, .leaf_names = { "w", "x" },
