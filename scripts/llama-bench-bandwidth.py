@@ -4,7 +4,7 @@
 # upstream's), with the bandwidth measured in the same run.
 #
 #   scripts/llama-bench-bandwidth.py --llama-bench PATH [--lib DIR] --bench-matmul PATH
-#                                    [-n 64] [-r 2] [-t 2] MODEL.gguf...
+#                                    [-n 64] [-r 2] [-t 2] [--no-mmap] MODEL.gguf...
 #
 # For each model, in this order: the read bandwidth (bench-matmul --bandwidth,
 # this tree's bench, 2 threads), llama-bench -p 0 -n N (its JSON output),
@@ -18,7 +18,12 @@
 # Prints per model: tokens/s, ms/token, weight MB per token, their GB/s, the
 # bandwidth measured before and after (the higher is the reference) and the
 # share of it. --lib DIR is put first on LD_LIBRARY_PATH for llama-bench.
-# Nothing is written.
+# --no-mmap has llama-bench read the weights into memory it allocates (-mmp 0)
+# instead of mapping the file: the bandwidth bench reads freshly allocated
+# memory, and on a virtual machine the page-cache pages of a file written long
+# ago can read slower (on the 2-core build host, a Q8_0 model mapped from its
+# old file generated 94-101 tokens/s, from a fresh copy 107-108, read into
+# memory 110-112). Nothing is written.
 
 import argparse
 import json
@@ -113,11 +118,13 @@ def bandwidth(bench_matmul, threads):
     return float(m.group(1))
 
 
-def llama_bench_tg(llama_bench, lib, model, n_gen, reps, threads):
+def llama_bench_tg(llama_bench, lib, model, n_gen, reps, threads, no_mmap):
     env = dict(os.environ)
     if lib:
         env["LD_LIBRARY_PATH"] = lib + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
     cmd = [llama_bench, "-m", model, "-p", "0", "-n", str(n_gen), "-r", str(reps), "-t", str(threads), "-o", "json"]
+    if no_mmap:
+        cmd += ["-mmp", "0"]
     res = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if res.returncode != 0:
         raise RuntimeError("%s failed:\n%s" % (" ".join(cmd), res.stderr[-2000:]))
@@ -136,6 +143,7 @@ def main():
     ap.add_argument("-n", type=int, default=64)
     ap.add_argument("-r", type=int, default=2)
     ap.add_argument("-t", type=int, default=2)
+    ap.add_argument("--no-mmap", action="store_true", help="llama-bench -mmp 0: the weights in allocated memory")
     ap.add_argument("models", nargs="+")
     a = ap.parse_args()
 
@@ -143,7 +151,7 @@ def main():
     for model in a.models:
         wb = weight_bytes_per_token(model)
         bw0 = bandwidth(a.bench_matmul, a.t)
-        ts, sd = llama_bench_tg(a.llama_bench, a.lib, model, a.n, a.r, a.t)
+        ts, sd = llama_bench_tg(a.llama_bench, a.lib, model, a.n, a.r, a.t, a.no_mmap)
         bw1 = bandwidth(a.bench_matmul, a.t)
         gbs = wb * ts * 1e-9
         ref = max(bw0, bw1)
