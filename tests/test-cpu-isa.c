@@ -174,7 +174,9 @@ static bool cpu_runs_level(const char * level) {
     if (strcmp(level, "avx2_vnni") == 0)        return avx2 && cpu_has_avx_vnni();
     if (strcmp(level, "avx512") == 0)           return avx512;
     if (strcmp(level, "avx512_vnni") == 0)      return avx512_vnni;
-    if (strcmp(level, "avx512_vnni_bf16") == 0) return avx512_vnni && __builtin_cpu_supports("avx512bf16");
+    if (strcmp(level, "avx512_vnni_bf16") == 0) {
+        return avx512_vnni && __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512vbmi");
+    }
     return true; // native, portable: the only variant of their builds
 }
 

@@ -266,6 +266,75 @@ static QD_INLINE __m512i qd_pair_fifth_bits(const uint8_t * qh0, const uint8_t *
     return _mm512_shuffle_i64x2(v, v, _MM_SHUFFLE(3, 1, 2, 0));
 }
 
+#if defined(__AVX512VBMI__)
+// Q4_0 with byte permutes: one masked load takes two blocks (36 bytes) and
+// one vpermb puts their codes in the lane order [b dword 0, b + 1 dword 0,
+// b dword 1, ...], low nibbles in the lower half and high nibbles in the upper
+// one after a shift of that half, so that the int32 lanes alternate between
+// the blocks: the scales are then one more vpermb of the same load ([d0, d1]
+// repeated) and one conversion, instead of two broadcasts, an unpack and a
+// broadcast (which cost as much as the rest of the step).
+#define QD_Q4_0_VBMI 1
+
+// source byte of output byte k of the codes: lane i (of 8, both halves the
+// same bytes) is dword i / 2 of block i % 2, whose codes start at byte 2
+static const _Alignas(64) uint8_t qd_q4_0_code_index[64] = {
+     2,  3,  4,  5, 20, 21, 22, 23,  6,  7,  8,  9, 24, 25, 26, 27,
+    10, 11, 12, 13, 28, 29, 30, 31, 14, 15, 16, 17, 32, 33, 34, 35,
+     2,  3,  4,  5, 20, 21, 22, 23,  6,  7,  8,  9, 24, 25, 26, 27,
+    10, 11, 12, 13, 28, 29, 30, 31, 14, 15, 16, 17, 32, 33, 34, 35,
+};
+
+// source byte of output byte k of the scales: the halves d0, d1 alternating
+static const _Alignas(64) uint8_t qd_q4_0_scale_index[64] = {
+     0,  1, 18, 19,  0,  1, 18, 19,  0,  1, 18, 19,  0,  1, 18, 19,
+     0,  1, 18, 19,  0,  1, 18, 19,  0,  1, 18, 19,  0,  1, 18, 19,
+     0,  1, 18, 19,  0,  1, 18, 19,  0,  1, 18, 19,  0,  1, 18, 19,
+     0,  1, 18, 19,  0,  1, 18, 19,  0,  1, 18, 19,  0,  1, 18, 19,
+};
+
+// source byte of output byte k of a column's two Q8_0 blocks' values (loaded
+// as [qs of b | qs of b + 1]) in the codes' lane order: lanes 8..15 the
+// values 16..31 of the blocks, for the high nibbles
+static const _Alignas(64) uint8_t qd_q4_0_act_index[64] = {
+     0,  1,  2,  3, 32, 33, 34, 35,  4,  5,  6,  7, 36, 37, 38, 39,
+     8,  9, 10, 11, 40, 41, 42, 43, 12, 13, 14, 15, 44, 45, 46, 47,
+    16, 17, 18, 19, 48, 49, 50, 51, 20, 21, 22, 23, 52, 53, 54, 55,
+    24, 25, 26, 27, 56, 57, 58, 59, 28, 29, 30, 31, 60, 61, 62, 63,
+};
+
+// The 64 bytes loaded: from the pair on, or, for the last pairs of a row
+// (where they would run past it), the 64 ending with the pair, the indices
+// moved by 28; a row of fewer than 4 blocks is loaded with a mask (masked
+// loads are slow on AMD's cores once the data is out of the caches).
+static QD_INLINE void qd_q4_0_pair_vbmi(const char * blk, int64_t b0, int64_t nb, __m512i code_idx, __m512i scale_idx,
+                                       __m512i * u, __m512 * dx) {
+    __m512i v;
+    if (b0 + 4 <= nb) {
+        v = _mm512_loadu_si512(blk);
+    } else if (b0 >= 2) {
+        v = _mm512_loadu_si512(blk - 28);
+        code_idx  = _mm512_add_epi8(code_idx, _mm512_set1_epi8(28));
+        scale_idx = _mm512_add_epi8(scale_idx, _mm512_set1_epi8(28));
+    } else {
+        v = _mm512_maskz_loadu_epi8((__mmask64) ((1ull << 36) - 1), blk);
+    }
+    const __m512i t = _mm512_permutexvar_epi8(code_idx, v);
+    *u  = _mm512_and_si512(_mm512_mask_srli_epi16(t, (__mmask32) 0xFFFF0000u, t, 4), _mm512_set1_epi8(0x0F));
+    *dx = _mm512_cvtph_ps(_mm512_castsi512_si256(_mm512_permutexvar_epi8(scale_idx, v)));
+}
+
+static QD_INLINE void qd_q4_0_act_pair_vbmi(const block_q8_0 * yb, __m512i act_idx, __m512i * yq, __m512 * dy) {
+    const __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *) yb[0].qs)),
+                                         _mm256_loadu_si256((const __m256i *) yb[1].qs), 1);
+    *yq = _mm512_permutexvar_epi8(act_idx, v);
+    uint16_t d0, d1;
+    memcpy(&d0, &yb[0].d, sizeof(d0));
+    memcpy(&d1, &yb[1].d, sizeof(d1));
+    *dy = _mm512_cvtph_ps(_mm256_set1_epi32((int) ((uint32_t) d0 | (uint32_t) d1 << 16)));
+}
+#endif
+
 #endif
 
 // One step: R rows (R <= 4), x + r*xs, . C columns y[c] (C <= QD_QCOLS) into
@@ -304,6 +373,11 @@ static QD_INLINE void qd_rows_step(enum ggml_type type, const int R, const int C
             acc2[r][c] = _mm512_setzero_ps();
         }
     }
+#if defined(QD_Q4_0_VBMI)
+    const __m512i code_idx  = _mm512_load_si512(qd_q4_0_code_index);
+    const __m512i scale_idx = _mm512_load_si512(qd_q4_0_scale_index);
+    const __m512i act_idx   = _mm512_load_si512(qd_q4_0_act_index);
+#endif
     for (; b0 + 2 <= nb; b0 += 2) {
         __m512i yq[QD_QCOLS], base[QD_QCOLS];
         __m512  dy[QD_QCOLS];
@@ -318,8 +392,15 @@ static QD_INLINE void qd_rows_step(enum ggml_type type, const int R, const int C
                 sy[c][1] = qd_h2f(y0[1].s);
             } else {
                 const block_q8_0 * y0 = (const block_q8_0 *) yb;
-                yq[c] = qd_pair_bytes(y0[0].qs, y0[1].qs, nib);
-                dy[c] = qd_pair_scales(&y0[0].d, &y0[1].d, nib);
+#if defined(QD_Q4_0_VBMI)
+                if (type == GGML_TYPE_Q4_0) {
+                    qd_q4_0_act_pair_vbmi(y0, act_idx, &yq[c], &dy[c]);
+                } else
+#endif
+                {
+                    yq[c] = qd_pair_bytes(y0[0].qs, y0[1].qs, nib);
+                    dy[c] = qd_pair_scales(&y0[0].d, &y0[1].d, nib);
+                }
             }
             base[c] = _mm512_setzero_si512();
             if (off2 != 0) {
@@ -336,9 +417,13 @@ static QD_INLINE void qd_rows_step(enum ggml_type type, const int R, const int C
 #endif
             switch (type) {
                 case GGML_TYPE_Q4_0: {
+#if defined(QD_Q4_0_VBMI)
+                    qd_q4_0_pair_vbmi(blk, b0, nb, code_idx, scale_idx, &u, &dx);
+#else
                     const block_q4_0 * xb = (const block_q4_0 *) blk;
                     u  = qd_pair_nibbles(xb[0].qs, xb[1].qs);
                     dx = qd_pair_scales(&xb[0].d, &xb[1].d, true);
+#endif
                 } break;
                 case GGML_TYPE_Q4_1: {
                     const block_q4_1 * xb = (const block_q4_1 *) blk;
