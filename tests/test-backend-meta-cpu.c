@@ -120,6 +120,34 @@ static struct ggml_tensor * build_layer(struct ggml_context * ctx, struct ggml_t
     return out;
 }
 
+// an input of a graph and its data
+struct graph_input {
+    struct ggml_tensor * t;
+    const void         * data;
+};
+
+// gf allocated for backend, its inputs set, computed n_computes times (the
+// later computations reuse the meta backend's device graphs), out read
+static bool compute_graph(ggml_backend_t backend, struct ggml_cgraph * gf, const struct graph_input * in, int n_in,
+                          int n_computes, const struct ggml_tensor * out, float * out_data) {
+    bool ok = false;
+    ggml_gallocr_t galloc = ggml_gallocr_new(ggml_backend_get_default_buffer_type(backend));
+    if (ggml_gallocr_alloc_graph(galloc, gf)) {
+        for (int i = 0; i < n_in; i++) {
+            ggml_backend_tensor_set(in[i].t, in[i].data, 0, ggml_nbytes(in[i].t));
+        }
+        ok = true;
+        for (int c = 0; c < n_computes && ok; c++) {
+            ok = ggml_backend_graph_compute(backend, gf) == GGML_STATUS_SUCCESS;
+        }
+        if (ok) {
+            ggml_backend_tensor_get(out, out_data, 0, ggml_nbytes(out));
+        }
+    }
+    ggml_gallocr_free(galloc);
+    return ok;
+}
+
 // the layer's output on backend (with sched_other: through a scheduler over
 // both; pin_residual: with the attention's residual sum on sched_other, so
 // that the output projection's sum leaves the meta backend and comes back)
@@ -150,17 +178,8 @@ static bool run_layer(ggml_backend_t backend, ggml_backend_t sched_other, bool p
 
     bool ok = false;
     if (sched_other == NULL) {
-        ggml_gallocr_t galloc = ggml_gallocr_new(ggml_backend_get_default_buffer_type(backend));
-        if (ggml_gallocr_alloc_graph(galloc, gf)) {
-            ggml_backend_tensor_set(x, g_x, 0, sizeof(g_x));
-            ggml_backend_tensor_set(pos, g_pos, 0, sizeof(g_pos));
-            ok = ggml_backend_graph_compute(backend, gf) == GGML_STATUS_SUCCESS;
-            ok = ok && ggml_backend_graph_compute(backend, gf) == GGML_STATUS_SUCCESS;
-            if (ok) {
-                ggml_backend_tensor_get(out, out_data, 0, ggml_nbytes(out));
-            }
-        }
-        ggml_gallocr_free(galloc);
+        const struct graph_input in[2] = { { x, g_x }, { pos, g_pos } };
+        ok = compute_graph(backend, gf, in, 2, 2, out, out_data);
     } else {
         ggml_backend_t backends[2] = { backend, sched_other };
         ggml_backend_sched_t sched = ggml_backend_sched_new(backends, NULL, 2, 256, false, true);
@@ -236,18 +255,9 @@ static bool run_moe(ggml_backend_t backend, float * out_data) {
     struct ggml_cgraph * gf = ggml_new_graph(ctx_g);
     ggml_build_forward_expand(gf, out);
 
-    bool ok = false;
-    ggml_gallocr_t galloc = ggml_gallocr_new(ggml_backend_get_default_buffer_type(backend));
-    if (ggml_gallocr_alloc_graph(galloc, gf)) {
-        static const int32_t ids_data[N_USED*T] = { 0, 3, 2, 1, 3, 0 };
-        ggml_backend_tensor_set(x, g_x, 0, ggml_nbytes(x));
-        ggml_backend_tensor_set(ids, ids_data, 0, sizeof(ids_data));
-        ok = ggml_backend_graph_compute(backend, gf) == GGML_STATUS_SUCCESS;
-        if (ok) {
-            ggml_backend_tensor_get(out, out_data, 0, ggml_nbytes(out));
-        }
-    }
-    ggml_gallocr_free(galloc);
+    static const int32_t ids_data[N_USED*T] = { 0, 3, 2, 1, 3, 0 };
+    const struct graph_input in[2] = { { x, g_x }, { ids, ids_data } };
+    const bool ok = compute_graph(backend, gf, in, 2, 1, out, out_data);
     ggml_free(ctx_g);
     ggml_backend_buffer_free(buf_w);
     ggml_free(ctx_w);
@@ -294,18 +304,9 @@ static bool run_fused(ggml_backend_t backend, float * out_data) {
     struct ggml_tensor * out = ggml_add(ctx_g, x1, ggml_mul_mat(ctx_g, wd, h2));
     struct ggml_cgraph * gf = mt_output_graph(ctx_g, out);
 
-    bool ok = false;
-    ggml_gallocr_t galloc = ggml_gallocr_new(ggml_backend_get_default_buffer_type(backend));
-    if (ggml_gallocr_alloc_graph(galloc, gf)) {
-        ggml_backend_tensor_set(x, g_x, 0, ggml_nbytes(x));
-        // twice: the second run reuses the device graphs and the gathered copies
-        ok = ggml_backend_graph_compute(backend, gf) == GGML_STATUS_SUCCESS;
-        ok = ok && ggml_backend_graph_compute(backend, gf) == GGML_STATUS_SUCCESS;
-        if (ok) {
-            ggml_backend_tensor_get(out, out_data, 0, ggml_nbytes(out));
-        }
-    }
-    ggml_gallocr_free(galloc);
+    // twice: the second run reuses the device graphs and the gathered copies
+    const struct graph_input in[1] = { { x, g_x } };
+    const bool ok = compute_graph(backend, gf, in, 1, 2, out, out_data);
     ggml_free(ctx_g);
     ggml_backend_buffer_free(buf_w);
     ggml_free(ctx_w);
