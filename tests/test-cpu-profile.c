@@ -3,7 +3,11 @@
 // once under its kind, bytes and weight bytes by closed form, the nodes'
 // times adding up to at most the graphs' time, nothing added once the
 // profile is taken back, a non-CPU backend refused, and the results of a
-// profiled graph the same as without the profile.
+// profiled graph the same as without the profile. The table printer (through
+// its proc address) and GGML_CPU_PROFILE, which prints a backend's profile to
+// stderr when the backend is freed.
+
+#define _POSIX_C_SOURCE 200809L // setenv, fileno, dup
 
 #include "ggml.h"
 #include "ggml-alloc.h"
@@ -13,8 +17,10 @@
 #include "testing.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static ggml_backend_cpu_set_profile_t get_set_profile(void) {
     ggml_backend_reg_t reg = ggml_backend_dev_backend_reg(ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU));
@@ -180,7 +186,99 @@ static void test_not_cpu(void) {
     CHECK_EQ_INT(prof.n_graphs, 0);
 }
 
+// the whole of a file (NUL-terminated; NULL if it cannot be read)
+static char * slurp(FILE * f) {
+    fflush(f);
+    const long size = ftell(f);
+    char * text = size >= 0 ? (char *) calloc((size_t) size + 1, 1) : NULL;
+    if (text != NULL) {
+        rewind(f);
+        if (fread(text, 1, (size_t) size, f) != (size_t) size) {
+            free(text);
+            text = NULL;
+        }
+    }
+    return text;
+}
+
+static void test_print_table(void) {
+    ggml_backend_reg_t reg = ggml_backend_dev_backend_reg(ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU));
+    void * sym = ggml_backend_reg_get_proc_address(reg, "ggml_backend_cpu_profile_print_table");
+    CHECK(sym != NULL);
+    ggml_backend_cpu_profile_print_table_t print_table = NULL;
+    memcpy(&print_table, &sym, sizeof(sym));
+
+    ggml_backend_t be = ggml_backend_cpu_init();
+    struct model m;
+    model_init(&m, be);
+    struct ggml_cpu_profile prof;
+    memset(&prof, 0, sizeof(prof));
+    get_set_profile()(be, &prof);
+    CHECK(ggml_backend_graph_compute(be, m.gf) == GGML_STATUS_SUCCESS);
+    CHECK(ggml_backend_graph_compute(be, m.gf) == GGML_STATUS_SUCCESS);
+    get_set_profile()(be, NULL);
+
+    FILE * f = tmpfile();
+    CHECK(f != NULL);
+    if (f != NULL && print_table != NULL) {
+        struct ggml_cpu_profile_totals t;
+        print_table(f, &prof, 2.0, "graph", &t);
+        char * text = slurp(f);
+        CHECK(text != NULL && strstr(text, "ms/graph") != NULL && strstr(text, "MUL_MAT f16") != NULL &&
+              strstr(text, "UNARY SILU") != NULL && strstr(text, "all CPU nodes") != NULL);
+        // the totals: every node, per the profile's rows
+        CHECK_NEAR(t.n_nodes, 2 * 8, 0.5); // 2 MUL_MAT, 2 silu, 2 ADD, CONT, GET_ROWS
+        CHECK_NEAR(t.weight_bytes, 2 * (2 * 2.0 * K * N + 2 * 2.0 * K), 0.5);
+        CHECK(t.wall_ns > 0.0 && t.wall_ns <= prof.graph_ns);
+        free(text);
+        fclose(f);
+    }
+    free(prof.rows);
+    model_free(&m);
+    ggml_backend_free(be);
+}
+
+// GGML_CPU_PROFILE=1: a backend made then prints its profile when freed
+static void test_env_profile(void) {
+    FILE * f = tmpfile();
+    CHECK(f != NULL);
+    if (f == NULL) {
+        return;
+    }
+    setenv("GGML_CPU_PROFILE", "1", 1);
+    ggml_backend_t be = ggml_backend_cpu_init();
+    unsetenv("GGML_CPU_PROFILE");
+    struct model m;
+    model_init(&m, be);
+    for (int rep = 0; rep < 4; rep++) {
+        CHECK(ggml_backend_graph_compute(be, m.gf) == GGML_STATUS_SUCCESS);
+    }
+    model_free(&m);
+
+    fflush(stderr);
+    const int saved = dup(fileno(stderr));
+    CHECK(saved >= 0 && dup2(fileno(f), fileno(stderr)) >= 0);
+    ggml_backend_free(be);
+    fflush(stderr);
+    dup2(saved, fileno(stderr));
+    close(saved);
+
+    fseek(f, 0, SEEK_END);
+    char * text = slurp(f);
+    CHECK_MSG(text != NULL && strstr(text, "CPU profile of a CPU backend (GGML_CPU_PROFILE): 4 graphs") != NULL &&
+              strstr(text, "MUL_MAT f16") != NULL && strstr(text, "GET_ROWS f16") != NULL,
+              "printed: %s", text != NULL ? text : "(nothing)");
+    free(text);
+    fclose(f);
+
+    // without the variable: nothing printed, no profile kept
+    ggml_backend_t quiet = ggml_backend_cpu_init();
+    ggml_backend_free(quiet);
+}
+
 int main(void) {
+    test_print_table();
+    test_env_profile();
     test_profile(1);
     test_profile(2);
     test_profile(3);

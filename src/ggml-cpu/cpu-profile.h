@@ -28,6 +28,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -62,6 +63,31 @@ struct ggml_cpu_profile {
 // computes to profile from now on (NULL: no longer). The backend must be a
 // CPU backend; the profile must outlive its use.
 typedef void (*ggml_backend_cpu_set_profile_t)(ggml_backend_t backend, struct ggml_cpu_profile * profile);
+
+// the sums over a profile's rows
+struct ggml_cpu_profile_totals {
+    double n_nodes;
+    double wall_ns;
+    double compute_max_ns;
+    double compute_mean_ns;
+    double bytes;
+    double weight_bytes;
+};
+
+// proc address "ggml_backend_cpu_profile_print_table": the table of p's rows,
+// longest first, then all nodes and the graphs' start and end, each figure per
+// one of n_units (tokens, graphs) named unit; the sums into totals (if not NULL)
+typedef void (*ggml_backend_cpu_profile_print_table_t)(FILE * f, const struct ggml_cpu_profile * p, double n_units,
+                                                        const char * unit, struct ggml_cpu_profile_totals * totals);
+void ggml_cpu_profile_print_table(FILE * f, const struct ggml_cpu_profile * p, double n_units, const char * unit,
+                                  struct ggml_cpu_profile_totals * totals);
+
+// GGML_CPU_PROFILE set (not "0"): every CPU backend made gets a profile of its
+// own (cleared, or NULL without the variable), which it prints to stderr
+// (per graph) and frees when the backend is freed (ggml_cpu_profile_finish).
+// For programs that do not know of profiles: llama-bench, whisper-bench.
+struct ggml_cpu_profile * ggml_cpu_profile_from_env(void);
+void                      ggml_cpu_profile_finish(struct ggml_cpu_profile * p, const char * who);
 
 #ifdef __cplusplus
 }

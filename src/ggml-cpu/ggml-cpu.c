@@ -42,6 +42,7 @@ struct ggml_backend_cpu_context {
     void *                   abort_callback_data;
     bool                     use_ref;
     struct ggml_cpu_profile * profile;         // cpu-profile.h, or NULL
+    struct ggml_cpu_profile * env_profile;     // GGML_CPU_PROFILE's, printed at free
 };
 
 static const char * ggml_backend_cpu_get_name(ggml_backend_t backend) {
@@ -51,6 +52,7 @@ static const char * ggml_backend_cpu_get_name(ggml_backend_t backend) {
 
 static void ggml_backend_cpu_free(ggml_backend_t backend) {
     struct ggml_backend_cpu_context * ctx = (struct ggml_backend_cpu_context *) backend->context;
+    ggml_cpu_profile_finish(ctx->env_profile, "a CPU backend");
     ggml_threadpool_free(ctx->own_threadpool);
     ggml_aligned_free(ctx->work_data, ctx->work_size);
     free(ctx);
@@ -180,7 +182,9 @@ ggml_backend_t ggml_backend_cpu_init(void) {
         free(backend);
         return NULL;
     }
-    ctx->n_threads = GGML_DEFAULT_N_THREADS;
+    ctx->n_threads   = GGML_DEFAULT_N_THREADS;
+    ctx->env_profile = ggml_cpu_profile_from_env();
+    ctx->profile     = ctx->env_profile;
 
     *backend = (struct ggml_backend) {
         .guid    = ggml_backend_cpu_guid(),
@@ -244,7 +248,7 @@ static void ggml_backend_cpu_set_profile(ggml_backend_t backend_cpu, struct ggml
         return;
     }
     struct ggml_backend_cpu_context * ctx = (struct ggml_backend_cpu_context *) backend_cpu->context;
-    ctx->profile = profile;
+    ctx->profile = profile != NULL ? profile : ctx->env_profile;
 }
 
 //
@@ -429,6 +433,10 @@ static void * ggml_backend_cpu_get_proc_address(ggml_backend_reg_t reg, const ch
     }
     if (strcmp(name, "ggml_backend_cpu_set_profile") == 0) {
         ggml_backend_cpu_set_profile_t fn = ggml_backend_cpu_set_profile;
+        return GGML_FN_TO_PTR(fn);
+    }
+    if (strcmp(name, "ggml_backend_cpu_profile_print_table") == 0) {
+        ggml_backend_cpu_profile_print_table_t fn = ggml_cpu_profile_print_table;
         return GGML_FN_TO_PTR(fn);
     }
     if (strcmp(name, "ggml_threadpool_new") == 0) {
