@@ -267,7 +267,7 @@ static QD_INLINE __m512i qd_pair_fifth_bits(const uint8_t * qh0, const uint8_t *
 }
 
 #if defined(__AVX512VBMI__)
-// Q4_0 with byte permutes: one masked load takes two blocks (36 bytes) and
+// Q4_0 with byte permutes: one 64-byte load takes two blocks (36 bytes) and
 // one vpermb puts their codes in the lane order [b dword 0, b + 1 dword 0,
 // b dword 1, ...], low nibbles in the lower half and high nibbles in the upper
 // one after a shift of that half, so that the int32 lanes alternate between
