@@ -39,7 +39,6 @@ struct meta_cut {
     int                  after;     // the last node of the part before the cut
     enum meta_cut_kind   kind;
     int                  node;
-    int                  src;
     struct ggml_tensor * meta_src;  // GATHER: the split source (a tensor of the graph)
     struct ggml_tensor **gathered;  // GATHER: its whole copy on each device (n_backends, in aux_tensors)
 };
@@ -386,7 +385,6 @@ static enum ggml_status meta_build_graphs(struct ggml_backend_meta_context * ctx
                 cut->after    = i - 1;
                 cut->kind     = META_CUT_GATHER;
                 cut->node     = i;
-                cut->src      = k;
                 cut->meta_src = node->src[k];
                 cut->gathered = &ctx->aux_tensors[(size_t) n_gathers*ctx->n_backends];
                 for (size_t j = 0; j < ctx->n_backends; j++) {
