@@ -4,20 +4,26 @@
 # upstream's), with the bandwidth measured in the same run.
 #
 #   scripts/llama-bench-bandwidth.py --llama-bench PATH [--lib DIR] --bench-matmul PATH
-#                                    [-n 64] [-r 2] [-t 2] [--no-mmap] MODEL.gguf...
+#                                    [-n 64] [-r 2] [--rounds 3] [-t 2] [--no-mmap] MODEL.gguf...
 #
-# For each model, in this order: the read bandwidth (bench-matmul --bandwidth,
-# this tree's bench, 2 threads), llama-bench -p 0 -n N (its JSON output),
-# the read bandwidth again. The weights a token reads are every tensor of the
-# file but the token embedding (a generated token reads one of its rows),
+# For each model, --rounds times (3 by default): llama-bench -p 0 -n N -r R
+# (its JSON output) between two measures of the read bandwidth
+# (bench-matmul --bandwidth, this tree's bench, the same threads); the measure
+# after one round is the one before the next. The host's bandwidth can move by
+# half within minutes on a shared machine, so each round is set against the
+# measures that bracket it, never against a best-of taken elsewhere.
+#
+# The weights a token reads are every tensor of the file but the token
+# embedding (a generated token reads one of its rows),
 # unless the model has no output matrix (then the embedding is the output
 # layer and is read whole). The tensors' sizes come from the GGUF header: the
 # distance between consecutive data offsets (the last one to the end of the
 # file), so no table of types is needed.
 #
-# Prints per model: tokens/s, ms/token, weight MB per token, their GB/s, the
+# Prints per round: tokens/s, ms/token, weight MB per token, their GB/s, the
 # bandwidth measured before and after (the higher is the reference) and the
-# share of it. --lib DIR is put first on LD_LIBRARY_PATH for llama-bench.
+# share of it; then per model the median speed and the lowest, median and
+# highest share. --lib DIR is put first on LD_LIBRARY_PATH for llama-bench.
 # --no-mmap has llama-bench read the weights into memory it allocates (-mmp 0)
 # instead of mapping the file: the bandwidth bench reads freshly allocated
 # memory, and on a virtual machine the page-cache pages of a file written long
@@ -135,29 +141,51 @@ def llama_bench_tg(llama_bench, lib, model, n_gen, reps, threads, no_mmap):
     return float(tg[0]["avg_ts"]), float(tg[0].get("stddev_ts", 0.0))
 
 
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
+
+
 def main():
     ap = argparse.ArgumentParser(description="generation speed as a share of the read bandwidth, for llama-bench")
     ap.add_argument("--llama-bench", required=True)
     ap.add_argument("--lib", default="")
     ap.add_argument("--bench-matmul", required=True)
     ap.add_argument("-n", type=int, default=64)
-    ap.add_argument("-r", type=int, default=2)
+    ap.add_argument("-r", type=int, default=2, help="llama-bench repetitions per round")
+    ap.add_argument("--rounds", type=int, default=3, help="rounds of bandwidth, llama-bench, bandwidth per model")
     ap.add_argument("-t", type=int, default=2)
     ap.add_argument("--no-mmap", action="store_true", help="llama-bench -mmp 0: the weights in allocated memory")
     ap.add_argument("models", nargs="+")
     a = ap.parse_args()
+    if a.rounds < 1 or a.r < 1 or a.n < 1 or a.t < 1:
+        ap.error("-n, -r, -t and --rounds must be at least 1")
 
-    print("%-34s %9s %8s %9s %8s %15s %7s" % ("model", "tokens/s", "ms/tok", "MB/tok", "GB/s", "read GB/s b/a", "share"))
+    print("%-34s %5s %9s %8s %9s %8s %15s %7s" % ("model", "round", "tokens/s", "ms/tok", "MB/tok", "GB/s", "read GB/s b/a", "share"))
+    summary = []
     for model in a.models:
         wb = weight_bytes_per_token(model)
-        bw0 = bandwidth(a.bench_matmul, a.t)
-        ts, sd = llama_bench_tg(a.llama_bench, a.lib, model, a.n, a.r, a.t, a.no_mmap)
-        bw1 = bandwidth(a.bench_matmul, a.t)
-        gbs = wb * ts * 1e-9
-        ref = max(bw0, bw1)
-        print("%-34s %9.2f %8.3f %9.2f %8.2f %7.1f/%-7.1f %6.1f%%" % (
-            os.path.basename(model), ts, 1e3 / ts, wb * 1e-6, gbs, bw0, bw1, 100.0 * gbs / ref))
-        sys.stdout.flush()
+        shares, speeds = [], []
+        bw_prev = bandwidth(a.bench_matmul, a.t)
+        for rnd in range(a.rounds):
+            ts, sd = llama_bench_tg(a.llama_bench, a.lib, model, a.n, a.r, a.t, a.no_mmap)
+            bw_next = bandwidth(a.bench_matmul, a.t)
+            gbs = wb * ts * 1e-9
+            # the reference is the higher of the two measures that bracket
+            # this round: a share is never flattered by a slow phase of the host
+            share = 100.0 * gbs / max(bw_prev, bw_next)
+            shares.append(share)
+            speeds.append(ts)
+            print("%-34s %5d %9.2f %8.3f %9.2f %8.2f %7.1f/%-7.1f %6.1f%%" % (
+                os.path.basename(model), rnd + 1, ts, 1e3 / ts, wb * 1e-6, gbs, bw_prev, bw_next, share))
+            sys.stdout.flush()
+            bw_prev = bw_next
+        summary.append((os.path.basename(model), median(speeds), min(shares), median(shares), max(shares)))
+    print()
+    print("%-34s %9s %23s" % ("model", "tokens/s", "share min/median/max"))
+    for name, ts, lo, med, hi in summary:
+        print("%-34s %9.2f %7.1f%%/%6.1f%%/%6.1f%%" % (name, ts, lo, med, hi))
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@
 #include "kernels/kernel-config.h"
 #include "simd/quants-simd.h"
 #include "simd/simd-f32.h"
+#include "simd/stream-prefetch.h"
 #include "ggml-quants.h"
 
 //
@@ -181,7 +182,9 @@ static QD_INLINE void qd_frows_step(enum qd_ftype ft, const int R, const int C, 
             y0[c] = ggml_vf_load(y[c] + i);
             y1[c] = ggml_vf_load(y[c] + i + QD_FW);
         }
+        const size_t es = ft == QD_F32 ? sizeof(float) : sizeof(ggml_fp16_t);
         for (int r = 0; r < R; r++) {
+            ggml_cpu_stream_prefetch(x + r*xs + (size_t) i*es, 2*QD_FW*es);
             const ggml_vf x0 = qd_load_row(ft, x + r*xs, i,         QD_FW);
             const ggml_vf x1 = qd_load_row(ft, x + r*xs, i + QD_FW, QD_FW);
             for (int c = 0; c < C; c++) {

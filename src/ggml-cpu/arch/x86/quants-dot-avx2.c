@@ -21,6 +21,7 @@
 
 #include "kernels/kernel-config.h"
 #include "simd/quants-simd.h"
+#include "simd/stream-prefetch.h"
 #include "ggml-quants.h"
 
 #if defined(QD_SIMD)
@@ -409,6 +410,7 @@ static QD_INLINE void qd_rows_step(enum ggml_type type, const int R, const int C
         }
         for (int r = 0; r < R; r++) {
             const char * blk = x + r*xs + b0*bsx;
+            ggml_cpu_stream_prefetch(blk, 2*bsx);
             __m512i u;
             __m512  dx;
             float   mx[2] = { 0.0f, 0.0f };
@@ -494,6 +496,7 @@ static QD_INLINE void qd_rows_step(enum ggml_type type, const int R, const int C
         }
         for (int r = 0; r < R; r++) {
             const char * blk = x + r*xs + b*bsx;
+            ggml_cpu_stream_prefetch(blk, bsx);
             __m256i u;   // unsigned codes, or the signed Q8_0 values
             float dx, mx = 0.0f;
             switch (type) {

@@ -9,6 +9,7 @@
 
 #include "kernels/kernel-config.h"
 #include "simd/quants-simd.h"
+#include "simd/stream-prefetch.h"
 #include "ggml-quants.h"
 
 #if defined(QD_SIMD)
@@ -125,6 +126,7 @@ static QD_INLINE void qk_step_45(const bool q5, const int R, const int C, int64_
         __m128  dm[QK_STEP_ROWS];   // d, dmin of the weight block
         for (int r = 0; r < R; r++) {
             const char * blk = x + r*xs + b*bsx;
+            ggml_cpu_stream_prefetch(blk, bsx);
             __m128i mn;
             if (q5) {
                 const block_q5_K * xb = (const block_q5_K *) blk;
@@ -219,6 +221,7 @@ static QD_INLINE void qk_step_45(const bool q5, const int R, const int C, int64_
         __m128  dm[QK_STEP_ROWS];   // d, dmin of the weight block
         for (int r = 0; r < R; r++) {
             const char * blk = x + r*xs + b*bsx;
+            ggml_cpu_stream_prefetch(blk, bsx);
             __m128i mn;
             if (q5) {
                 const block_q5_K * xb = (const block_q5_K *) blk;
@@ -330,6 +333,7 @@ static QD_INLINE void qk_step_6(const int R, const int C, int64_t nb, const char
         __m512i sc[QK_STEP_ROWS], isum[QK_STEP_ROWS][QK_MAX_COLS];
         for (int r = 0; r < R; r++) {
             xb[r] = (const block_q6_K *)(x + r*xs) + b;
+            ggml_cpu_stream_prefetch(xb[r], sizeof(block_q6_K));
             const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *) xb[r]->scales));
             sc[r] = _mm512_castsi256_si512(sc16);
             for (int c = 0; c < C; c++) {
@@ -397,6 +401,7 @@ static QD_INLINE void qk_step_6(const int R, const int C, int64_t nb, const char
         __m256i sc[QK_STEP_ROWS], isum[QK_STEP_ROWS][QK_MAX_COLS];
         for (int r = 0; r < R; r++) {
             xb[r] = (const block_q6_K *)(x + r*xs) + b;
+            ggml_cpu_stream_prefetch(xb[r], sizeof(block_q6_K));
             sc[r] = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *) xb[r]->scales));
             for (int c = 0; c < C; c++) {
                 // the codes are u - 32 with u in 0..63: sum sc*u*y - 32 * sum sc*bsums
