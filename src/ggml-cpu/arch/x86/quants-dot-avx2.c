@@ -321,7 +321,15 @@ static QD_INLINE void qd_q4_0_pair_vbmi(const char * blk, int64_t b0, int64_t nb
         v = _mm512_maskz_loadu_epi8((__mmask64) ((1ull << 36) - 1), blk);
     }
     const __m512i t = _mm512_permutexvar_epi8(code_idx, v);
+#if defined(__GFNI__)
+    // the low nibbles of the lower half and the high nibbles of the upper one
+    // in one affine byte transform: each 64-bit lane has its own bit matrix
+    // (row 7 - i of a matrix picks the source bit of result bit i)
+    const long long lo = 0x0102040800000000ll, hi = (long long) 0x1020408000000000ull;
+    *u  = _mm512_gf2p8affine_epi64_epi8(t, _mm512_set_epi64(hi, hi, hi, hi, lo, lo, lo, lo), 0);
+#else
     *u  = _mm512_and_si512(_mm512_mask_srli_epi16(t, (__mmask32) 0xFFFF0000u, t, 4), _mm512_set1_epi8(0x0F));
+#endif
     *dx = _mm512_cvtph_ps(_mm512_castsi512_si256(_mm512_permutexvar_epi8(scale_idx, v)));
 }
 
