@@ -6,7 +6,7 @@
 // speed limit is the memory's).
 //
 // The row dots read a few long sequential streams (4 rows of a step, each
-// from its own quarter of the thread's block) and spend enough instructions
+// from its own quarter of the chunk of rows a call gets) and spend enough instructions
 // per byte that the out-of-order window alone keeps too few lines in flight:
 // the hardware prefetchers follow the streams but do not run far enough
 // ahead. Asking for the line GGML_CPU_STREAM_AHEAD bytes further on in each
