@@ -5,6 +5,7 @@
 // blocks summed in order in float.
 
 #include "kernels/panel-q4_0.h"
+#include "kernels/kernel-config.h"
 #include "ggml-impl.h"
 
 void q4_0p_dot__scalar(int64_t nb, const void * GGML_RESTRICT panels, int64_t ng, int64_t nr,
@@ -34,4 +35,9 @@ void q4_0p_dot__scalar(int64_t nb, const void * GGML_RESTRICT panels, int64_t ng
             }
         }
     }
+}
+
+void ggml_cpu_add_kernels_panel_q4_0(struct ggml_cpu_kernel_config * cfg) {
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q4_0, dot_panels, q4_0p_dot__scalar, "scalar");
+    GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_Q4_0, dot_panels, q4_0p_dot__scalar, "scalar");
 }

@@ -7,6 +7,7 @@
 // q4_0p_dot__scalar, with fused multiply-adds.
 
 #include "kernels/panel-q4_0.h"
+#include "kernels/kernel-config.h"
 #include "ggml-impl.h"
 
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__) && defined(__F16C__)
@@ -41,10 +42,7 @@ static void q4p_group(int64_t nb, const uint8_t * grp, const block_q8_0 * yb, co
     }
 }
 
-void q4_0p_dot__avx512vnni(int64_t nb, const void * GGML_RESTRICT panels, int64_t ng, int64_t nr,
-                           const void * const * y, const int32_t * const * ys, float * const * s, int64_t nc);
-
-void q4_0p_dot__avx512vnni(int64_t nb, const void * GGML_RESTRICT panels, int64_t ng, int64_t nr,
+static void q4_0p_dot__avx512vnni(int64_t nb, const void * GGML_RESTRICT panels, int64_t ng, int64_t nr,
                            const void * const * y, const int32_t * const * ys, float * const * s, int64_t nc) {
     for (int64_t g = 0; g < ng; g++) {
         const uint8_t * grp = (const uint8_t *) panels + (size_t) g * (size_t) nb * GGML_Q4_0P_UNIT;
@@ -53,6 +51,16 @@ void q4_0p_dot__avx512vnni(int64_t nb, const void * GGML_RESTRICT panels, int64_
             q4p_group(nb, grp, (const block_q8_0 *) y[c], ys[c], s[c] + g*GGML_Q4_0P_ROWS, rows);
         }
     }
+}
+
+void ggml_cpu_add_kernels_x86_panel_q4_0(struct ggml_cpu_kernel_config * cfg) {
+    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q4_0, dot_panels, q4_0p_dot__avx512vnni, GGML_CPU_ISA_TAG);
+}
+
+#else
+
+void ggml_cpu_add_kernels_x86_panel_q4_0(struct ggml_cpu_kernel_config * cfg) {
+    (void) cfg;
 }
 
 #endif
