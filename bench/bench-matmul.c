@@ -18,14 +18,20 @@
 // for comparisons.
 //
 //   bench-matmul [-t threads] [-r seconds per shape] [-T type] [-g: generation shapes only]
+//                [-k k: the k of the generation shapes (default 4096; a multiple of 256)]
 //                [--list-kernels: print the CPU backend's kernel per weight type and exit]
 //                [--bandwidth: measure the read bandwidth only, print it and exit
 //                 (scripts/llama-bench-bandwidth.py sets generation speeds against it)]
+//                [--repack: the weights in the CPU device's extra buffer type
+//                 CPU_REPACK, in the layout of its kernels where it has one for
+//                 the type (BF16, Q4_0), as llama.cpp places a model's matrices]
 
 #define _POSIX_C_SOURCE 200809L // clock_gettime
 
 #include "ggml.h"
 #include "ggml-cpu.h"
+#include "ggml-backend.h"
+#include "ggml-alloc.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -278,6 +284,7 @@ struct bench_ctx {
     struct ggml_threadpool * pool;
     int n_threads;
     double seconds;
+    ggml_backend_buffer_type_t repack; // --repack: weights in the CPU's extra buffer type, or NULL
 };
 
 struct bench_time {
@@ -343,6 +350,21 @@ static struct bench_time bench_mul_mat(const struct bench_ctx * bc, enum ggml_ty
         xd[i] = (float)((double)(s >> 11) / 9007199254740992.0 * 2.0 - 1.0);
     }
 
+    // --repack: a copy of the weights in the CPU_REPACK buffer type (the
+    // layout it gives the type, or the usual one where it has none)
+    struct ggml_context * rctx = NULL;
+    ggml_backend_buffer_t rbuf = NULL;
+    if (bc->repack != NULL) {
+        struct ggml_init_params rp = { ggml_tensor_overhead(), NULL, true };
+        rctx = ggml_init(rp);
+        struct ggml_tensor * wr = ggml_dup_tensor(rctx, w);
+        rbuf = ggml_backend_alloc_ctx_tensors_from_buft(rctx, bc->repack);
+        if (rbuf != NULL) {
+            ggml_backend_tensor_set(wr, w->data, 0, ggml_nbytes(w));
+            w = wr;
+        }
+    }
+
     struct ggml_tensor * out = ggml_mul_mat(ctx, w, x);
     struct ggml_cgraph * gf = ggml_new_graph(ctx);
     ggml_build_forward_expand(gf, out);
@@ -365,6 +387,12 @@ static struct bench_time bench_mul_mat(const struct bench_ctx * bc, enum ggml_ty
     }
     free(work);
     ggml_free(ctx);
+    if (rbuf != NULL) {
+        ggml_backend_buffer_free(rbuf);
+    }
+    if (rctx != NULL) {
+        ggml_free(rctx);
+    }
     *wbytes = wsize;
     return best;
 }
@@ -384,6 +412,8 @@ int main(int argc, char ** argv) {
     const char * only = NULL;
     bool gen_only = false;
     bool bandwidth_only = false;
+    bool repack = false;
+    int64_t gen_k = 4096;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-t") == 0 && i + 1 < argc) {
             n_threads = atoi(argv[++i]);
@@ -395,6 +425,10 @@ int main(int argc, char ** argv) {
             gen_only = true;
         } else if (strcmp(argv[i], "--bandwidth") == 0) {
             bandwidth_only = true;
+        } else if (strcmp(argv[i], "-k") == 0 && i + 1 < argc) {
+            gen_k = atoll(argv[++i]);
+        } else if (strcmp(argv[i], "--repack") == 0) {
+            repack = true;
         } else if (strcmp(argv[i], "--list-kernels") == 0) {
             // the CPU backend prints its kernel table when it starts with
             // GGML_CPU_KERNELS set (through the public API: upstream prints nothing)
@@ -402,9 +436,13 @@ int main(int argc, char ** argv) {
             ggml_cpu_init();
             return 0;
         } else {
-            fprintf(stderr, "usage: %s [-t threads] [-r seconds per shape] [-T type] [-g] [--list-kernels] [--bandwidth]\n", argv[0]);
+            fprintf(stderr, "usage: %s [-t threads] [-r seconds per shape] [-T type] [-g] [-k k] [--list-kernels] [--bandwidth] [--repack]\n", argv[0]);
             return 1;
         }
+    }
+    if (gen_k < 256 || gen_k % 256 != 0 || gen_k > (1 << 20)) {
+        fprintf(stderr, "error: -k takes a multiple of 256 from 256 to 1048576\n");
+        return 1;
     }
     if (n_threads < 1 || n_threads > 4096) {
         fprintf(stderr, "error: -t takes a thread count from 1 to 4096\n");
@@ -432,6 +470,19 @@ int main(int argc, char ** argv) {
 
     struct ggml_threadpool_params tpp = ggml_threadpool_params_default(n_threads);
     struct bench_ctx bc = { .pool = ggml_threadpool_new(&tpp), .n_threads = n_threads, .seconds = seconds };
+    if (repack) {
+        // the CPU device's extra buffer type (upstream's name for the query)
+        ggml_backend_reg_t reg = ggml_backend_cpu_reg();
+        ggml_backend_dev_t cpu = ggml_backend_reg_dev_get(reg, 0);
+        void * sym = ggml_backend_reg_get_proc_address(reg, "ggml_backend_dev_get_extra_bufts");
+        if (sym != NULL) {
+            ggml_backend_dev_get_extra_bufts_t fn;
+            memcpy(&fn, &sym, sizeof(sym));
+            ggml_backend_buffer_type_t * bufts = fn(cpu);
+            bc.repack = bufts != NULL ? bufts[0] : NULL;
+        }
+        printf("--repack: weights in %s\n\n", bc.repack != NULL ? ggml_backend_buft_name(bc.repack) : "host memory (the CPU has no extra buffer type here)");
+    }
 
     printf(show_cpu ? "GFLOPS by the wall clock / by CPU time; gen: and GB/s of weights (by CPU time), %% of the read bandwidth\n"
                     : "GFLOPS by the wall clock; gen: and GB/s of weights, %% of the read bandwidth\n");
@@ -451,14 +502,14 @@ int main(int argc, char ** argv) {
             // and the highest of the three figures is the one compared with
             const bool dram = g == 2;
             double cell_bw = dram ? fmax(bw, measure_read_gbs(n_threads)) : bw;
-            const struct bench_time bt = bench_mul_mat(&bc, type, 4096, gen_n[g], 1, &wb);
+            const struct bench_time bt = bench_mul_mat(&bc, type, gen_k, gen_n[g], 1, &wb);
             if (dram) {
                 cell_bw = fmax(cell_bw, measure_read_gbs(n_threads));
                 if (cell_bw > bw_max) {
                     bw_max = cell_bw;
                 }
             }
-            const double flops = 2.0*4096*(double) gen_n[g];
+            const double flops = 2.0*(double) gen_k*(double) gen_n[g];
             char cell[64];
             const double gbs = (double) wb/(show_cpu ? bt.cpu : bt.wall)*1e-9;
             if (show_cpu) {
@@ -496,9 +547,9 @@ int main(int argc, char ** argv) {
         printf("\n");
     }
     printf("\n(peak %.1f GFLOPS, read bandwidth %.1f GB/s at the start, %.1f GB/s the highest of the run, %d threads;\n"
-           " gen: k = 4096, n rows, n=32000 against the highest bandwidth measured right before, after or at the start;\n"
+           " gen: k = %lld, n rows, n=32000 against the highest bandwidth measured right before, after or at the start;\n"
            " pp: k = n = 4096, m columns)\n",
-           peak, bw, bw_max, n_threads);
+           peak, bw, bw_max, n_threads, (long long) gen_k);
     ggml_threadpool_free(bc.pool);
     return 0;
 }

@@ -1,11 +1,13 @@
 // test-cpu-repack.c: the CPU device's extra buffer type CPU_REPACK
-// (src/ggml-cpu/repack-bf16.h): BF16 weights stored in the BF16 tile
-// kernel's panel layout.
+// (src/ggml-cpu/repack.h): BF16 weights stored in the BF16 tile
+// kernel's panel layout, Q4_0 weights in panels of 16 rows.
 //
-//   - the device lists it exactly where the kernel runs: the kernel level in
-//     use has AVX512_BF16 (so not under GGML_CPU_ISA=avx2 of a GGML_NATIVE=OFF
-//     build), the CPU has it, GGML_CPU_NO_BF16_DOT is unset; elsewhere the
-//     list is empty and the rest of the test has nothing to check;
+//   - the device lists it exactly where a kernel of one of its layouts runs:
+//     BF16 where the kernel level in use has AVX512_BF16 (so not under
+//     GGML_CPU_ISA=avx2 of a GGML_NATIVE=OFF build), the CPU has it and
+//     GGML_CPU_NO_BF16_DOT is unset; Q4_0 where the kernel level in use has
+//     AVX512_VNNI; elsewhere the list is empty and the rest of the test has
+//     nothing to check; each layout's checks run where it exists;
 //   - the type: its name, not host memory, the CPU device takes it, the
 //     allocation size of packed tensors (rows padded to 64, k to even) and
 //     of tensors it stores as they are;
@@ -21,6 +23,14 @@
 //   - supports_op: MUL_MAT / MUL_MAT_ID with the packed tensor as src0 only;
 //     GET_ROWS, ADD, CPY, MUL_MAT with it as src1, and matrix products over
 //     tensors of other types in such a buffer are refused;
+//   - Q4_0: the allocation size (rows padded to 16), byte-exact get/set/memset
+//     on ranges that cut blocks, rows and panels, copies in and out, views
+//     refused; MUL_MAT (rows not a multiple of 16, 1 to 129 blocks per row,
+//     1 to 40 columns: the panel kernel and the tile kernel's unpacking, 3-D
+//     batches with broadcasting, strided activations, 1 and 3 threads,
+//     use_ref) against the same product with the weights in host memory
+//     (tight) and against a double-precision sum of the dequantized weights
+//     and Q8_0 activations (loose: it catches layout errors), and MUL_MAT_ID;
 //   - the scheduler, with a higher-priority device on host memory that would
 //     take every op and offload every product (a test backend that computes
 //     nothing), runs the product with packed weights on the CPU, and the
@@ -48,8 +58,8 @@ static ggml_backend_buffer_type_t * extra_bufts(void) {
     return fn(g_cpu_dev);
 }
 
-// whether the kernels in use (the registry's feature list) include AVX512_BF16
-static bool kernels_have_bf16(void) {
+// whether the kernels in use (the registry's feature list) include a feature
+static bool kernels_have(const char * name) {
     ggml_backend_reg_t reg = ggml_backend_dev_backend_reg(g_cpu_dev);
     void * sym = ggml_backend_reg_get_proc_address(reg, "ggml_backend_get_features");
     if (sym == NULL) {
@@ -58,7 +68,7 @@ static bool kernels_have_bf16(void) {
     ggml_backend_get_features_t fn;
     memcpy(&fn, &sym, sizeof(sym));
     for (const struct ggml_backend_feature * f = fn(reg); f->name != NULL; f++) {
-        if (strcmp(f->name, "AVX512_BF16") == 0) {
+        if (strcmp(f->name, name) == 0) {
             return true;
         }
     }
@@ -93,19 +103,27 @@ static uint16_t * random_bf16(size_t n, uint64_t seed) {
 // the buffer type and its data access
 //
 
-static void check_buffer_type(ggml_backend_buffer_type_t buft) {
+static void check_basics(ggml_backend_buffer_type_t buft, bool has_bf16, bool has_q4_0) {
     CHECK(strcmp(ggml_backend_buft_name(buft), "CPU_REPACK") == 0);
     CHECK(!ggml_backend_buft_is_host(buft));
     CHECK(ggml_backend_buft_get_device(buft) == g_cpu_dev);
     CHECK(ggml_backend_dev_supports_buft(g_cpu_dev, buft));
 
+    // each layout's sizes where it exists, the tensor's bytes elsewhere
     struct ggml_context * ctx = ctx_new(8);
     struct ggml_tensor * a = ggml_new_tensor_2d(ctx, GGML_TYPE_BF16, 37, 70);
     struct ggml_tensor * b = ggml_new_tensor_4d(ctx, GGML_TYPE_BF16, 64, 128, 3, 2);
     struct ggml_tensor * f = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 37, 70);
-    CHECK_EQ_INT((long long) ggml_backend_buft_get_alloc_size(buft, a), 128LL * 19 * 4);
-    CHECK_EQ_INT((long long) ggml_backend_buft_get_alloc_size(buft, b), 128LL * 32 * 4 * 6);
+    struct ggml_tensor * q = ggml_new_tensor_2d(ctx, GGML_TYPE_Q4_0, 64, 70);
+    struct ggml_tensor * r = ggml_new_tensor_4d(ctx, GGML_TYPE_Q4_0, 96, 128, 3, 2);
+    struct ggml_tensor * s = ggml_new_tensor_2d(ctx, GGML_TYPE_Q8_0, 64, 70);
+    CHECK_EQ_INT((long long) ggml_backend_buft_get_alloc_size(buft, a), has_bf16 ? 128LL * 19 * 4 : (long long) ggml_nbytes(a));
+    CHECK_EQ_INT((long long) ggml_backend_buft_get_alloc_size(buft, b), has_bf16 ? 128LL * 32 * 4 * 6 : (long long) ggml_nbytes(b));
     CHECK_EQ_INT((long long) ggml_backend_buft_get_alloc_size(buft, f), (long long) ggml_nbytes(f));
+    // Q4_0: 5 panels of 16 rows, 2 blocks per row, 16 x 18 bytes per unit
+    CHECK_EQ_INT((long long) ggml_backend_buft_get_alloc_size(buft, q), has_q4_0 ? 5LL * 2 * 288 : (long long) ggml_nbytes(q));
+    CHECK_EQ_INT((long long) ggml_backend_buft_get_alloc_size(buft, r), (long long) ggml_nbytes(r));
+    CHECK_EQ_INT((long long) ggml_backend_buft_get_alloc_size(buft, s), (long long) ggml_nbytes(s));
     ggml_free(ctx);
 }
 
@@ -313,9 +331,9 @@ static void check_mul_mat_id(ggml_backend_t backend, ggml_backend_buffer_type_t 
 // which ops may read such tensors
 //
 
-static void check_supports_op(ggml_backend_buffer_type_t buft) {
+static void check_supports_op(ggml_backend_buffer_type_t buft, enum ggml_type type) {
     struct ggml_context * wctx = ctx_new(4);
-    struct ggml_tensor * w  = ggml_new_tensor_2d(wctx, GGML_TYPE_BF16, 64, 96);
+    struct ggml_tensor * w  = ggml_new_tensor_2d(wctx, type, 64, 96);
     struct ggml_tensor * wf = ggml_new_tensor_2d(wctx, GGML_TYPE_F32, 64, 96);
     ggml_backend_buffer_t wbuf = ggml_backend_alloc_ctx_tensors_from_buft(wctx, buft);
 
@@ -323,12 +341,12 @@ static void check_supports_op(ggml_backend_buffer_type_t buft) {
     struct ggml_tensor * x   = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 64, 8);
     struct ggml_tensor * xb  = ggml_new_tensor_2d(ctx, GGML_TYPE_BF16, 64, 8);
     struct ggml_tensor * h   = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 64, 96);
-    struct ggml_tensor * hb  = ggml_new_tensor_2d(ctx, GGML_TYPE_BF16, 64, 96);
+    struct ggml_tensor * hb  = ggml_new_tensor_2d(ctx, type, 64, 96);
     struct ggml_tensor * ids = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, 4);
     ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors_from_buft(ctx, ggml_backend_cpu_buffer_type());
 
     CHECK(ggml_backend_dev_supports_op(g_cpu_dev, ggml_mul_mat(ctx, w, x)));
-    CHECK(ggml_backend_dev_supports_op(g_cpu_dev, ggml_mul_mat(ctx, w, xb)));
+    CHECK(ggml_backend_dev_supports_op(g_cpu_dev, ggml_mul_mat(ctx, w, xb)) == (type == GGML_TYPE_BF16));
     CHECK(!ggml_backend_dev_supports_op(g_cpu_dev, ggml_mul_mat(ctx, hb, w)));
     CHECK(!ggml_backend_dev_supports_op(g_cpu_dev, ggml_get_rows(ctx, w, ids)));
     CHECK(!ggml_backend_dev_supports_op(g_cpu_dev, ggml_add(ctx, h, w)));
@@ -412,6 +430,280 @@ static void check_sched(ggml_backend_t cpu, ggml_backend_buffer_type_t buft) {
     test_backend_reg_free(reg);
 }
 
+//
+// Q4_0 panels
+//
+
+// n bytes of Q4_0 blocks: random values quantized
+static uint8_t * random_q4_0(int64_t k, int64_t rows, uint64_t seed) {
+    float * f = (float *) malloc((size_t)(k * rows) * sizeof(float));
+    uint64_t state = seed * 0x9E3779B97F4A7C15ULL + 1;
+    for (int64_t i = 0; i < k * rows; i++) {
+        f[i] = (float) tt_rand_uniform(&state, -1.0, 1.0);
+    }
+    uint8_t * q = (uint8_t *) malloc(ggml_row_size(GGML_TYPE_Q4_0, k) * (size_t) rows);
+    ggml_quantize_chunk(GGML_TYPE_Q4_0, f, q, 0, rows, k, NULL);
+    free(f);
+    return q;
+}
+
+static uint8_t * random_bytes(size_t n, uint64_t seed) {
+    uint8_t * b = (uint8_t *) malloc(n);
+    uint64_t state = seed * 0x9E3779B97F4A7C15ULL + 7;
+    for (size_t i = 0; i < n; i++) {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        b[i] = (uint8_t)(state >> 56);
+    }
+    return b;
+}
+
+// any bytes go in and come back: the layout moves bytes, it reads none
+static void check_q4_0_get_set(ggml_backend_buffer_type_t buft, int64_t k, int64_t n, int64_t ne2) {
+    struct ggml_context * ctx = ctx_new(8);
+    struct ggml_tensor * w = ggml_new_tensor_3d(ctx, GGML_TYPE_Q4_0, k, n, ne2);
+    ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors_from_buft(ctx, buft);
+    CHECK(buf != NULL);
+    if (buf == NULL) {
+        ggml_free(ctx);
+        return;
+    }
+    const size_t nb = ggml_nbytes(w);
+    uint8_t * want = random_bytes(nb, (uint64_t)(k * 31 + n));
+    uint8_t * got  = (uint8_t *) calloc(nb, 1);
+
+    ggml_backend_tensor_set(w, want, 0, nb);
+    ggml_backend_tensor_get(w, got, 0, nb);
+    CHECK_MSG(memcmp(got, want, nb) == 0, "q4_0 k=%lld n=%lld: whole set/get round trip", (long long) k, (long long) n);
+
+    // ranges that start and end inside blocks, rows and panels
+    uint8_t * part = random_bytes(nb, 99);
+    const size_t o0 = nb / 3 + (nb > 64 ? 5 : 0), o1 = nb - nb / 5 - (nb > 64 ? 7 : 0);
+    ggml_backend_tensor_set(w, part + o0, o0, o1 - o0);
+    memcpy(want + o0, part + o0, o1 - o0);
+    memset(got, 0, nb);
+    ggml_backend_tensor_get(w, got, 0, nb);
+    CHECK_MSG(memcmp(got, want, nb) == 0, "q4_0 k=%lld n=%lld: partial set", (long long) k, (long long) n);
+    const size_t g0 = nb / 7 + 3, g1 = nb - 1;
+    memset(got, 0, nb);
+    ggml_backend_tensor_get(w, got + g0, g0, g1 - g0);
+    CHECK_MSG(memcmp(got + g0, want + g0, g1 - g0) == 0, "q4_0 k=%lld n=%lld: partial get", (long long) k, (long long) n);
+    // one byte, in the middle of a block's codes and of its scale
+    if (nb > 40) {
+        ggml_backend_tensor_set(w, part, 18 + 9, 1);
+        ggml_backend_tensor_set(w, part + 1, 18 * 2 + 1, 1);
+        want[18 + 9] = part[0];
+        want[18 * 2 + 1] = part[1];
+        ggml_backend_tensor_get(w, got, 0, nb);
+        CHECK_MSG(memcmp(got, want, nb) == 0, "q4_0 k=%lld n=%lld: single bytes", (long long) k, (long long) n);
+    }
+
+    const size_t m0 = nb / 4 + 1, m1 = nb / 2 + 3;
+    ggml_backend_tensor_memset(w, 0x5a, m0, m1 - m0);
+    memset(want + m0, 0x5a, m1 - m0);
+    ggml_backend_tensor_get(w, got, 0, nb);
+    CHECK_MSG(memcmp(got, want, nb) == 0, "q4_0 k=%lld n=%lld: memset", (long long) k, (long long) n);
+
+    // copies out of and into host memory
+    struct ggml_context * hctx = ctx_new(2);
+    struct ggml_tensor * h = ggml_dup_tensor(hctx, w);
+    ggml_backend_buffer_t hbuf = ggml_backend_alloc_ctx_tensors_from_buft(hctx, ggml_backend_cpu_buffer_type());
+    ggml_backend_tensor_copy(w, h);
+    CHECK_MSG(memcmp(h->data, want, nb) == 0, "q4_0 k=%lld n=%lld: copy out", (long long) k, (long long) n);
+    ((uint8_t *) h->data)[nb - 1] ^= 0xff;
+    want[nb - 1] ^= 0xff;
+    ggml_backend_tensor_copy(h, w);
+    ggml_backend_tensor_get(w, got, 0, nb);
+    CHECK_MSG(memcmp(got, want, nb) == 0, "q4_0 k=%lld n=%lld: copy in", (long long) k, (long long) n);
+
+    struct ggml_tensor * v = ggml_view_2d(hctx, w, k, 1, w->nb[1], 0);
+    CHECK(ggml_backend_view_init(v) != GGML_STATUS_SUCCESS);
+
+    ggml_backend_buffer_free(hbuf);
+    ggml_free(hctx);
+    free(part);
+    free(want);
+    free(got);
+    ggml_backend_buffer_free(buf);
+    ggml_free(ctx);
+}
+
+// the double-precision product of dequantized Q4_0 weights with the Q8_0
+// form of the activations (what the kernels multiply)
+static double q4_ref(const float * wf, const float * xq, int64_t k, double * sum_abs) {
+    double s = 0.0, a = 0.0;
+    for (int64_t i = 0; i < k; i++) {
+        const double p = (double) wf[i] * (double) xq[i];
+        s += p;
+        a += fabs(p);
+    }
+    *sum_abs = a;
+    return s;
+}
+
+// column (i1, i2, i3) of x, contiguous, through Q8_0 and back
+static void q4_x_col(const struct ggml_tensor * x, int64_t i1, int64_t i2, int64_t i3, float * out) {
+    const int64_t k = x->ne[0];
+    float * col = (float *) malloc((size_t) k * sizeof(float));
+    for (int64_t i = 0; i < k; i++) {
+        col[i] = (float) tt_get(x, i, i1, i2, i3);
+    }
+    void * q = malloc(ggml_row_size(GGML_TYPE_Q8_0, k));
+    ggml_quantize_chunk(GGML_TYPE_Q8_0, col, q, 0, 1, k, NULL);
+    ggml_get_type_traits(GGML_TYPE_Q8_0)->to_float(q, out, k);
+    free(q);
+    free(col);
+}
+
+static void check_q4_0_mul_mat(ggml_backend_t backend, ggml_backend_buffer_type_t buft, const struct mm_case * c) {
+    // the same weights packed and in host memory
+    struct ggml_context * wctx = ctx_new(2);
+    struct ggml_tensor * w = ggml_new_tensor_4d(wctx, GGML_TYPE_Q4_0, c->k, c->n, c->ne2, c->ne3);
+    ggml_backend_buffer_t wbuf = ggml_backend_alloc_ctx_tensors_from_buft(wctx, buft);
+    const int64_t nrows = c->n * c->ne2 * c->ne3;
+    uint8_t * wq = random_q4_0(c->k, nrows, (uint64_t)(c->k * 7 + c->n * 13 + c->cols));
+    ggml_backend_tensor_set(w, wq, 0, ggml_nbytes(w));
+    float * wf = (float *) malloc((size_t)(c->k * nrows) * sizeof(float));
+    ggml_get_type_traits(GGML_TYPE_Q4_0)->to_float(wq, wf, c->k * nrows);
+
+    struct ggml_context * ctx = ctx_new(8);
+    struct ggml_tensor * wh = ggml_dup_tensor(ctx, w);
+    struct ggml_tensor * xb = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, c->k + (c->strided ? 32 : 0), c->cols, c->xne2, c->xne3);
+    struct ggml_tensor * x = c->strided ? ggml_view_4d(ctx, xb, c->k, c->cols, c->xne2, c->xne3, xb->nb[1], xb->nb[2], xb->nb[3], 0) : xb;
+    struct ggml_tensor * y  = ggml_mul_mat(ctx, w, x);
+    struct ggml_tensor * yh = ggml_mul_mat(ctx, wh, x);
+    struct ggml_cgraph * gf = ggml_new_graph(ctx);
+    ggml_build_forward_expand(gf, y);
+    ggml_build_forward_expand(gf, yh);
+    ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors_from_buft(ctx, ggml_backend_cpu_buffer_type());
+    CHECK(wbuf != NULL && buf != NULL);
+    memcpy(wh->data, wq, ggml_nbytes(wh));
+    tt_fill_uniform(xb, -1.0, 1.0, (uint64_t) c->cols + 5);
+    CHECK(ggml_backend_dev_supports_op(g_cpu_dev, y));
+
+    float * xq = (float *) malloc((size_t) c->k * sizeof(float));
+    for (int run = 0; run < 3; run++) {
+        const int nth = run == 1 ? 3 : 1;
+        const bool use_ref = run == 2;
+        ggml_backend_cpu_set_n_threads(backend, nth);
+        ggml_backend_cpu_set_use_ref(backend, use_ref);
+        memset(y->data, 0xff, ggml_nbytes(y)); // NaN: every result must be written
+        CHECK(ggml_backend_graph_compute(backend, gf) == GGML_STATUS_SUCCESS);
+        double worst_h = 0.0, worst_ref = 0.0;
+        for (int64_t i3 = 0; i3 < y->ne[3]; i3++)
+        for (int64_t i2 = 0; i2 < y->ne[2]; i2++)
+        for (int64_t i1 = 0; i1 < y->ne[1]; i1++) {
+            q4_x_col(x, i1, i2, i3, xq);
+            const int64_t w2 = i2 / (c->xne2 / c->ne2), w3 = i3 / (c->xne3 / c->ne3);
+            for (int64_t i0 = 0; i0 < y->ne[0]; i0++) {
+                double sum_abs;
+                const double ref = q4_ref(wf + ((w3 * c->ne2 + w2) * c->n + i0) * c->k, xq, c->k, &sum_abs);
+                const double got = tt_get(y, i0, i1, i2, i3);
+                const double host = tt_get(yh, i0, i1, i2, i3);
+                worst_h   = isnan(got) ? INFINITY : fmax(worst_h,   fabs(got - host) / (sum_abs + 1e-30));
+                worst_ref = isnan(got) ? INFINITY : fmax(worst_ref, fabs(got - ref)  / (sum_abs + 1e-30));
+            }
+        }
+        CHECK_MSG(worst_h < 1e-5 && worst_ref < 1e-3,
+                  "q4_0 mul_mat k=%lld n=%lld w(%lld,%lld) cols=%lld x(%lld,%lld)%s %d threads%s: error %g against host "
+                  "memory, %g against the reference",
+                  (long long) c->k, (long long) c->n, (long long) c->ne2, (long long) c->ne3, (long long) c->cols,
+                  (long long) c->xne2, (long long) c->xne3, c->strided ? " strided" : "", nth, use_ref ? " use_ref" : "",
+                  worst_h, worst_ref);
+    }
+    ggml_backend_cpu_set_use_ref(backend, false);
+    free(xq);
+    free(wf);
+    free(wq);
+    ggml_backend_buffer_free(buf);
+    ggml_free(ctx);
+    ggml_backend_buffer_free(wbuf);
+    ggml_free(wctx);
+}
+
+// experts [k, n, n_as] against the same product on host memory
+static void check_q4_0_mul_mat_id(ggml_backend_t backend, ggml_backend_buffer_type_t buft, int64_t k, int64_t n, int64_t n_as,
+                                  int64_t n_used, int64_t n_tokens) {
+    struct ggml_context * wctx = ctx_new(2);
+    struct ggml_tensor * w = ggml_new_tensor_3d(wctx, GGML_TYPE_Q4_0, k, n, n_as);
+    ggml_backend_buffer_t wbuf = ggml_backend_alloc_ctx_tensors_from_buft(wctx, buft);
+    uint8_t * wq = random_q4_0(k, n * n_as, (uint64_t)(k + n_tokens));
+    ggml_backend_tensor_set(w, wq, 0, ggml_nbytes(w));
+
+    struct ggml_context * ctx = ctx_new(8);
+    struct ggml_tensor * wh  = ggml_dup_tensor(ctx, w);
+    struct ggml_tensor * x   = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, k, 1, n_tokens);
+    struct ggml_tensor * ids = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, n_used, n_tokens);
+    struct ggml_tensor * y  = ggml_mul_mat_id(ctx, w, x, ids);
+    struct ggml_tensor * yh = ggml_mul_mat_id(ctx, wh, x, ids);
+    struct ggml_cgraph * gf = ggml_new_graph(ctx);
+    ggml_build_forward_expand(gf, y);
+    ggml_build_forward_expand(gf, yh);
+    ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors_from_buft(ctx, ggml_backend_cpu_buffer_type());
+    memcpy(wh->data, wq, ggml_nbytes(wh));
+    tt_fill_uniform(x, -1.0, 1.0, 11);
+    for (int64_t t = 0; t < n_tokens; t++) {
+        for (int64_t s = 0; s < n_used; s++) {
+            ((int32_t *) ids->data)[t * n_used + s] = (int32_t)((t % 2 + s * (1 + t % 3)) % n_as);
+        }
+        if (n_used == 2 && ((int32_t *) ids->data)[t * 2] == ((int32_t *) ids->data)[t * 2 + 1]) {
+            ((int32_t *) ids->data)[t * 2 + 1] = (int32_t)((((int32_t *) ids->data)[t * 2] + 1) % n_as);
+        }
+    }
+    CHECK(ggml_backend_dev_supports_op(g_cpu_dev, y));
+    for (int run = 0; run < 2; run++) {
+        ggml_backend_cpu_set_n_threads(backend, run == 0 ? 1 : 3);
+        memset(y->data, 0xff, ggml_nbytes(y));
+        CHECK(ggml_backend_graph_compute(backend, gf) == GGML_STATUS_SUCCESS);
+        double worst = 0.0;
+        for (int64_t t = 0; t < n_tokens; t++)
+        for (int64_t s = 0; s < n_used; s++)
+        for (int64_t i0 = 0; i0 < n; i0++) {
+            const double got = tt_get(y, i0, s, t, 0), host = tt_get(yh, i0, s, t, 0);
+            worst = isnan(got) ? INFINITY : fmax(worst, fabs(got - host) / (fabs(host) + 1.0));
+        }
+        CHECK_MSG(worst < 1e-4, "q4_0 mul_mat_id k=%lld n=%lld experts=%lld tokens=%lld: error %g", (long long) k,
+                  (long long) n, (long long) n_as, (long long) n_tokens, worst);
+    }
+    free(wq);
+    ggml_backend_buffer_free(buf);
+    ggml_free(ctx);
+    ggml_backend_buffer_free(wbuf);
+    ggml_free(wctx);
+}
+
+static void check_q4_0(ggml_backend_buffer_type_t buft) {
+    check_q4_0_get_set(buft, 64, 70, 1);
+    check_q4_0_get_set(buft, 96, 130, 2);
+    check_q4_0_get_set(buft, 32, 1, 1);
+    check_supports_op(buft, GGML_TYPE_Q4_0);
+
+    ggml_backend_t backend = ggml_backend_cpu_init();
+    CHECK(backend != NULL);
+    if (backend == NULL) {
+        return;
+    }
+    // rows: 1, 15, 16, 17, 70, 300; blocks per row: 1 to 129; columns 1 to 5
+    // take the panel kernel, 6 and more the tile kernel
+    const struct mm_case cases[] = {
+        { .k = 32,   .n = 1,   .ne2 = 1, .ne3 = 1, .cols = 1,  .xne2 = 1, .xne3 = 1 },
+        { .k = 64,   .n = 15,  .ne2 = 1, .ne3 = 1, .cols = 2,  .xne2 = 1, .xne3 = 1 },
+        { .k = 64,   .n = 16,  .ne2 = 1, .ne3 = 1, .cols = 5,  .xne2 = 1, .xne3 = 1 },
+        { .k = 96,   .n = 17,  .ne2 = 1, .ne3 = 1, .cols = 1,  .xne2 = 1, .xne3 = 1, .strided = true },
+        { .k = 4128, .n = 70,  .ne2 = 1, .ne3 = 1, .cols = 1,  .xne2 = 1, .xne3 = 1 },
+        { .k = 4128, .n = 70,  .ne2 = 1, .ne3 = 1, .cols = 3,  .xne2 = 1, .xne3 = 1 },
+        { .k = 2048, .n = 300, .ne2 = 1, .ne3 = 1, .cols = 1,  .xne2 = 1, .xne3 = 1 },
+        { .k = 2048, .n = 300, .ne2 = 1, .ne3 = 1, .cols = 40, .xne2 = 1, .xne3 = 1 },
+        { .k = 64,   .n = 33,  .ne2 = 2, .ne3 = 1, .cols = 3,  .xne2 = 4, .xne3 = 1 },
+        { .k = 128,  .n = 129, .ne2 = 2, .ne3 = 2, .cols = 9,  .xne2 = 2, .xne3 = 4, .strided = true },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        check_q4_0_mul_mat(backend, buft, &cases[i]);
+    }
+    check_q4_0_mul_mat_id(backend, buft, 64, 67, 4, 2, 3);
+    check_q4_0_mul_mat_id(backend, buft, 96, 130, 3, 2, 40);
+    ggml_backend_free(backend);
+}
+
 int main(void) {
     g_cpu_dev = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU);
     CHECK(g_cpu_dev != NULL);
@@ -420,23 +712,32 @@ int main(void) {
     }
     ggml_backend_buffer_type_t * bufts = extra_bufts();
     const char * no_dot = getenv("GGML_CPU_NO_BF16_DOT");
-    const bool expect = kernels_have_bf16() && ggml_cpu_has_avx512_bf16() && (no_dot == NULL);
+    const bool has_bf16 = kernels_have("AVX512_BF16") && ggml_cpu_has_avx512_bf16() && (no_dot == NULL);
+    const bool has_q4_0 = kernels_have("AVX512_VNNI");
+    const bool expect = has_bf16 || has_q4_0;
     const bool listed = bufts != NULL && bufts[0] != NULL;
     CHECK_MSG(listed == expect, "extra buffer types listed: %d, expected %d", listed, expect);
     // the CPU's own type is no extra one
     CHECK(!listed || bufts[0] != ggml_backend_cpu_buffer_type());
     if (!listed) {
-        printf("no CPU_REPACK buffer type here (kernels without AVX512_BF16, or GGML_CPU_NO_BF16_DOT)\n");
+        printf("no CPU_REPACK buffer type here (kernels without AVX512_BF16 or AVX512_VNNI, or GGML_CPU_NO_BF16_DOT)\n");
         return TEST_RESULT();
     }
     CHECK(bufts[1] == NULL);
     ggml_backend_buffer_type_t buft = bufts[0];
+    printf("CPU_REPACK layouts here: BF16 %s, Q4_0 %s\n", has_bf16 ? "yes" : "no", has_q4_0 ? "yes" : "no");
 
-    check_buffer_type(buft);
+    check_basics(buft, has_bf16, has_q4_0);
+    if (has_q4_0) {
+        check_q4_0(buft);
+    }
+    if (!has_bf16) {
+        return TEST_RESULT();
+    }
     check_get_set(buft, 37, 70, 1);
     check_get_set(buft, 64, 130, 2);
     check_get_set(buft, 3, 1, 1);
-    check_supports_op(buft);
+    check_supports_op(buft, GGML_TYPE_BF16);
 
     ggml_backend_t backend = ggml_backend_cpu_init();
     CHECK(backend != NULL);

@@ -1,14 +1,18 @@
-// buft-repack.c: the CPU_REPACK buffer type (repack-bf16.h): buffers whose
-// BF16 tensors are stored in the panel layout of the BF16 tile kernel, the
-// conversions to and from it, and which ops may read such tensors.
+// buft-repack.c: the CPU_REPACK buffer type (repack.h): buffers whose BF16
+// and Q4_0 tensors are stored in the layouts of the kernels that read them,
+// the conversions to and from those layouts, and which ops may read such
+// tensors.
 //
-// The whole-tensor conversion (a model's weights, at load time) packs whole
-// groups of 64 rows with the kernel's own packing routine; byte ranges that
-// cut through a group (partial writes, reads) go value by value, through the
-// same address formula the kernel reads by.
+// BF16: the whole-tensor conversion (a model's weights, at load time) packs
+// whole groups of 64 rows with the kernel's own packing routine; byte ranges
+// that cut through a group (partial writes, reads) go value by value,
+// through the same address formula the kernel reads by.
+// Q4_0: block by block (panel-q4_0.h), a block cut by the range read,
+// changed and written back.
 
-#include "kernels/repack-bf16.h"
+#include "kernels/repack.h"
 #include "kernels/gemm-bf16.h"
+#include "kernels/panel-q4_0.h"
 #include "cpu-impl.h"
 #include "cpu-variant.h"
 
@@ -16,13 +20,40 @@
 
 #define RP_ROWS GGML_CPU_REPACK_ROWS
 
+// which layouts have their kernel here (set once, when the type is first asked for)
+static pthread_once_t g_rp_once = PTHREAD_ONCE_INIT;
+static bool           g_rp_bf16;
+static bool           g_rp_q4_0;
+
 size_t ggml_cpu_repack_matrix_size(int64_t k, int64_t nrows) {
     return (size_t) GGML_PAD(nrows, RP_ROWS) * (size_t)((k + 1) / 2) * sizeof(uint32_t);
 }
 
-// the tensors this buffer type packs; others are stored as they are
+// the layout this buffer type stores t in (whatever buffer t is in)
+static enum ggml_cpu_repack_layout rp_layout(const struct ggml_tensor * t) {
+    if (t->view_src != NULL || !ggml_is_contiguous(t)) {
+        return GGML_CPU_REPACK_NONE;
+    }
+    if (t->type == GGML_TYPE_BF16 && g_rp_bf16) {
+        return GGML_CPU_REPACK_BF16;
+    }
+    if (t->type == GGML_TYPE_Q4_0 && g_rp_q4_0) {
+        return GGML_CPU_REPACK_Q4_0;
+    }
+    return GGML_CPU_REPACK_NONE;
+}
+
 static bool rp_packable(const struct ggml_tensor * t) {
-    return t->type == GGML_TYPE_BF16 && t->view_src == NULL && ggml_is_contiguous(t);
+    return rp_layout(t) != GGML_CPU_REPACK_NONE;
+}
+
+size_t ggml_cpu_repack_tensor_matrix_size(const struct ggml_tensor * t) {
+    switch (rp_layout(t)) {
+        case GGML_CPU_REPACK_BF16: return ggml_cpu_repack_matrix_size(t->ne[0], t->ne[1]);
+        case GGML_CPU_REPACK_Q4_0: return ggml_q4_0p_matrix_size(t->ne[0], t->ne[1]);
+        case GGML_CPU_REPACK_NONE: break;
+    }
+    return (size_t) t->nb[2];
 }
 
 // the index, in 16-bit values, of value kk of row r in its packed matrix
@@ -43,10 +74,8 @@ void ggml_cpu_repack_rows_to_f32(const uint32_t * matrix, int64_t k, int64_t r0,
     }
 }
 
-#if defined(GGML_CPU_BF16_KERNEL)
-
 //
-// conversions of byte ranges
+// BF16: conversions of byte ranges
 //
 
 // what a pass over a range of values does: write values from src (or the
@@ -90,6 +119,7 @@ static void rp_range_apply(const struct ggml_tensor * t, int64_t e0, int64_t e1,
         const int64_t r = R % n;
         const int64_t full_rows = kk == 0 ? (e1 - e) / k : 0;
         const int64_t group_rows = MIN(RP_ROWS, n - r);
+#if defined(GGML_CPU_BF16_KERNEL)
         if (io->src != NULL && r % RP_ROWS == 0 && full_rows >= group_rows) {
             // a whole group: the kernel's packing routine (it zeroes the
             // rows past the end and the partner of an odd last value)
@@ -98,6 +128,9 @@ static void rp_range_apply(const struct ggml_tensor * t, int64_t e0, int64_t e1,
             e += group_rows * k;
             continue;
         }
+#else
+        (void) full_rows; (void) group_rows;
+#endif
         const int64_t kk1 = MIN(k, kk + (e1 - e));
         rp_row_values(t, R, kk, kk1, io, (size_t)(e - e0));
         e += kk1 - kk;
@@ -108,6 +141,75 @@ static void rp_check_range(const struct ggml_tensor * t, size_t offset, size_t s
     GGML_ASSERT(offset % sizeof(ggml_bf16_t) == 0 && size % sizeof(ggml_bf16_t) == 0 &&
                 "a repacked BF16 tensor is accessed in whole values");
     GGML_ASSERT(offset + size <= ggml_nbytes(t));
+}
+
+//
+// Q4_0: conversions of byte ranges
+//
+
+// what a pass over bytes [o0, o1) of the usual layout does: write bytes from
+// src (or the constant fill when src is NULL), or read them into dst
+struct rq_range {
+    const uint8_t * src;
+    uint8_t         fill;
+    uint8_t *       dst;
+};
+
+// rows [r, r + rows) of a matrix (a whole panel: r a multiple of 16), from
+// rows in the usual layout: the units written one after the other, in order
+static void rq_put_panel(void * m, int64_t nb, int64_t r, int64_t rows, const block_q4_0 * src) {
+    uint8_t * u = ggml_q4_0p_unit(m, nb, r, 0);
+    for (int64_t b = 0; b < nb; b++, u += GGML_Q4_0P_UNIT) {
+        uint8_t unit[GGML_Q4_0P_UNIT] = { 0 };
+        for (int64_t j = 0; j < rows; j++) {
+            const block_q4_0 * blk = src + j * nb + b;
+            memcpy(unit + 2*j, &blk->d, sizeof(ggml_half));
+            for (int q = 0; q < 4; q++) {
+                memcpy(unit + 32 + 64*q + 4*j, blk->qs + 4*q, 4);
+            }
+        }
+        memcpy(u, unit, GGML_Q4_0P_UNIT);
+    }
+}
+
+static void rq_range_apply(const struct ggml_tensor * t, size_t o0, size_t o1, const struct rq_range * io) {
+    const int64_t k = t->ne[0], n = t->ne[1], nb = k / QK4_0;
+    const size_t  bs = sizeof(block_q4_0);
+    const size_t  msize = ggml_q4_0p_matrix_size(k, n);
+    const size_t  row_bytes = (size_t) nb * bs;
+    for (size_t B = o0 / bs; B * bs < o1; B++) {
+        if (io->src != NULL && B * bs >= o0 && B % (size_t) nb == 0) {
+            // a whole panel: packed unit by unit (a model's weights at load time)
+            const int64_t R = (int64_t) B / nb, r = R % n;
+            const int64_t rows = MIN((int64_t) GGML_Q4_0P_ROWS, n - r);
+            if (r % GGML_Q4_0P_ROWS == 0 && B * bs + (size_t) rows * row_bytes <= o1) {
+                rq_put_panel((char *) t->data + (size_t)(R / n) * msize, nb, r, rows,
+                             (const block_q4_0 *)(io->src + (B * bs - o0)));
+                B += (size_t)(rows * nb) - 1;
+                continue;
+            }
+        }
+        // block b of row R, counted over all matrices
+        const int64_t R = (int64_t) B / nb, b = (int64_t) B % nb;
+        char * m = (char *) t->data + (size_t)(R / n) * msize;
+        const int64_t r = R % n;
+        const size_t lo = MAX(o0, B * bs) - B * bs;
+        const size_t hi = MIN(o1, (B + 1) * bs) - B * bs;
+        block_q4_0 blk;
+        if (io->dst != NULL || lo != 0 || hi != bs) {
+            ggml_q4_0p_get_block(m, nb, r, b, &blk);
+        }
+        if (io->dst != NULL) {
+            memcpy(io->dst + (B * bs + lo - o0), (const char *) &blk + lo, hi - lo);
+            continue;
+        }
+        if (io->src != NULL) {
+            memcpy((char *) &blk + lo, io->src + (B * bs + lo - o0), hi - lo);
+        } else {
+            memset((char *) &blk + lo, io->fill, hi - lo);
+        }
+        ggml_q4_0p_put_block(m, nb, r, b, &blk);
+    }
 }
 
 //
@@ -126,45 +228,79 @@ static enum ggml_status rp_buffer_init_tensor(ggml_backend_buffer_t buffer, stru
     (void) buffer;
     // a view of a packed tensor would address bytes of another layout
     if (tensor->view_src != NULL && rp_packable(tensor->view_src)) {
-        GGML_LOG_ERROR("%s: tensor %s: views of repacked BF16 tensors (%s) are not supported\n", __func__,
-                       tensor->name, tensor->view_src->name);
+        GGML_LOG_ERROR("%s: tensor %s: views of repacked %s tensors (%s) are not supported\n", __func__,
+                       tensor->name, ggml_type_name(tensor->view_src->type), tensor->view_src->name);
         return GGML_STATUS_FAILED;
+    }
+    // the rows past the end of each matrix's last Q4_0 panel: zero, so that
+    // the kernels meet numbers there (their results are not stored)
+    if (rp_layout(tensor) == GGML_CPU_REPACK_Q4_0 && tensor->ne[1] % GGML_Q4_0P_ROWS != 0) {
+        const size_t  msize = ggml_q4_0p_matrix_size(tensor->ne[0], tensor->ne[1]);
+        const size_t  gsize = (size_t)(tensor->ne[0] / QK4_0) * GGML_Q4_0P_UNIT;
+        const int64_t nmat  = tensor->ne[2] * tensor->ne[3];
+        for (int64_t i = 0; i < nmat; i++) {
+            memset((char *) tensor->data + (size_t)(i + 1) * msize - gsize, 0, gsize);
+        }
     }
     return GGML_STATUS_SUCCESS;
 }
 
 static void rp_buffer_memset_tensor(ggml_backend_buffer_t buffer, struct ggml_tensor * tensor, uint8_t value, size_t offset, size_t size) {
     (void) buffer;
-    if (!rp_packable(tensor)) {
-        memset((char *) tensor->data + offset, value, size);
-        return;
+    GGML_ASSERT(offset + size <= ggml_nbytes(tensor));
+    switch (rp_layout(tensor)) {
+        case GGML_CPU_REPACK_BF16: {
+            rp_check_range(tensor, offset, size);
+            const struct rp_range io = { .src = NULL, .fill = (uint16_t)(value * 0x0101u), .dst = NULL };
+            rp_range_apply(tensor, (int64_t)(offset / 2), (int64_t)((offset + size) / 2), &io);
+        } break;
+        case GGML_CPU_REPACK_Q4_0: {
+            const struct rq_range io = { .src = NULL, .fill = value, .dst = NULL };
+            rq_range_apply(tensor, offset, offset + size, &io);
+        } break;
+        case GGML_CPU_REPACK_NONE:
+            memset((char *) tensor->data + offset, value, size);
+            break;
     }
-    rp_check_range(tensor, offset, size);
-    const struct rp_range io = { .src = NULL, .fill = (uint16_t)(value * 0x0101u), .dst = NULL };
-    rp_range_apply(tensor, (int64_t)(offset / 2), (int64_t)((offset + size) / 2), &io);
 }
 
 static void rp_buffer_set_tensor(ggml_backend_buffer_t buffer, struct ggml_tensor * tensor, const void * data, size_t offset, size_t size) {
     (void) buffer;
-    if (!rp_packable(tensor)) {
-        memcpy((char *) tensor->data + offset, data, size);
-        return;
+    GGML_ASSERT(offset + size <= ggml_nbytes(tensor));
+    switch (rp_layout(tensor)) {
+        case GGML_CPU_REPACK_BF16: {
+            rp_check_range(tensor, offset, size);
+            const struct rp_range io = { .src = (const uint16_t *) data, .fill = 0, .dst = NULL };
+            rp_range_apply(tensor, (int64_t)(offset / 2), (int64_t)((offset + size) / 2), &io);
+        } break;
+        case GGML_CPU_REPACK_Q4_0: {
+            const struct rq_range io = { .src = (const uint8_t *) data, .fill = 0, .dst = NULL };
+            rq_range_apply(tensor, offset, offset + size, &io);
+        } break;
+        case GGML_CPU_REPACK_NONE:
+            memcpy((char *) tensor->data + offset, data, size);
+            break;
     }
-    rp_check_range(tensor, offset, size);
-    const struct rp_range io = { .src = (const uint16_t *) data, .fill = 0, .dst = NULL };
-    rp_range_apply(tensor, (int64_t)(offset / 2), (int64_t)((offset + size) / 2), &io);
 }
 
-// the values back in their usual layout
+// the bytes of the usual layout
 static void rp_buffer_get_tensor(ggml_backend_buffer_t buffer, const struct ggml_tensor * tensor, void * data, size_t offset, size_t size) {
     (void) buffer;
-    if (!rp_packable(tensor)) {
-        memcpy(data, (const char *) tensor->data + offset, size);
-        return;
+    GGML_ASSERT(offset + size <= ggml_nbytes(tensor));
+    switch (rp_layout(tensor)) {
+        case GGML_CPU_REPACK_BF16: {
+            rp_check_range(tensor, offset, size);
+            const struct rp_range io = { .src = NULL, .fill = 0, .dst = (uint16_t *) data };
+            rp_range_apply(tensor, (int64_t)(offset / 2), (int64_t)((offset + size) / 2), &io);
+        } break;
+        case GGML_CPU_REPACK_Q4_0: {
+            const struct rq_range io = { .src = NULL, .fill = 0, .dst = (uint8_t *) data };
+            rq_range_apply(tensor, offset, offset + size, &io);
+        } break;
+        case GGML_CPU_REPACK_NONE:
+            memcpy(data, (const char *) tensor->data + offset, size);
+            break;
     }
-    rp_check_range(tensor, offset, size);
-    const struct rp_range io = { .src = NULL, .fill = 0, .dst = (uint16_t *) data };
-    rp_range_apply(tensor, (int64_t)(offset / 2), (int64_t)((offset + size) / 2), &io);
 }
 
 // from any host memory
@@ -177,6 +313,8 @@ static bool rp_buffer_cpy_tensor(ggml_backend_buffer_t buffer, const struct ggml
     return true;
 }
 
+// every byte the same: the same bytes in any layout (a Q4_0 panel unit holds
+// the bytes of 16 blocks; the BF16 layout is of 16-bit values)
 static void rp_buffer_clear(ggml_backend_buffer_t buffer, uint8_t value) {
     memset(buffer->context, value, buffer->size);
 }
@@ -230,7 +368,7 @@ static size_t rp_buft_get_alloc_size(ggml_backend_buffer_type_t buft, const stru
     if (!rp_packable(tensor)) {
         return ggml_nbytes(tensor);
     }
-    return ggml_cpu_repack_matrix_size(tensor->ne[0], tensor->ne[1]) * (size_t)(tensor->ne[2] * tensor->ne[3]);
+    return ggml_cpu_repack_tensor_matrix_size(tensor) * (size_t)(tensor->ne[2] * tensor->ne[3]);
 }
 
 static bool rp_buft_is_host(ggml_backend_buffer_type_t buft) {
@@ -252,44 +390,31 @@ static struct ggml_backend_buffer_type g_rp_buft = {
     .context = NULL,
 };
 
-static pthread_once_t g_rp_once = PTHREAD_ONCE_INIT;
-static bool           g_rp_available;
-
 static void rp_init(void) {
-    // the kernel runs here, and the kernel level in use (GGML_CPU_ISA) includes it
-    g_rp_available = ggml_gemm_bf16_available() &&
-                     (ggml_cpu_kernels_active()->features & GGML_CPU_X86_AVX512_BF16) != 0;
+    // each layout where its kernel runs, in the kernel level in use (GGML_CPU_ISA)
+#if defined(GGML_CPU_BF16_KERNEL)
+    g_rp_bf16 = ggml_gemm_bf16_available() &&
+                (ggml_cpu_kernels_active()->features & GGML_CPU_X86_AVX512_BF16) != 0;
+#endif
+    g_rp_q4_0 = ggml_cpu_kernels_active()->reads_panels(GGML_TYPE_Q4_0);
     g_rp_buft.device = ggml_backend_reg_dev_get(ggml_backend_cpu_reg(), 0);
 }
 
 ggml_backend_buffer_type_t ggml_backend_cpu_repack_buffer_type(void) {
     pthread_once(&g_rp_once, rp_init);
-    return g_rp_available ? &g_rp_buft : NULL;
+    return g_rp_bf16 || g_rp_q4_0 ? &g_rp_buft : NULL;
 }
-
-static bool rp_buft_is_repack(ggml_backend_buffer_type_t buft) {
-    return buft == &g_rp_buft;
-}
-
-#else // no BF16 tile kernel in this build: no such buffers
-
-ggml_backend_buffer_type_t ggml_backend_cpu_repack_buffer_type(void) {
-    return NULL;
-}
-
-static bool rp_buft_is_repack(ggml_backend_buffer_type_t buft) {
-    (void) buft;
-    return false;
-}
-
-#endif
 
 static bool rp_in_repack_buffer(const struct ggml_tensor * t) {
-    return t != NULL && t->buffer != NULL && rp_buft_is_repack(t->buffer->buft);
+    return t != NULL && t->buffer != NULL && t->buffer->buft == &g_rp_buft;
+}
+
+enum ggml_cpu_repack_layout ggml_cpu_repack_layout_of(const struct ggml_tensor * t) {
+    return rp_in_repack_buffer(t) ? rp_layout(t) : GGML_CPU_REPACK_NONE;
 }
 
 bool ggml_cpu_repack_is_packed(const struct ggml_tensor * t) {
-    return rp_in_repack_buffer(t) && rp_packable(t);
+    return ggml_cpu_repack_layout_of(t) != GGML_CPU_REPACK_NONE;
 }
 
 bool ggml_cpu_repack_supports_op(const struct ggml_tensor * op) {

@@ -123,6 +123,11 @@
                      KV_AVX_VNNI | KV_AVX512F | KV_AVX512BW | KV_AVX512VL | KV_AVX512DQ | KV_AVX512CD |            \
                      KV_AVX512_VBMI | KV_AVX512_VNNI | KV_AVX512_BF16 | KV_AMX_TILE | KV_AMX_INT8 | KV_AMX_BF16)
 
+// the weight types whose CPU_REPACK panel layout (repack.h) this variant reads
+static bool kv_reads_panels(enum ggml_type type) {
+    return type >= 0 && type < GGML_TYPE_COUNT && ggml_cpu_kconf.fast[type].dot_panels != NULL;
+}
+
 // the only symbol of the variant left global after the partial link (hidden
 // in a shared library: nothing outside libggml-cpu sees it)
 extern const struct ggml_cpu_kernels GGML_CPU_KERNELS_SYMBOL;
@@ -136,6 +141,7 @@ const struct ggml_cpu_kernels GGML_CPU_KERNELS_SYMBOL = {
     .supports_op            = ggml_cpu_supports_op,
     .get_type_traits        = ggml_get_type_traits_cpu,
     .init_kernel_config     = ggml_cpu_kernel_config_init,
+    .reads_panels           = kv_reads_panels,
     .fp32_to_fp32           = ggml_cpu_fp32_to_fp32,
     .fp32_to_i32            = ggml_cpu_fp32_to_i32,
     .fp32_to_fp16           = ggml_cpu_fp32_to_fp16,

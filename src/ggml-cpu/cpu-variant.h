@@ -65,6 +65,9 @@ struct ggml_cpu_kernels {
     // fills the variant's kernel configuration (kernel-config.h); called once,
     // when the variant is chosen, before any other entry point
     void (*init_kernel_config)(void);
+    // whether the variant has a kernel for weights of this type in the
+    // panels of the CPU_REPACK buffer type (repack.h); after init_kernel_config
+    bool (*reads_panels)(enum ggml_type type);
 
     void (*fp32_to_fp32)(const float * x, float * y, int64_t n);
     void (*fp32_to_i32) (const float * x, int32_t * y, int64_t n);

@@ -7,7 +7,7 @@
 #include "cpu-impl.h"
 #include "cpu-features.h"
 #include "cpu-variant.h"
-#include "kernels/repack-bf16.h"
+#include "kernels/repack.h"
 
 #include <ctype.h>
 #include <pthread.h>
@@ -384,7 +384,7 @@ static size_t ggml_backend_cpu_reg_get_device_count(ggml_backend_reg_t reg) {
 
 static ggml_backend_dev_t ggml_backend_cpu_reg_get_device(ggml_backend_reg_t reg, size_t index);
 
-// the weight layouts of the kernels in use (repack-bf16.h), NULL-terminated
+// the weight layouts of the kernels in use (repack.h), NULL-terminated
 static ggml_backend_buffer_type_t g_cpu_extra_bufts[2];
 static pthread_once_t             g_cpu_extra_bufts_once = PTHREAD_ONCE_INIT;
 

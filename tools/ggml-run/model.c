@@ -482,6 +482,11 @@ static void model_release_mapped_copy(struct run_model * model, const struct ggm
     const uintptr_t first = (begin + page - 1) / page * page;
     const uintptr_t last  = (begin + ggml_nbytes(t)) / page * page;
     if (last > first) {
+#if defined(MADV_PAGEOUT)
+        // the page cache's copy too (madvise(MADV_DONTNEED) alone unmaps the
+        // pages, and the file's pages stay in memory until the kernel needs it)
+        madvise((void *) first, last - first, MADV_PAGEOUT);
+#endif
         madvise((void *) first, last - first, MADV_DONTNEED);
     }
 }

@@ -36,7 +36,7 @@ void ggml_gemm_bf16p_pack(int64_t nrows, int64_t kc, const uint16_t * A, size_t 
 // C[j][i] (+)= panel row i . B[j] over kc values, i < nrows, j < ncols; the
 // group of rows g starts at panel + g * group_pairs * 64 ((kc + 1) / 2 for a
 // panel packed as above; more for a k block of a panel packed over a longer
-// k, as the repacked weights of repack-bf16.h are)
+// k, as the repacked weights of repack.h are)
 void ggml_gemm_bf16p(int64_t nrows, int64_t ncols, int64_t kc, const uint32_t * panel, size_t group_pairs,
                      const void * const * B, float * const * C, bool accumulate);
 

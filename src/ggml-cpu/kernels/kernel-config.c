@@ -100,4 +100,20 @@ void ggml_cpu_kernel_config_print(void) {
     fprintf(stderr, "  float tiles: f32 %s, bf16 %s\n",
             cfg->gemm_f32_packed ? "f32p_gemm__avx512_64x6 (packed)" : "f32_gemm__" GGML_CPU_ISA_TAG " (dot-product tile)",
             cfg->gemm_bf16 ? "bf16p_gemm__avx512bf16_64x6" : "- (F32 rows)");
+    // the row panels of the CPU_REPACK buffer type (repack.h), where a vector kernel reads them
+    fprintf(stderr, "  repacked panels:");
+    int n_panels = 0;
+    for (int t = 0; t < GGML_TYPE_COUNT; t++) {
+        const struct ggml_cpu_type_kernels * k = &cfg->fast[t];
+        if (k->dot_panels != NULL) {
+            char name[64];
+            snprintf(name, sizeof(name), "%sp", ggml_type_name((enum ggml_type) t));
+            for (char * c = name; *c; c++) {
+                *c = (char) (*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
+            }
+            fprintf(stderr, " %s_dot__%s", name, k->dot_panels_isa);
+            n_panels++;
+        }
+    }
+    fprintf(stderr, "%s\n", n_panels == 0 ? " - (none)" : "");
 }

@@ -38,6 +38,7 @@ void q4_0p_dot__scalar(int64_t nb, const void * GGML_RESTRICT panels, int64_t ng
 }
 
 void ggml_cpu_add_kernels_panel_q4_0(struct ggml_cpu_kernel_config * cfg) {
-    GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q4_0, dot_panels, q4_0p_dot__scalar, "scalar");
+    // the portable kernel is slower than the row dot on the usual layout: the
+    // fast configuration gets a vector kernel or none (and then no panels)
     GGML_CPU_SET_KERNEL(cfg->ref,  GGML_TYPE_Q4_0, dot_panels, q4_0p_dot__scalar, "scalar");
 }

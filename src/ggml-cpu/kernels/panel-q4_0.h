@@ -3,8 +3,7 @@
 //
 // panel-q4_0.h: Q4_0 weights in panels of 16 rows, the layout of the
 // generation kernel that meets 16 rows with one instruction per 4 values
-// (work in progress on branch q4-panels: the layout, its block conversions
-// and the kernels; the buffer type and the matrix product do not use it yet).
+// (the Q4_0 layout of the CPU_REPACK buffer type, repack.h).
 //
 // A matrix of n rows of k values (k a multiple of 32, nb = k / 32 blocks per
 // row) is held as ceil(n / 16) groups of 16 rows; group g is nb units of
@@ -62,6 +61,13 @@ static inline void ggml_q4_0p_get_block(const void * matrix, int64_t nb, int64_t
     }
 }
 
+// row r's nb blocks out of their places
+static inline void ggml_q4_0p_get_row(const void * matrix, int64_t nb, int64_t r, block_q4_0 * row) {
+    for (int64_t b = 0; b < nb; b++) {
+        ggml_q4_0p_get_block(matrix, nb, r, b, row + b);
+    }
+}
+
 // Panels . Q8_0 activation rows: s[c][16 g + j] = row j of group g . y[c]
 // for the ng groups from `panels` (group after group), the first nr rows
 // written (nr <= 16 * ng), nc columns, nb blocks per row. ys[c][b] is the sum
@@ -83,6 +89,7 @@ static inline void ggml_q4_0p_block_sums(const block_q8_0 * y, int64_t nb, int32
 }
 
 // the portable kernel (kernels/panel-q4_0.c; it takes the offset off per
-// code and does not read ys)
+// code and does not read ys): the use_ref kernel only, as the panels exist
+// only where a vector kernel reads them (repack.h)
 void q4_0p_dot__scalar(int64_t nb, const void * GGML_RESTRICT panels, int64_t ng, int64_t nr,
                        const void * const * y, const int32_t * const * ys, float * const * s, int64_t nc);

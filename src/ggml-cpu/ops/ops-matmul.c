@@ -13,9 +13,13 @@
 //    block is converted (float) or packed (quantized) into a per-thread panel
 //    once, then the register-blocked tile kernels of gemm.h walk it, k block
 //    by k block, for every column of the chunk.
-// BF16 weights of a CPU_REPACK buffer (repack-bf16.h) are already in the
+// BF16 weights of a CPU_REPACK buffer (repack.h) are already in the
 // BF16 tile kernel's panels: they take it for any number of columns (with
 // the narrower tiles of few columns for generation), and pack nothing.
+// Q4_0 weights of such a buffer are in panels of 16 rows (panel-q4_0.h):
+// few columns take the panel kernel (dot_panels, with the sums of the
+// activation blocks computed once per column); many columns unpack each row
+// of a chunk and pack it into the q8 panel as usual.
 // Every kernel comes from the kernel configuration of the variant in use
 // (kernel-config.h: per weight type the row dot, the activation quantizer,
 // the q8 panel packer and tile; which float tiles run), the portable ones
@@ -33,7 +37,8 @@
 
 #include "kernels/gemm.h"
 #include "kernels/gemm-bf16.h"
-#include "kernels/repack-bf16.h"
+#include "kernels/repack.h"
+#include "kernels/panel-q4_0.h"
 #include "kernels/quants-dot.h"
 #include "kernels/kernel-config.h"
 #include "ggml-quants.h"
@@ -114,7 +119,8 @@ struct mm_op {
 
     enum ggml_type vdt;              // vec_dot_type of the weights
     bool    quant;
-    bool    packed_w;                // BF16 weights already packed for the tile kernel (repack-bf16.h)
+    bool    packed_w;                // BF16 weights already packed for the tile kernel (repack.h)
+    bool    panels;                  // Q4_0 weights in 16-row panels (panel-q4_0.h)
     int64_t k, n;                    // values per row, weight rows
     int64_t n_x_cols;                // columns of src1: ne11*ne12*ne13
     int64_t max_cols;                // most columns one group of the product can have
@@ -127,13 +133,14 @@ struct mm_op {
     bool   need_q8p;                 // q8 panels: quantized weights, many columns
     bool   need_bf16;                // BF16 rows: BF16 weights, many columns, BF16 dot products
     size_t f32_stride, q8_stride, q8p_stride, bf16_stride;
+    size_t ys_stride;                // the block sums of a Q8_0 column (panels, few columns)
     bool   shared;                   // converted by all threads together (barrier)
 
     int64_t rb_q8;                   // rows of a q8 weight panel
 
     // scratch memory: [shared act area] [thread area] x n_threads, where a
     // thread area is [private act area] [scratch]
-    size_t act_f32, act_q8, act_q8p, act_bf16, act_size;  // offsets / size of an act area
+    size_t act_f32, act_q8, act_q8p, act_bf16, act_ys, act_size;  // offsets / size of an act area
     size_t tmp_f32, tmp_row, panel, packed, ptrs, map;  // offsets in a thread area
     size_t shared_size, thread_size;
 };
@@ -150,7 +157,8 @@ static void mm_op_init(struct mm_op * op, struct ggml_tensor * dst) {
 
     op->vdt      = ggml_get_type_traits_cpu(w->type)->vec_dot_type;
     op->quant    = mm_is_quant(w->type) || mm_is_kquant(w->type);
-    op->packed_w = ggml_cpu_repack_is_packed(w);
+    op->packed_w = ggml_cpu_repack_layout_of(w) == GGML_CPU_REPACK_BF16;
+    op->panels   = ggml_cpu_repack_layout_of(w) == GGML_CPU_REPACK_Q4_0;
     op->k        = w->ne[0];
     op->n        = w->ne[1];
     op->n_x_cols = x->ne[1] * x->ne[2] * x->ne[3];
@@ -181,12 +189,14 @@ static void mm_op_init(struct mm_op * op, struct ggml_tensor * dst) {
     op->q8_stride  = mm_pad(ggml_row_size(op->quant ? op->vdt : GGML_TYPE_F32, op->k));
     op->q8p_stride = !op->quant ? 0 : mm_row_stride(ggml_q8p_has_halves(w->type) ? ggml_q8p2_row_size(op->k) : ggml_q8p_row_size(op->k));
     op->bf16_stride = op->need_bf16 ? mm_row_stride((op->k + 1) * sizeof(ggml_bf16_t)) : 0;
+    op->ys_stride  = op->panels && op->need_q8 ? mm_pad((size_t)(op->k / QK4_0) * sizeof(int32_t)) : 0;
 
     size_t act = 0;
     op->act_f32 = act; act += op->need_f32 && !op->f32_in_place ? op->n_x_cols * op->f32_stride : 0;
     op->act_q8  = act; act += op->need_q8  && !op->q8_in_place  ? op->n_x_cols * op->q8_stride  : 0;
     op->act_q8p = act; act += op->need_q8p                      ? op->n_x_cols * op->q8p_stride : 0;
     op->act_bf16 = act; act += op->n_x_cols * op->bf16_stride;
+    op->act_ys  = act; act += op->n_x_cols * op->ys_stride;
     op->act_size = act;
     op->shared   = act > 0 && op->n_x_cols * op->k >= MM_SHARED_CONVERT_VALUES;
 
@@ -241,6 +251,7 @@ struct mm_act {
     char * q8;
     char * q8p;
     char * bf16;
+    char * ys;
 };
 
 static const float * mm_act_f32(const struct mm_op * op, const struct mm_act * act, int64_t c) {
@@ -249,6 +260,10 @@ static const float * mm_act_f32(const struct mm_op * op, const struct mm_act * a
 
 static const void * mm_act_q8(const struct mm_op * op, const struct mm_act * act, int64_t c) {
     return op->q8_in_place ? (const void *) mm_x_col(op, c) : (const void *)(act->q8 + c*op->q8_stride);
+}
+
+static const int32_t * mm_act_ys(const struct mm_op * op, const struct mm_act * act, int64_t c) {
+    return (const int32_t *)(act->ys + c*op->ys_stride);
 }
 
 static const void * mm_act_q8p(const struct mm_op * op, const struct mm_act * act, int64_t c) {
@@ -280,7 +295,8 @@ static const float * mm_x_col_f32(const struct mm_op * op, int64_t c, float * tm
 
 // src1 column c into every form the product needs
 static void mm_convert_col(const struct mm_op * op, const struct mm_act * act, int64_t c,
-                           char * thr, bool want_f32, bool want_q8, bool want_q8p, bool want_bf16, bool use_ref) {
+                           char * thr, bool want_f32, bool want_q8, bool want_q8p, bool want_ys, bool want_bf16,
+                           bool use_ref) {
     float * tmp_f32 = (float *)(thr + op->tmp_f32);
     void  * tmp_row = thr + op->tmp_row;
     const int64_t k = op->k;
@@ -320,7 +336,7 @@ static void mm_convert_col(const struct mm_op * op, const struct mm_act * act, i
         }
     }
 
-    if (!op->quant || !(want_q8 || want_q8p)) {
+    if (!op->quant || !(want_q8 || want_q8p || want_ys)) {
         return;
     }
     // the Q8 row: src1 itself, the converted rows, or the scratch row
@@ -331,6 +347,9 @@ static void mm_convert_col(const struct mm_op * op, const struct mm_act * act, i
         void * out = want_q8 ? (void *)(act->q8 + c*op->q8_stride) : tmp_row;
         ggml_cpu_type_kernels(op->w->type, use_ref)->quantize_act(mm_x_col_f32(op, c, tmp_f32), out, k);
         q8 = out;
+    }
+    if (want_ys) {
+        ggml_q4_0p_block_sums((const block_q8_0 *) q8, k / QK4_0, (int32_t *) mm_act_ys(op, act, c));
     }
     if (want_q8p) {
         if (ggml_q8p_has_halves(op->w->type)) {
@@ -371,9 +390,11 @@ static bool mm_group_uses_gemm(const struct mm_op * op, const struct mm_group * 
 }
 
 // rows of a dot_rows chunk
+// (whole panels of 16 rows for the Q4_0 panels)
 static int64_t mm_rows_chunk(const struct mm_op * op) {
     const int64_t rb = (int64_t)(MM_ROWS_CHUNK_BYTES / MAX((size_t) 1, ggml_row_size(op->w->type, op->k)));
-    return MAX(4, MIN(1024, rb - rb % 4));
+    const int64_t m  = op->panels ? GGML_Q4_0P_ROWS : 4;
+    return MAX(m, MIN(1024, rb - rb % m));
 }
 
 static int64_t mm_gemm_rows(const struct mm_op * op) {
@@ -414,13 +435,23 @@ static struct mm_split mm_group_split(const struct mm_op * op, const struct mm_g
 
 static void mm_chunk_rows(const struct mm_op * op, const struct mm_act * act, const struct mm_group * g,
                           int64_t r0, int64_t r1, char * thr, bool use_ref) {
-    const void ** ycol = (const void **)(thr + op->ptrs);
-    float **      scol = (float **)(ycol + op->max_cols);
+    const void **    ycol  = (const void **)(thr + op->ptrs);
+    float **         scol  = (float **)(ycol + op->max_cols);
+    const int32_t ** yscol = (const int32_t **)(scol + op->max_cols);
     for (int64_t j = 0; j < g->ncols; j++) {
         float * d;
         const int64_t c = mm_group_col(op, g, j, &d);
         ycol[j] = op->quant ? mm_act_q8(op, act, c) : (const void *) mm_act_f32(op, act, c);
         scol[j] = d + r0;
+        yscol[j] = op->panels ? mm_act_ys(op, act, c) : NULL;
+    }
+    if (op->panels) {
+        // r0 is a multiple of 16: chunks are whole panels
+        const int64_t nb = op->k / QK4_0;
+        const char * panels = g->w + (size_t)(r0 / GGML_Q4_0P_ROWS) * (size_t) nb * GGML_Q4_0P_UNIT;
+        ggml_cpu_type_kernels(op->w->type, use_ref)->dot_panels(nb, panels, (r1 - r0 + GGML_Q4_0P_ROWS - 1) / GGML_Q4_0P_ROWS,
+                                                                r1 - r0, ycol, yscol, scol, g->ncols);
+        return;
     }
     const size_t nb01 = op->w->nb[1];
     ggml_cpu_type_kernels(op->w->type, use_ref)->dot_rows(op->k, g->w + r0*nb01, nb01, r1 - r0, ycol, scol, g->ncols);
@@ -497,7 +528,14 @@ static void mm_chunk_gemm(const struct mm_op * op, const struct mm_act * act, co
         char * panel = thr + op->panel;
         const size_t lda = op->q8p_stride;
         for (int64_t r = r0; r < r1; r++) {
-            tk->pack_weights(g->w + r*op->w->nb[1], op->k, panel + (r - r0)*lda);
+            const char * row = g->w + r*op->w->nb[1];
+            if (op->panels) {
+                // the row out of its panel, in the usual layout
+                block_q4_0 * tmp = (block_q4_0 *)(thr + op->tmp_row);
+                ggml_q4_0p_get_row(g->w, op->k / QK4_0, r, tmp);
+                row = (const char *) tmp;
+            }
+            tk->pack_weights(row, op->k, panel + (r - r0)*lda);
         }
         const bool    halves = ggml_q8p_has_halves(op->w->type);
         const size_t  sbb = halves ? GGML_Q8P2_SB_BYTES : GGML_Q8P_SB_BYTES;
@@ -546,8 +584,8 @@ static void mm_chunk_gemm(const struct mm_op * op, const struct mm_act * act, co
 // weight matrix (i02, i03): packed matrices follow each other
 static const char * mm_weight_matrix(const struct mm_op * op, int64_t i02, int64_t i03) {
     const struct ggml_tensor * w = op->w;
-    if (op->packed_w) {
-        return (const char *) w->data + (size_t)(i02 + i03*w->ne[2]) * ggml_cpu_repack_matrix_size(w->ne[0], w->ne[1]);
+    if (op->packed_w || op->panels) {
+        return (const char *) w->data + (size_t)(i02 + i03*w->ne[2]) * ggml_cpu_repack_tensor_matrix_size(w);
     }
     return (const char *) w->data + i02*w->nb[2] + i03*w->nb[3];
 }
@@ -613,6 +651,7 @@ static void mm_forward(const struct ggml_compute_params * params, struct ggml_te
         .q8   = actb + op.act_q8,
         .q8p  = actb + op.act_q8p,
         .bf16 = actb + op.act_bf16,
+        .ys   = actb + op.act_ys,
     };
 
     // groups: one per src1 matrix, or one per expert
@@ -638,6 +677,8 @@ static void mm_forward(const struct ggml_compute_params * params, struct ggml_te
         want_rows = op.x->ne[1] < op.min_gemm_cols;
         n_groups  = op.x->ne[2] * op.x->ne[3];
     }
+    // the Q4_0 panels' kernel takes the sums of the activation blocks
+    const bool want_ys = op.panels && want_q8;
     want_q8 = want_q8 && !op.q8_in_place;
     // float weights: BF16 rows for the BF16 kernel, F32 rows for the others
     const bool want_bf16 = op.need_bf16 && !use_ref;
@@ -650,7 +691,7 @@ static void mm_forward(const struct ggml_compute_params * params, struct ggml_te
             ggml_cpu_split_range(op.n_x_cols, ith, nth, &c0, &c1);
         }
         for (int64_t c = c0; c < c1; c++) {
-            mm_convert_col(&op, &act, c, thr, want_f32, want_q8, want_q8p, want_bf16, use_ref);
+            mm_convert_col(&op, &act, c, thr, want_f32, want_q8, want_q8p, want_ys, want_bf16, use_ref);
         }
         if (op.shared) {
             ggml_cpu_barrier(params->threadpool);
