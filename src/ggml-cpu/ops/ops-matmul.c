@@ -390,10 +390,10 @@ static bool mm_group_uses_gemm(const struct mm_op * op, const struct mm_group * 
 }
 
 // rows of a dot_rows chunk
-// (whole panels of 16 rows for the Q4_0 panels)
+// (whole groups of 4 panels of 16 rows for the Q4_0 panels: 4 streams, as the row dots)
 static int64_t mm_rows_chunk(const struct mm_op * op) {
     const int64_t rb = (int64_t)(MM_ROWS_CHUNK_BYTES / MAX((size_t) 1, ggml_row_size(op->w->type, op->k)));
-    const int64_t m  = op->panels ? GGML_Q4_0P_ROWS : 4;
+    const int64_t m  = op->panels ? 4 * GGML_Q4_0P_ROWS : 4;
     return MAX(m, MIN(1024, rb - rb % m));
 }
 
