@@ -127,6 +127,28 @@ static void check_basics(ggml_backend_buffer_type_t buft, bool has_bf16, bool ha
     ggml_free(ctx);
 }
 
+// a copy of packed tensor w (whose bytes in the usual layout are `want`)
+// into host memory has its bytes, one back in gives them back, and a view of
+// it (which would address bytes of another layout) is refused
+static void check_copies(struct ggml_tensor * w, uint8_t * want, uint8_t * got, const char * what) {
+    const size_t nb = ggml_nbytes(w);
+    struct ggml_context * hctx = ctx_new(2);
+    struct ggml_tensor * h = ggml_dup_tensor(hctx, w);
+    ggml_backend_buffer_t hbuf = ggml_backend_alloc_ctx_tensors_from_buft(hctx, ggml_backend_cpu_buffer_type());
+    ggml_backend_tensor_copy(w, h);
+    CHECK_MSG(memcmp(h->data, want, nb) == 0, "%s %lldx%lld: copy out", what, (long long) w->ne[0], (long long) w->ne[1]);
+    ((uint8_t *) h->data)[nb - 1] ^= 0x41;
+    want[nb - 1] ^= 0x41;
+    ggml_backend_tensor_copy(h, w);
+    ggml_backend_tensor_get(w, got, 0, nb);
+    CHECK_MSG(memcmp(got, want, nb) == 0, "%s %lldx%lld: copy in", what, (long long) w->ne[0], (long long) w->ne[1]);
+
+    struct ggml_tensor * v = ggml_view_2d(hctx, w, w->ne[0], 1, w->nb[1], 0);
+    CHECK(ggml_backend_view_init(v) != GGML_STATUS_SUCCESS);
+    ggml_backend_buffer_free(hbuf);
+    ggml_free(hctx);
+}
+
 static void check_get_set(ggml_backend_buffer_type_t buft, int64_t k, int64_t n, int64_t ne2) {
     struct ggml_context * ctx = ctx_new(8);
     struct ggml_tensor * w = ggml_new_tensor_3d(ctx, GGML_TYPE_BF16, k, n, ne2);
@@ -167,25 +189,8 @@ static void check_get_set(ggml_backend_buffer_type_t buft, int64_t k, int64_t n,
     ggml_backend_tensor_get(w, got, 0, ne * 2);
     CHECK_MSG(memcmp(got, want, ne * 2) == 0, "k=%lld n=%lld: memset", (long long) k, (long long) n);
 
-    // a copy into host memory has the tensor's bytes
-    struct ggml_context * hctx = ctx_new(2);
-    struct ggml_tensor * h = ggml_dup_tensor(hctx, w);
-    ggml_backend_buffer_t hbuf = ggml_backend_alloc_ctx_tensors_from_buft(hctx, ggml_backend_cpu_buffer_type());
-    ggml_backend_tensor_copy(w, h);
-    CHECK_MSG(memcmp(h->data, want, ne * 2) == 0, "k=%lld n=%lld: copy out", (long long) k, (long long) n);
-    // and back in
-    ((uint16_t *) h->data)[ne - 1] = 0x4000;
-    want[ne - 1] = 0x4000;
-    ggml_backend_tensor_copy(h, w);
-    ggml_backend_tensor_get(w, got, 0, ne * 2);
-    CHECK_MSG(memcmp(got, want, ne * 2) == 0, "k=%lld n=%lld: copy in", (long long) k, (long long) n);
+    check_copies(w, (uint8_t *) want, (uint8_t *) got, "bf16");
 
-    // a view addresses bytes of another layout: refused
-    struct ggml_tensor * v = ggml_view_2d(hctx, w, k, 1, w->nb[1], 0);
-    CHECK(ggml_backend_view_init(v) != GGML_STATUS_SUCCESS);
-
-    ggml_backend_buffer_free(hbuf);
-    ggml_free(hctx);
     free(part);
     free(want);
     free(got);
@@ -269,6 +274,21 @@ static void check_mul_mat(ggml_backend_t backend, ggml_backend_buffer_type_t buf
     ggml_free(wctx);
 }
 
+// distinct experts per token (ids [n_used, n_tokens]), the first ones more
+// often (some get many columns, some none)
+static void fill_ids(struct ggml_tensor * ids, int64_t n_as) {
+    const int64_t n_used = ids->ne[0], n_tokens = ids->ne[1];
+    int32_t * e = (int32_t *) ids->data;
+    for (int64_t t = 0; t < n_tokens; t++) {
+        for (int64_t s = 0; s < n_used; s++) {
+            e[t * n_used + s] = (int32_t)((t % 2 + s * (1 + t % 3)) % n_as);
+        }
+        if (n_used == 2 && e[t * 2] == e[t * 2 + 1]) {
+            e[t * 2 + 1] = (e[t * 2] + 1) % (int32_t) n_as;
+        }
+    }
+}
+
 // experts [k, n, n_as]; tokens use n_used of them each
 static void check_mul_mat_id(ggml_backend_t backend, ggml_backend_buffer_type_t buft, int64_t k, int64_t n, int64_t n_as,
                              int64_t n_used, int64_t n_tokens) {
@@ -287,15 +307,7 @@ static void check_mul_mat_id(ggml_backend_t backend, ggml_backend_buffer_type_t 
     ggml_build_forward_expand(gf, y);
     ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors_from_buft(ctx, ggml_backend_cpu_buffer_type());
     tt_fill_uniform(x, -1.0, 1.0, 11);
-    // distinct experts per token, the first ones more often (some get many columns, some none)
-    for (int64_t t = 0; t < n_tokens; t++) {
-        for (int64_t s = 0; s < n_used; s++) {
-            ((int32_t *) ids->data)[t * n_used + s] = (int32_t)((t % 2 + s * (1 + t % 3)) % n_as);
-        }
-        if (n_used == 2 && ((int32_t *) ids->data)[t * 2] == ((int32_t *) ids->data)[t * 2 + 1]) {
-            ((int32_t *) ids->data)[t * 2 + 1] = (int32_t)((((int32_t *) ids->data)[t * 2] + 1) % n_as);
-        }
-    }
+    fill_ids(ids, n_as);
     CHECK(ggml_backend_dev_supports_op(g_cpu_dev, y));
     for (int run = 0; run < 2; run++) {
         ggml_backend_cpu_set_n_threads(backend, run == 0 ? 1 : 3);
@@ -503,23 +515,8 @@ static void check_q4_0_get_set(ggml_backend_buffer_type_t buft, int64_t k, int64
     ggml_backend_tensor_get(w, got, 0, nb);
     CHECK_MSG(memcmp(got, want, nb) == 0, "q4_0 k=%lld n=%lld: memset", (long long) k, (long long) n);
 
-    // copies out of and into host memory
-    struct ggml_context * hctx = ctx_new(2);
-    struct ggml_tensor * h = ggml_dup_tensor(hctx, w);
-    ggml_backend_buffer_t hbuf = ggml_backend_alloc_ctx_tensors_from_buft(hctx, ggml_backend_cpu_buffer_type());
-    ggml_backend_tensor_copy(w, h);
-    CHECK_MSG(memcmp(h->data, want, nb) == 0, "q4_0 k=%lld n=%lld: copy out", (long long) k, (long long) n);
-    ((uint8_t *) h->data)[nb - 1] ^= 0xff;
-    want[nb - 1] ^= 0xff;
-    ggml_backend_tensor_copy(h, w);
-    ggml_backend_tensor_get(w, got, 0, nb);
-    CHECK_MSG(memcmp(got, want, nb) == 0, "q4_0 k=%lld n=%lld: copy in", (long long) k, (long long) n);
+    check_copies(w, want, got, "q4_0");
 
-    struct ggml_tensor * v = ggml_view_2d(hctx, w, k, 1, w->nb[1], 0);
-    CHECK(ggml_backend_view_init(v) != GGML_STATUS_SUCCESS);
-
-    ggml_backend_buffer_free(hbuf);
-    ggml_free(hctx);
     free(part);
     free(want);
     free(got);
@@ -641,14 +638,7 @@ static void check_q4_0_mul_mat_id(ggml_backend_t backend, ggml_backend_buffer_ty
     ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors_from_buft(ctx, ggml_backend_cpu_buffer_type());
     memcpy(wh->data, wq, ggml_nbytes(wh));
     tt_fill_uniform(x, -1.0, 1.0, 11);
-    for (int64_t t = 0; t < n_tokens; t++) {
-        for (int64_t s = 0; s < n_used; s++) {
-            ((int32_t *) ids->data)[t * n_used + s] = (int32_t)((t % 2 + s * (1 + t % 3)) % n_as);
-        }
-        if (n_used == 2 && ((int32_t *) ids->data)[t * 2] == ((int32_t *) ids->data)[t * 2 + 1]) {
-            ((int32_t *) ids->data)[t * 2 + 1] = (int32_t)((((int32_t *) ids->data)[t * 2] + 1) % n_as);
-        }
-    }
+    fill_ids(ids, n_as);
     CHECK(ggml_backend_dev_supports_op(g_cpu_dev, y));
     for (int run = 0; run < 2; run++) {
         ggml_backend_cpu_set_n_threads(backend, run == 0 ? 1 : 3);
