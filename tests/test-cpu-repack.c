@@ -1,11 +1,11 @@
 // test-cpu-repack.c: the CPU device's extra buffer type CPU_REPACK
 // (src/ggml-cpu/repack.h): BF16 weights stored in the BF16 tile
-// kernel's panel layout, Q4_0 weights in panels of 16 rows.
+// kernel's panel layout, Q4_0 and Q4_K weights in panels of 16 rows.
 //
 //   - the device lists it exactly where a kernel of one of its layouts runs:
 //     BF16 where the kernel level in use has AVX512_BF16 (so not under
 //     GGML_CPU_ISA=avx2 of a GGML_NATIVE=OFF build), the CPU has it and
-//     GGML_CPU_NO_BF16_DOT is unset; Q4_0 where the kernel level in use has
+//     GGML_CPU_NO_BF16_DOT is unset; Q4_0 and Q4_K where the kernel level in use has
 //     AVX512_VNNI; elsewhere the list is empty and the rest of the test has
 //     nothing to check; each layout's checks run where it exists;
 //   - the type: its name, not host memory, the CPU device takes it, the
@@ -23,14 +23,15 @@
 //   - supports_op: MUL_MAT / MUL_MAT_ID with the packed tensor as src0 only;
 //     GET_ROWS, ADD, CPY, MUL_MAT with it as src1, and matrix products over
 //     tensors of other types in such a buffer are refused;
-//   - Q4_0: the allocation size (rows padded to 16), byte-exact get/set/memset
+//   - Q4_0, Q4_K: the allocation size (rows padded to 16), byte-exact get/set/memset
 //     on ranges that cut blocks, rows and panels, copies in and out, views
 //     refused; MUL_MAT (rows not a multiple of 16, 1 to 129 blocks per row,
 //     1 to 40 columns: the panel kernel and the tile kernel's unpacking, 3-D
 //     batches with broadcasting, strided activations, 1 and 3 threads,
 //     use_ref) against the same product with the weights in host memory
 //     (tight) and against a double-precision sum of the dequantized weights
-//     and Q8_0 activations (loose: it catches layout errors), and MUL_MAT_ID;
+//     and Q8_0 / Q8_K activations (loose: it catches layout errors), and
+//     MUL_MAT_ID;
 //   - the scheduler, with a higher-priority device on host memory that would
 //     take every op and offload every product (a test backend that computes
 //     nothing), runs the product with packed weights on the CPU, and the
@@ -103,7 +104,7 @@ static uint16_t * random_bf16(size_t n, uint64_t seed) {
 // the buffer type and its data access
 //
 
-static void check_basics(ggml_backend_buffer_type_t buft, bool has_bf16, bool has_q4_0) {
+static void check_basics(ggml_backend_buffer_type_t buft, bool has_bf16, bool has_panels) {
     CHECK(strcmp(ggml_backend_buft_name(buft), "CPU_REPACK") == 0);
     CHECK(!ggml_backend_buft_is_host(buft));
     CHECK(ggml_backend_buft_get_device(buft) == g_cpu_dev);
@@ -117,11 +118,14 @@ static void check_basics(ggml_backend_buffer_type_t buft, bool has_bf16, bool ha
     struct ggml_tensor * q = ggml_new_tensor_2d(ctx, GGML_TYPE_Q4_0, 64, 70);
     struct ggml_tensor * r = ggml_new_tensor_4d(ctx, GGML_TYPE_Q4_0, 96, 128, 3, 2);
     struct ggml_tensor * s = ggml_new_tensor_2d(ctx, GGML_TYPE_Q8_0, 64, 70);
+    struct ggml_tensor * kq = ggml_new_tensor_3d(ctx, GGML_TYPE_Q4_K, 512, 33, 2);
     CHECK_EQ_INT((long long) ggml_backend_buft_get_alloc_size(buft, a), has_bf16 ? 128LL * 19 * 4 : (long long) ggml_nbytes(a));
     CHECK_EQ_INT((long long) ggml_backend_buft_get_alloc_size(buft, b), has_bf16 ? 128LL * 32 * 4 * 6 : (long long) ggml_nbytes(b));
     CHECK_EQ_INT((long long) ggml_backend_buft_get_alloc_size(buft, f), (long long) ggml_nbytes(f));
     // Q4_0: 5 panels of 16 rows, 2 blocks per row, 16 x 18 bytes per unit
-    CHECK_EQ_INT((long long) ggml_backend_buft_get_alloc_size(buft, q), has_q4_0 ? 5LL * 2 * 288 : (long long) ggml_nbytes(q));
+    CHECK_EQ_INT((long long) ggml_backend_buft_get_alloc_size(buft, q), has_panels ? 5LL * 2 * 288 : (long long) ggml_nbytes(q));
+    // Q4_K: 2 matrices of 3 panels, 2 blocks per row, 16 x 144 bytes per unit
+    CHECK_EQ_INT((long long) ggml_backend_buft_get_alloc_size(buft, kq), has_panels ? 2LL * 3 * 2 * 2304 : (long long) ggml_nbytes(kq));
     CHECK_EQ_INT((long long) ggml_backend_buft_get_alloc_size(buft, r), (long long) ggml_nbytes(r));
     CHECK_EQ_INT((long long) ggml_backend_buft_get_alloc_size(buft, s), (long long) ggml_nbytes(s));
     ggml_free(ctx);
@@ -345,15 +349,15 @@ static void check_mul_mat_id(ggml_backend_t backend, ggml_backend_buffer_type_t 
 
 static void check_supports_op(ggml_backend_buffer_type_t buft, enum ggml_type type) {
     struct ggml_context * wctx = ctx_new(4);
-    struct ggml_tensor * w  = ggml_new_tensor_2d(wctx, type, 64, 96);
-    struct ggml_tensor * wf = ggml_new_tensor_2d(wctx, GGML_TYPE_F32, 64, 96);
+    struct ggml_tensor * w  = ggml_new_tensor_2d(wctx, type, 256, 96);
+    struct ggml_tensor * wf = ggml_new_tensor_2d(wctx, GGML_TYPE_F32, 256, 96);
     ggml_backend_buffer_t wbuf = ggml_backend_alloc_ctx_tensors_from_buft(wctx, buft);
 
     struct ggml_context * ctx = ctx_new(32);
-    struct ggml_tensor * x   = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 64, 8);
-    struct ggml_tensor * xb  = ggml_new_tensor_2d(ctx, GGML_TYPE_BF16, 64, 8);
-    struct ggml_tensor * h   = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 64, 96);
-    struct ggml_tensor * hb  = ggml_new_tensor_2d(ctx, type, 64, 96);
+    struct ggml_tensor * x   = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 256, 8);
+    struct ggml_tensor * xb  = ggml_new_tensor_2d(ctx, GGML_TYPE_BF16, 256, 8);
+    struct ggml_tensor * h   = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 256, 96);
+    struct ggml_tensor * hb  = ggml_new_tensor_2d(ctx, type, 256, 96);
     struct ggml_tensor * ids = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, 4);
     ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors_from_buft(ctx, ggml_backend_cpu_buffer_type());
 
@@ -443,18 +447,18 @@ static void check_sched(ggml_backend_t cpu, ggml_backend_buffer_type_t buft) {
 }
 
 //
-// Q4_0 panels
+// Q4_0 and Q4_K panels
 //
 
-// n bytes of Q4_0 blocks: random values quantized
-static uint8_t * random_q4_0(int64_t k, int64_t rows, uint64_t seed) {
+// rows of k random values quantized to type
+static uint8_t * random_quant(enum ggml_type type, int64_t k, int64_t rows, uint64_t seed) {
     float * f = (float *) malloc((size_t)(k * rows) * sizeof(float));
     uint64_t state = seed * 0x9E3779B97F4A7C15ULL + 1;
     for (int64_t i = 0; i < k * rows; i++) {
         f[i] = (float) tt_rand_uniform(&state, -1.0, 1.0);
     }
-    uint8_t * q = (uint8_t *) malloc(ggml_row_size(GGML_TYPE_Q4_0, k) * (size_t) rows);
-    ggml_quantize_chunk(GGML_TYPE_Q4_0, f, q, 0, rows, k, NULL);
+    uint8_t * q = (uint8_t *) malloc(ggml_row_size(type, k) * (size_t) rows);
+    ggml_quantize_chunk(type, f, q, 0, rows, k, NULL);
     free(f);
     return q;
 }
@@ -470,9 +474,10 @@ static uint8_t * random_bytes(size_t n, uint64_t seed) {
 }
 
 // any bytes go in and come back: the layout moves bytes, it reads none
-static void check_q4_0_get_set(ggml_backend_buffer_type_t buft, int64_t k, int64_t n, int64_t ne2) {
+static void check_panels_get_set(ggml_backend_buffer_type_t buft, enum ggml_type type, int64_t k, int64_t n, int64_t ne2) {
+    const char * tn = ggml_type_name(type);
     struct ggml_context * ctx = ctx_new(8);
-    struct ggml_tensor * w = ggml_new_tensor_3d(ctx, GGML_TYPE_Q4_0, k, n, ne2);
+    struct ggml_tensor * w = ggml_new_tensor_3d(ctx, type, k, n, ne2);
     ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors_from_buft(ctx, buft);
     CHECK(buf != NULL);
     if (buf == NULL) {
@@ -485,7 +490,7 @@ static void check_q4_0_get_set(ggml_backend_buffer_type_t buft, int64_t k, int64
 
     ggml_backend_tensor_set(w, want, 0, nb);
     ggml_backend_tensor_get(w, got, 0, nb);
-    CHECK_MSG(memcmp(got, want, nb) == 0, "q4_0 k=%lld n=%lld: whole set/get round trip", (long long) k, (long long) n);
+    CHECK_MSG(memcmp(got, want, nb) == 0, "%s k=%lld n=%lld: whole set/get round trip", tn, (long long) k, (long long) n);
 
     // ranges that start and end inside blocks, rows and panels
     uint8_t * part = random_bytes(nb, 99);
@@ -494,28 +499,29 @@ static void check_q4_0_get_set(ggml_backend_buffer_type_t buft, int64_t k, int64
     memcpy(want + o0, part + o0, o1 - o0);
     memset(got, 0, nb);
     ggml_backend_tensor_get(w, got, 0, nb);
-    CHECK_MSG(memcmp(got, want, nb) == 0, "q4_0 k=%lld n=%lld: partial set", (long long) k, (long long) n);
+    CHECK_MSG(memcmp(got, want, nb) == 0, "%s k=%lld n=%lld: partial set", tn, (long long) k, (long long) n);
     const size_t g0 = nb / 7 + 3, g1 = nb - 1;
     memset(got, 0, nb);
     ggml_backend_tensor_get(w, got + g0, g0, g1 - g0);
-    CHECK_MSG(memcmp(got + g0, want + g0, g1 - g0) == 0, "q4_0 k=%lld n=%lld: partial get", (long long) k, (long long) n);
+    CHECK_MSG(memcmp(got + g0, want + g0, g1 - g0) == 0, "%s k=%lld n=%lld: partial get", tn, (long long) k, (long long) n);
     // one byte, in the middle of a block's codes and of its scale
-    if (nb > 40) {
-        ggml_backend_tensor_set(w, part, 18 + 9, 1);
-        ggml_backend_tensor_set(w, part + 1, 18 * 2 + 1, 1);
-        want[18 + 9] = part[0];
-        want[18 * 2 + 1] = part[1];
+    const size_t bs = ggml_type_size(type);
+    if (nb > 2 * bs + 2) {
+        ggml_backend_tensor_set(w, part, bs + bs / 2, 1);
+        ggml_backend_tensor_set(w, part + 1, 2 * bs + 1, 1);
+        want[bs + bs / 2] = part[0];
+        want[2 * bs + 1] = part[1];
         ggml_backend_tensor_get(w, got, 0, nb);
-        CHECK_MSG(memcmp(got, want, nb) == 0, "q4_0 k=%lld n=%lld: single bytes", (long long) k, (long long) n);
+        CHECK_MSG(memcmp(got, want, nb) == 0, "%s k=%lld n=%lld: single bytes", tn, (long long) k, (long long) n);
     }
 
     const size_t m0 = nb / 4 + 1, m1 = nb / 2 + 3;
     ggml_backend_tensor_memset(w, 0x5a, m0, m1 - m0);
     memset(want + m0, 0x5a, m1 - m0);
     ggml_backend_tensor_get(w, got, 0, nb);
-    CHECK_MSG(memcmp(got, want, nb) == 0, "q4_0 k=%lld n=%lld: memset", (long long) k, (long long) n);
+    CHECK_MSG(memcmp(got, want, nb) == 0, "%s k=%lld n=%lld: memset", tn, (long long) k, (long long) n);
 
-    check_copies(w, want, got, "q4_0");
+    check_copies(w, want, got, tn);
 
     free(part);
     free(want);
@@ -524,9 +530,9 @@ static void check_q4_0_get_set(ggml_backend_buffer_type_t buft, int64_t k, int64
     ggml_free(ctx);
 }
 
-// the double-precision product of dequantized Q4_0 weights with the Q8_0
+// the double-precision product of dequantized weights with the Q8_0 / Q8_K
 // form of the activations (what the kernels multiply)
-static double q4_ref(const float * wf, const float * xq, int64_t k, double * sum_abs) {
+static double q_ref(const float * wf, const float * xq, int64_t k, double * sum_abs) {
     double s = 0.0, a = 0.0;
     for (int64_t i = 0; i < k; i++) {
         const double p = (double) wf[i] * (double) xq[i];
@@ -537,30 +543,53 @@ static double q4_ref(const float * wf, const float * xq, int64_t k, double * sum
     return s;
 }
 
-// column (i1, i2, i3) of x, contiguous, through Q8_0 and back
-static void q4_x_col(const struct ggml_tensor * x, int64_t i1, int64_t i2, int64_t i3, float * out) {
+// column (i1, i2, i3) of x, contiguous, through vdt (Q8_0 or Q8_K) and back
+static void q_x_col(const struct ggml_tensor * x, enum ggml_type vdt, int64_t i1, int64_t i2, int64_t i3, float * out) {
     const int64_t k = x->ne[0];
     float * col = (float *) malloc((size_t) k * sizeof(float));
     for (int64_t i = 0; i < k; i++) {
         col[i] = (float) tt_get(x, i, i1, i2, i3);
     }
-    void * q = malloc(ggml_row_size(GGML_TYPE_Q8_0, k));
-    ggml_quantize_chunk(GGML_TYPE_Q8_0, col, q, 0, 1, k, NULL);
-    ggml_get_type_traits(GGML_TYPE_Q8_0)->to_float(q, out, k);
+    uint8_t * q = (uint8_t *) malloc(ggml_row_size(vdt, k));
+    ggml_get_type_traits_cpu(vdt)->from_float(col, q, k);
+    if (vdt == GGML_TYPE_Q8_K) {
+        // no to_float: a float scale, then 256 int8 codes, per block
+        for (int64_t b = 0; b < k / 256; b++) {
+            const uint8_t * blk = q + (size_t) b * ggml_type_size(vdt);
+            float d;
+            memcpy(&d, blk, sizeof(d));
+            for (int i = 0; i < 256; i++) {
+                out[b * 256 + i] = d * (float)(int8_t) blk[sizeof(float) + i];
+            }
+        }
+    } else {
+        ggml_get_type_traits(vdt)->to_float(q, out, k);
+    }
     free(q);
     free(col);
 }
 
-static void check_q4_0_mul_mat(ggml_backend_t backend, ggml_backend_buffer_type_t buft, const struct mm_case * c) {
+// a case's k in blocks of 32 values, as many blocks of the type
+static int64_t q_k(enum ggml_type type, int64_t k32) {
+    return k32 / 32 * ggml_blck_size(type);
+}
+
+// c->k: in blocks of 32 values (q_k)
+static void check_panels_mul_mat(ggml_backend_t backend, ggml_backend_buffer_type_t buft, enum ggml_type type,
+                                 const struct mm_case * c32) {
+    struct mm_case cc = *c32;
+    const struct mm_case * c = &cc;
+    cc.k = q_k(type, c32->k);
+    const enum ggml_type vdt = ggml_get_type_traits_cpu(type)->vec_dot_type;
     // the same weights packed and in host memory
     struct ggml_context * wctx = ctx_new(2);
-    struct ggml_tensor * w = ggml_new_tensor_4d(wctx, GGML_TYPE_Q4_0, c->k, c->n, c->ne2, c->ne3);
+    struct ggml_tensor * w = ggml_new_tensor_4d(wctx, type, c->k, c->n, c->ne2, c->ne3);
     ggml_backend_buffer_t wbuf = ggml_backend_alloc_ctx_tensors_from_buft(wctx, buft);
     const int64_t nrows = c->n * c->ne2 * c->ne3;
-    uint8_t * wq = random_q4_0(c->k, nrows, (uint64_t)(c->k * 7 + c->n * 13 + c->cols));
+    uint8_t * wq = random_quant(type, c->k, nrows, (uint64_t)(c->k * 7 + c->n * 13 + c->cols));
     ggml_backend_tensor_set(w, wq, 0, ggml_nbytes(w));
     float * wf = (float *) malloc((size_t)(c->k * nrows) * sizeof(float));
-    ggml_get_type_traits(GGML_TYPE_Q4_0)->to_float(wq, wf, c->k * nrows);
+    ggml_get_type_traits(type)->to_float(wq, wf, c->k * nrows);
 
     struct ggml_context * ctx = ctx_new(8);
     struct ggml_tensor * wh = ggml_dup_tensor(ctx, w);
@@ -589,11 +618,11 @@ static void check_q4_0_mul_mat(ggml_backend_t backend, ggml_backend_buffer_type_
         for (int64_t i3 = 0; i3 < y->ne[3]; i3++)
         for (int64_t i2 = 0; i2 < y->ne[2]; i2++)
         for (int64_t i1 = 0; i1 < y->ne[1]; i1++) {
-            q4_x_col(x, i1, i2, i3, xq);
+            q_x_col(x, vdt, i1, i2, i3, xq);
             const int64_t w2 = i2 / (c->xne2 / c->ne2), w3 = i3 / (c->xne3 / c->ne3);
             for (int64_t i0 = 0; i0 < y->ne[0]; i0++) {
                 double sum_abs;
-                const double ref = q4_ref(wf + ((w3 * c->ne2 + w2) * c->n + i0) * c->k, xq, c->k, &sum_abs);
+                const double ref = q_ref(wf + ((w3 * c->ne2 + w2) * c->n + i0) * c->k, xq, c->k, &sum_abs);
                 const double got = tt_get(y, i0, i1, i2, i3);
                 const double host = tt_get(yh, i0, i1, i2, i3);
                 worst_h   = isnan(got) ? INFINITY : fmax(worst_h,   fabs(got - host) / (sum_abs + 1e-30));
@@ -601,8 +630,8 @@ static void check_q4_0_mul_mat(ggml_backend_t backend, ggml_backend_buffer_type_
             }
         }
         CHECK_MSG(worst_h < 1e-5 && worst_ref < 1e-3,
-                  "q4_0 mul_mat k=%lld n=%lld w(%lld,%lld) cols=%lld x(%lld,%lld)%s %d threads%s: error %g against host "
-                  "memory, %g against the reference",
+                  "%s mul_mat k=%lld n=%lld w(%lld,%lld) cols=%lld x(%lld,%lld)%s %d threads%s: error %g against host "
+                  "memory, %g against the reference", ggml_type_name(type),
                   (long long) c->k, (long long) c->n, (long long) c->ne2, (long long) c->ne3, (long long) c->cols,
                   (long long) c->xne2, (long long) c->xne3, c->strided ? " strided" : "", nth, use_ref ? " use_ref" : "",
                   worst_h, worst_ref);
@@ -618,12 +647,12 @@ static void check_q4_0_mul_mat(ggml_backend_t backend, ggml_backend_buffer_type_
 }
 
 // experts [k, n, n_as] against the same product on host memory
-static void check_q4_0_mul_mat_id(ggml_backend_t backend, ggml_backend_buffer_type_t buft, int64_t k, int64_t n, int64_t n_as,
-                                  int64_t n_used, int64_t n_tokens) {
+static void check_panels_mul_mat_id(ggml_backend_t backend, ggml_backend_buffer_type_t buft, enum ggml_type type, int64_t k,
+                                    int64_t n, int64_t n_as, int64_t n_used, int64_t n_tokens) {
     struct ggml_context * wctx = ctx_new(2);
-    struct ggml_tensor * w = ggml_new_tensor_3d(wctx, GGML_TYPE_Q4_0, k, n, n_as);
+    struct ggml_tensor * w = ggml_new_tensor_3d(wctx, type, k, n, n_as);
     ggml_backend_buffer_t wbuf = ggml_backend_alloc_ctx_tensors_from_buft(wctx, buft);
-    uint8_t * wq = random_q4_0(k, n * n_as, (uint64_t)(k + n_tokens));
+    uint8_t * wq = random_quant(type, k, n * n_as, (uint64_t)(k + n_tokens));
     ggml_backend_tensor_set(w, wq, 0, ggml_nbytes(w));
 
     struct ggml_context * ctx = ctx_new(8);
@@ -651,7 +680,7 @@ static void check_q4_0_mul_mat_id(ggml_backend_t backend, ggml_backend_buffer_ty
             const double got = tt_get(y, i0, s, t, 0), host = tt_get(yh, i0, s, t, 0);
             worst = isnan(got) ? INFINITY : fmax(worst, fabs(got - host) / (fabs(host) + 1.0));
         }
-        CHECK_MSG(worst < 1e-4, "q4_0 mul_mat_id k=%lld n=%lld experts=%lld tokens=%lld: error %g", (long long) k,
+        CHECK_MSG(worst < 1e-4, "%s mul_mat_id k=%lld n=%lld experts=%lld tokens=%lld: error %g", ggml_type_name(type), (long long) k,
                   (long long) n, (long long) n_as, (long long) n_tokens, worst);
     }
     free(wq);
@@ -661,19 +690,19 @@ static void check_q4_0_mul_mat_id(ggml_backend_t backend, ggml_backend_buffer_ty
     ggml_free(wctx);
 }
 
-static void check_q4_0(ggml_backend_buffer_type_t buft) {
-    check_q4_0_get_set(buft, 64, 70, 1);
-    check_q4_0_get_set(buft, 96, 130, 2);
-    check_q4_0_get_set(buft, 32, 1, 1);
-    check_supports_op(buft, GGML_TYPE_Q4_0);
+static void check_panels(ggml_backend_buffer_type_t buft, enum ggml_type type) {
+    check_panels_get_set(buft, type, q_k(type, 64), 70, 1);
+    check_panels_get_set(buft, type, q_k(type, 96), 130, 2);
+    check_panels_get_set(buft, type, q_k(type, 32), 1, 1);
+    check_supports_op(buft, type);
 
     ggml_backend_t backend = ggml_backend_cpu_init();
     CHECK(backend != NULL);
     if (backend == NULL) {
         return;
     }
-    // rows: 1, 15, 16, 17, 70, 300; blocks per row: 1 to 129; columns 1 to 5
-    // take the panel kernel, 6 and more the tile kernel
+    // rows: 1, 15, 16, 17, 70, 300; blocks per row (k / 32 here): 1 to 129;
+    // columns 1 to 5 take the panel kernel, 6 and more the tile kernel
     const struct mm_case cases[] = {
         { .k = 32,   .n = 1,   .ne2 = 1, .ne3 = 1, .cols = 1,  .xne2 = 1, .xne3 = 1 },
         { .k = 64,   .n = 15,  .ne2 = 1, .ne3 = 1, .cols = 2,  .xne2 = 1, .xne3 = 1 },
@@ -687,10 +716,10 @@ static void check_q4_0(ggml_backend_buffer_type_t buft) {
         { .k = 128,  .n = 129, .ne2 = 2, .ne3 = 2, .cols = 9,  .xne2 = 2, .xne3 = 4, .strided = true },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        check_q4_0_mul_mat(backend, buft, &cases[i]);
+        check_panels_mul_mat(backend, buft, type, &cases[i]);
     }
-    check_q4_0_mul_mat_id(backend, buft, 64, 67, 4, 2, 3);
-    check_q4_0_mul_mat_id(backend, buft, 96, 130, 3, 2, 40);
+    check_panels_mul_mat_id(backend, buft, type, q_k(type, 64), 67, 4, 2, 3);
+    check_panels_mul_mat_id(backend, buft, type, q_k(type, 96), 130, 3, 2, 40);
     ggml_backend_free(backend);
 }
 
@@ -703,8 +732,8 @@ int main(void) {
     ggml_backend_buffer_type_t * bufts = extra_bufts();
     const char * no_dot = getenv("GGML_CPU_NO_BF16_DOT");
     const bool has_bf16 = kernels_have("AVX512_BF16") && ggml_cpu_has_avx512_bf16() && (no_dot == NULL);
-    const bool has_q4_0 = kernels_have("AVX512_VNNI");
-    const bool expect = has_bf16 || has_q4_0;
+    const bool has_panels = kernels_have("AVX512_VNNI");
+    const bool expect = has_bf16 || has_panels;
     const bool listed = bufts != NULL && bufts[0] != NULL;
     CHECK_MSG(listed == expect, "extra buffer types listed: %d, expected %d", listed, expect);
     // the CPU's own type is no extra one
@@ -715,11 +744,12 @@ int main(void) {
     }
     CHECK(bufts[1] == NULL);
     ggml_backend_buffer_type_t buft = bufts[0];
-    printf("CPU_REPACK layouts here: BF16 %s, Q4_0 %s\n", has_bf16 ? "yes" : "no", has_q4_0 ? "yes" : "no");
+    printf("CPU_REPACK layouts here: BF16 %s, Q4_0 and Q4_K %s\n", has_bf16 ? "yes" : "no", has_panels ? "yes" : "no");
 
-    check_basics(buft, has_bf16, has_q4_0);
-    if (has_q4_0) {
-        check_q4_0(buft);
+    check_basics(buft, has_bf16, has_panels);
+    if (has_panels) {
+        check_panels(buft, GGML_TYPE_Q4_0);
+        check_panels(buft, GGML_TYPE_Q4_K);
     }
     if (!has_bf16) {
         return TEST_RESULT();

@@ -1,5 +1,5 @@
-// buft-repack.c: the CPU_REPACK buffer type (repack.h): buffers whose BF16
-// and Q4_0 tensors are stored in the layouts of the kernels that read them,
+// buft-repack.c: the CPU_REPACK buffer type (repack.h): buffers whose BF16,
+// Q4_0 and Q4_K tensors are stored in the layouts of the kernels that read them,
 // the conversions to and from those layouts, and which ops may read such
 // tensors.
 //
@@ -7,12 +7,12 @@
 // whole groups of 64 rows with the kernel's own packing routine; byte ranges
 // that cut through a group (partial writes, reads) go value by value,
 // through the same address formula the kernel reads by.
-// Q4_0: block by block (panel-q4_0.h), a block cut by the range read,
-// changed and written back.
+// Q4_0, Q4_K: whole panels unit by unit, other ranges block by block
+// (panels.h), a block cut by the range read, changed and written back.
 
 #include "kernels/repack.h"
 #include "kernels/gemm-bf16.h"
-#include "kernels/panel-q4_0.h"
+#include "kernels/panels.h"
 #include "cpu-impl.h"
 #include "cpu-variant.h"
 
@@ -23,7 +23,7 @@
 // which layouts have their kernel here (set once, when the type is first asked for)
 static pthread_once_t g_rp_once = PTHREAD_ONCE_INIT;
 static bool           g_rp_bf16;
-static bool           g_rp_q4_0;
+static bool           g_rp_panels[GGML_TYPE_COUNT];  // the types held in 16-row panels
 
 size_t ggml_cpu_repack_matrix_size(int64_t k, int64_t nrows) {
     return (size_t) GGML_PAD(nrows, RP_ROWS) * (size_t)((k + 1) / 2) * sizeof(uint32_t);
@@ -37,8 +37,8 @@ static enum ggml_cpu_repack_layout rp_layout(const struct ggml_tensor * t) {
     if (t->type == GGML_TYPE_BF16 && g_rp_bf16) {
         return GGML_CPU_REPACK_BF16;
     }
-    if (t->type == GGML_TYPE_Q4_0 && g_rp_q4_0) {
-        return GGML_CPU_REPACK_Q4_0;
+    if (g_rp_panels[t->type]) {
+        return GGML_CPU_REPACK_PANELS;
     }
     return GGML_CPU_REPACK_NONE;
 }
@@ -50,7 +50,7 @@ static bool rp_packable(const struct ggml_tensor * t) {
 size_t ggml_cpu_repack_tensor_matrix_size(const struct ggml_tensor * t) {
     switch (rp_layout(t)) {
         case GGML_CPU_REPACK_BF16: return ggml_cpu_repack_matrix_size(t->ne[0], t->ne[1]);
-        case GGML_CPU_REPACK_Q4_0: return ggml_q4_0p_matrix_size(t->ne[0], t->ne[1]);
+        case GGML_CPU_REPACK_PANELS: return ggml_qpanel_matrix_size(t->type, t->ne[0], t->ne[1]);
         case GGML_CPU_REPACK_NONE: break;
     }
     return (size_t) t->nb[2];
@@ -144,7 +144,7 @@ static void rp_check_range(const struct ggml_tensor * t, size_t offset, size_t s
 }
 
 //
-// Q4_0: conversions of byte ranges
+// 16-row panels (Q4_0, Q4_K): conversions of byte ranges
 //
 
 // what a pass over bytes [o0, o1) of the usual layout does: write bytes from
@@ -157,58 +157,60 @@ struct rq_range {
 
 // rows [r, r + rows) of a matrix (a whole panel: r a multiple of 16), from
 // rows in the usual layout: the units written one after the other, in order
-static void rq_put_panel(void * m, int64_t nb, int64_t r, int64_t rows, const block_q4_0 * src) {
-    uint8_t * u = ggml_q4_0p_unit(m, nb, r, 0);
-    for (int64_t b = 0; b < nb; b++, u += GGML_Q4_0P_UNIT) {
-        uint8_t unit[GGML_Q4_0P_UNIT] = { 0 };
-        for (int64_t j = 0; j < rows; j++) {
-            const block_q4_0 * blk = src + j * nb + b;
-            memcpy(unit + 2*j, &blk->d, sizeof(ggml_half));
-            for (int q = 0; q < 4; q++) {
-                memcpy(unit + 32 + 64*q + 4*j, blk->qs + 4*q, 4);
-            }
+static void rq_put_panel(enum ggml_type type, void * m, int64_t nb, int64_t r, int64_t rows, const uint8_t * src) {
+    int nh = 0, nw = 0;
+    ggml_qpanel_form(type, &nh, &nw);
+    const size_t bs = ggml_type_size(type), us = ggml_qpanel_unit_size(type);
+    uint8_t * u = ggml_qpanel_unit(type, m, nb, r, 0);
+    for (int64_t b = 0; b < nb; b++, u += us) {
+        if (rows < GGML_QPANEL_ROWS) {
+            memset(u, 0, us);
         }
-        memcpy(u, unit, GGML_Q4_0P_UNIT);
+        for (int64_t j = 0; j < rows; j++) {
+            ggml_qpanel_put(nh, nw, u, (int) j, src + (size_t)(j * nb + b) * bs);
+        }
     }
 }
 
 static void rq_range_apply(const struct ggml_tensor * t, size_t o0, size_t o1, const struct rq_range * io) {
-    const int64_t k = t->ne[0], n = t->ne[1], nb = k / QK4_0;
-    const size_t  bs = sizeof(block_q4_0);
-    const size_t  msize = ggml_q4_0p_matrix_size(k, n);
+    const int64_t k = t->ne[0], n = t->ne[1], nb = k / ggml_blck_size(t->type);
+    int nh = 0, nw = 0;
+    ggml_qpanel_form(t->type, &nh, &nw);
+    const size_t  bs = ggml_type_size(t->type);
+    const size_t  msize = ggml_qpanel_matrix_size(t->type, k, n);
     const size_t  row_bytes = (size_t) nb * bs;
+    uint8_t blk[GGML_QPANEL_MAX_BLOCK];
+    GGML_ASSERT(bs <= sizeof(blk));
     for (size_t B = o0 / bs; B * bs < o1; B++) {
         if (io->src != NULL && B * bs >= o0 && B % (size_t) nb == 0) {
             // a whole panel: packed unit by unit (a model's weights at load time)
             const int64_t R = (int64_t) B / nb, r = R % n;
-            const int64_t rows = MIN((int64_t) GGML_Q4_0P_ROWS, n - r);
-            if (r % GGML_Q4_0P_ROWS == 0 && B * bs + (size_t) rows * row_bytes <= o1) {
-                rq_put_panel((char *) t->data + (size_t)(R / n) * msize, nb, r, rows,
-                             (const block_q4_0 *)(io->src + (B * bs - o0)));
+            const int64_t rows = MIN((int64_t) GGML_QPANEL_ROWS, n - r);
+            if (r % GGML_QPANEL_ROWS == 0 && B * bs + (size_t) rows * row_bytes <= o1) {
+                rq_put_panel(t->type, (char *) t->data + (size_t)(R / n) * msize, nb, r, rows, io->src + (B * bs - o0));
                 B += (size_t)(rows * nb) - 1;
                 continue;
             }
         }
         // block b of row R, counted over all matrices
         const int64_t R = (int64_t) B / nb, b = (int64_t) B % nb;
-        char * m = (char *) t->data + (size_t)(R / n) * msize;
-        const int64_t r = R % n;
+        uint8_t * u = ggml_qpanel_unit(t->type, (char *) t->data + (size_t)(R / n) * msize, nb, R % n, b);
+        const int j = (int)((R % n) % GGML_QPANEL_ROWS);
         const size_t lo = MAX(o0, B * bs) - B * bs;
         const size_t hi = MIN(o1, (B + 1) * bs) - B * bs;
-        block_q4_0 blk;
         if (io->dst != NULL || lo != 0 || hi != bs) {
-            ggml_q4_0p_get_block(m, nb, r, b, &blk);
+            ggml_qpanel_get(nh, nw, u, j, blk);
         }
         if (io->dst != NULL) {
-            memcpy(io->dst + (B * bs + lo - o0), (const char *) &blk + lo, hi - lo);
+            memcpy(io->dst + (B * bs + lo - o0), blk + lo, hi - lo);
             continue;
         }
         if (io->src != NULL) {
-            memcpy((char *) &blk + lo, io->src + (B * bs + lo - o0), hi - lo);
+            memcpy(blk + lo, io->src + (B * bs + lo - o0), hi - lo);
         } else {
-            memset((char *) &blk + lo, io->fill, hi - lo);
+            memset(blk + lo, io->fill, hi - lo);
         }
-        ggml_q4_0p_put_block(m, nb, r, b, &blk);
+        ggml_qpanel_put(nh, nw, u, j, blk);
     }
 }
 
@@ -232,11 +234,11 @@ static enum ggml_status rp_buffer_init_tensor(ggml_backend_buffer_t buffer, stru
                        tensor->name, ggml_type_name(tensor->view_src->type), tensor->view_src->name);
         return GGML_STATUS_FAILED;
     }
-    // the rows past the end of each matrix's last Q4_0 panel: zero, so that
-    // the kernels meet numbers there (their results are not stored)
-    if (rp_layout(tensor) == GGML_CPU_REPACK_Q4_0 && tensor->ne[1] % GGML_Q4_0P_ROWS != 0) {
-        const size_t  msize = ggml_q4_0p_matrix_size(tensor->ne[0], tensor->ne[1]);
-        const size_t  gsize = (size_t)(tensor->ne[0] / QK4_0) * GGML_Q4_0P_UNIT;
+    // the rows past the end of each matrix's last panel of 16 rows: zero, so
+    // that the kernels meet numbers there (their results are not stored)
+    if (rp_layout(tensor) == GGML_CPU_REPACK_PANELS && tensor->ne[1] % GGML_QPANEL_ROWS != 0) {
+        const size_t  msize = ggml_qpanel_matrix_size(tensor->type, tensor->ne[0], tensor->ne[1]);
+        const size_t  gsize = (size_t)(tensor->ne[0] / ggml_blck_size(tensor->type)) * ggml_qpanel_unit_size(tensor->type);
         const int64_t nmat  = tensor->ne[2] * tensor->ne[3];
         for (int64_t i = 0; i < nmat; i++) {
             memset((char *) tensor->data + (size_t)(i + 1) * msize - gsize, 0, gsize);
@@ -254,7 +256,7 @@ static void rp_buffer_memset_tensor(ggml_backend_buffer_t buffer, struct ggml_te
             const struct rp_range io = { .src = NULL, .fill = (uint16_t)(value * 0x0101u), .dst = NULL };
             rp_range_apply(tensor, (int64_t)(offset / 2), (int64_t)((offset + size) / 2), &io);
         } break;
-        case GGML_CPU_REPACK_Q4_0: {
+        case GGML_CPU_REPACK_PANELS: {
             const struct rq_range io = { .src = NULL, .fill = value, .dst = NULL };
             rq_range_apply(tensor, offset, offset + size, &io);
         } break;
@@ -273,7 +275,7 @@ static void rp_buffer_set_tensor(ggml_backend_buffer_t buffer, struct ggml_tenso
             const struct rp_range io = { .src = (const uint16_t *) data, .fill = 0, .dst = NULL };
             rp_range_apply(tensor, (int64_t)(offset / 2), (int64_t)((offset + size) / 2), &io);
         } break;
-        case GGML_CPU_REPACK_Q4_0: {
+        case GGML_CPU_REPACK_PANELS: {
             const struct rq_range io = { .src = (const uint8_t *) data, .fill = 0, .dst = NULL };
             rq_range_apply(tensor, offset, offset + size, &io);
         } break;
@@ -293,7 +295,7 @@ static void rp_buffer_get_tensor(ggml_backend_buffer_t buffer, const struct ggml
             const struct rp_range io = { .src = NULL, .fill = 0, .dst = (uint16_t *) data };
             rp_range_apply(tensor, (int64_t)(offset / 2), (int64_t)((offset + size) / 2), &io);
         } break;
-        case GGML_CPU_REPACK_Q4_0: {
+        case GGML_CPU_REPACK_PANELS: {
             const struct rq_range io = { .src = NULL, .fill = 0, .dst = (uint8_t *) data };
             rq_range_apply(tensor, offset, offset + size, &io);
         } break;
@@ -313,8 +315,8 @@ static bool rp_buffer_cpy_tensor(ggml_backend_buffer_t buffer, const struct ggml
     return true;
 }
 
-// every byte the same: the same bytes in any layout (a Q4_0 panel unit holds
-// the bytes of 16 blocks; the BF16 layout is of 16-bit values)
+// every byte the same: the same bytes in any layout (a panel unit holds the
+// bytes of 16 blocks; the BF16 layout is of 16-bit values)
 static void rp_buffer_clear(ggml_backend_buffer_t buffer, uint8_t value) {
     memset(buffer->context, value, buffer->size);
 }
@@ -396,13 +398,21 @@ static void rp_init(void) {
     g_rp_bf16 = ggml_gemm_bf16_available() &&
                 (ggml_cpu_kernels_active()->features & GGML_CPU_X86_AVX512_BF16) != 0;
 #endif
-    g_rp_q4_0 = ggml_cpu_kernels_active()->reads_panels(GGML_TYPE_Q4_0);
+    for (int t = 0; t < GGML_TYPE_COUNT; t++) {
+        int nh, nw;
+        g_rp_panels[t] = ggml_qpanel_form((enum ggml_type) t, &nh, &nw) &&
+                         ggml_cpu_kernels_active()->reads_panels((enum ggml_type) t);
+    }
     g_rp_buft.device = ggml_backend_reg_dev_get(ggml_backend_cpu_reg(), 0);
 }
 
 ggml_backend_buffer_type_t ggml_backend_cpu_repack_buffer_type(void) {
     pthread_once(&g_rp_once, rp_init);
-    return g_rp_bf16 || g_rp_q4_0 ? &g_rp_buft : NULL;
+    bool any = g_rp_bf16;
+    for (int t = 0; t < GGML_TYPE_COUNT; t++) {
+        any = any || g_rp_panels[t];
+    }
+    return any ? &g_rp_buft : NULL;
 }
 
 static bool rp_in_repack_buffer(const struct ggml_tensor * t) {

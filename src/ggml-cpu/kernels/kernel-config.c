@@ -37,12 +37,14 @@ void ggml_cpu_kernel_config_init(void) {
     ggml_cpu_add_kernels_quants_dot_lowbit(cfg);
     ggml_cpu_add_kernels_gemm_q8(cfg);
     ggml_cpu_add_kernels_panel_q4_0(cfg);
+    ggml_cpu_add_kernels_panel_q4_K(cfg);
     ggml_cpu_add_kernels_x86_quants_dot(cfg);
     ggml_cpu_add_kernels_x86_quants_dot_k(cfg);
     ggml_cpu_add_kernels_x86_quants_dot_iq4(cfg);
     ggml_cpu_add_kernels_x86_quants_dot_iq(cfg);
     ggml_cpu_add_kernels_x86_gemm_q8(cfg);
     ggml_cpu_add_kernels_x86_panel_q4_0(cfg);
+    ggml_cpu_add_kernels_x86_panel_q4_K(cfg);
     ggml_cpu_add_kernels_arm_quants_dot(cfg);
     ggml_cpu_add_kernels_arm_quants_dot_k(cfg);
     ggml_cpu_add_kernels_arm_gemm_q8(cfg);
@@ -106,12 +108,7 @@ void ggml_cpu_kernel_config_print(void) {
     for (int t = 0; t < GGML_TYPE_COUNT; t++) {
         const struct ggml_cpu_type_kernels * k = &cfg->fast[t];
         if (k->dot_panels != NULL) {
-            char name[64];
-            snprintf(name, sizeof(name), "%sp", ggml_type_name((enum ggml_type) t));
-            for (char * c = name; *c; c++) {
-                *c = (char) (*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
-            }
-            fprintf(stderr, " %s_dot__%s", name, k->dot_panels_isa);
+            fprintf(stderr, " %sp_dot__%s", ggml_type_name((enum ggml_type) t), k->dot_panels_isa);
             n_panels++;
         }
     }

@@ -25,7 +25,7 @@
 //
 
 #include "kernels/quants-dot.h"
-#include "kernels/panel-q4_0.h"
+#include "kernels/panels.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -47,7 +47,7 @@ struct ggml_cpu_type_kernels {
     ggml_cpu_quantize_act_t quantize_act;  // F32 activations -> rows of the type's vec_dot_type
     ggml_cpu_q8p_pack_t     pack_weights;  // weight row -> q8 panel of this kernel family (with gemm)
     ggml_cpu_q8p_gemm_t     gemm;          // tile kernel on those panels (prompt, many columns)
-    ggml_cpu_dot_panels_t   dot_panels;    // weights in 16-row panels (panel-q4_0.h) . activation rows
+    ggml_cpu_dot_panels_t   dot_panels;    // weights in 16-row panels (panels.h) . activation rows
     const char * dot_rows_isa;             // the <isa>[_<tile>] part of each kernel's name
     const char * quantize_act_isa;
     const char * pack_weights_isa;
@@ -111,12 +111,14 @@ void ggml_cpu_add_kernels_quants_dot_iq     (struct ggml_cpu_kernel_config * cfg
 void ggml_cpu_add_kernels_quants_dot_lowbit (struct ggml_cpu_kernel_config * cfg); // kernels/quants-dot-lowbit.c: Q1_0, Q2_0, NVFP4
 void ggml_cpu_add_kernels_gemm_q8           (struct ggml_cpu_kernel_config * cfg); // kernels/gemm-q8.c: q8 panel packers and tiles
 void ggml_cpu_add_kernels_panel_q4_0        (struct ggml_cpu_kernel_config * cfg); // kernels/panel-q4_0.c: Q4_0 in 16-row panels
+void ggml_cpu_add_kernels_panel_q4_K        (struct ggml_cpu_kernel_config * cfg); // kernels/panel-q4_K.c: Q4_K in 16-row panels
 void ggml_cpu_add_kernels_x86_quants_dot    (struct ggml_cpu_kernel_config * cfg); // arch/x86/quants-dot-avx2.c (each: empty without AVX2)
 void ggml_cpu_add_kernels_x86_quants_dot_k  (struct ggml_cpu_kernel_config * cfg); // arch/x86/quants-dot-k-avx2.c
 void ggml_cpu_add_kernels_x86_quants_dot_iq4(struct ggml_cpu_kernel_config * cfg); // arch/x86/quants-dot-iq4-avx2.c
 void ggml_cpu_add_kernels_x86_quants_dot_iq (struct ggml_cpu_kernel_config * cfg); // arch/x86/quants-dot-iq-avx2.c
 void ggml_cpu_add_kernels_x86_gemm_q8       (struct ggml_cpu_kernel_config * cfg); // arch/x86/gemm-q8-avx2.c
 void ggml_cpu_add_kernels_x86_panel_q4_0    (struct ggml_cpu_kernel_config * cfg); // arch/x86/panel-q4_0-avx512.c (empty without AVX-512 VNNI)
+void ggml_cpu_add_kernels_x86_panel_q4_K    (struct ggml_cpu_kernel_config * cfg); // arch/x86/panel-q4_K-avx512.c (empty without AVX-512 VNNI)
 void ggml_cpu_add_kernels_arm_quants_dot    (struct ggml_cpu_kernel_config * cfg); // arch/arm/quants-dot-neon.c (each: empty off arm64)
 void ggml_cpu_add_kernels_arm_quants_dot_k  (struct ggml_cpu_kernel_config * cfg); // arch/arm/quants-dot-k-neon.c
 void ggml_cpu_add_kernels_arm_gemm_q8       (struct ggml_cpu_kernel_config * cfg); // arch/arm/gemm-q8-neon.c

@@ -16,10 +16,10 @@
 // BF16 weights of a CPU_REPACK buffer (repack.h) are already in the
 // BF16 tile kernel's panels: they take it for any number of columns (with
 // the narrower tiles of few columns for generation), and pack nothing.
-// Q4_0 weights of such a buffer are in panels of 16 rows (panel-q4_0.h):
-// few columns take the panel kernel (dot_panels, with the sums of the
-// activation blocks computed once per column); many columns unpack each row
-// of a chunk and pack it into the q8 panel as usual.
+// Q4_0 and Q4_K weights of such a buffer are in panels of 16 rows
+// (panels.h): few columns take the panel kernel (dot_panels; for Q4_0 with
+// the sums of the activation blocks computed once per column); many columns
+// unpack each row of a chunk and pack it into the q8 panel as usual.
 // Every kernel comes from the kernel configuration of the variant in use
 // (kernel-config.h: per weight type the row dot, the activation quantizer,
 // the q8 panel packer and tile; which float tiles run), the portable ones
@@ -38,7 +38,7 @@
 #include "kernels/gemm.h"
 #include "kernels/gemm-bf16.h"
 #include "kernels/repack.h"
-#include "kernels/panel-q4_0.h"
+#include "kernels/panels.h"
 #include "kernels/quants-dot.h"
 #include "kernels/kernel-config.h"
 #include "ggml-quants.h"
@@ -120,7 +120,7 @@ struct mm_op {
     enum ggml_type vdt;              // vec_dot_type of the weights
     bool    quant;
     bool    packed_w;                // BF16 weights already packed for the tile kernel (repack.h)
-    bool    panels;                  // Q4_0 weights in 16-row panels (panel-q4_0.h)
+    bool    panels;                  // Q4_0 / Q4_K weights in 16-row panels (panels.h)
     int64_t k, n;                    // values per row, weight rows
     int64_t n_x_cols;                // columns of src1: ne11*ne12*ne13
     int64_t max_cols;                // most columns one group of the product can have
@@ -158,7 +158,7 @@ static void mm_op_init(struct mm_op * op, struct ggml_tensor * dst) {
     op->vdt      = ggml_get_type_traits_cpu(w->type)->vec_dot_type;
     op->quant    = mm_is_quant(w->type) || mm_is_kquant(w->type);
     op->packed_w = ggml_cpu_repack_layout_of(w) == GGML_CPU_REPACK_BF16;
-    op->panels   = ggml_cpu_repack_layout_of(w) == GGML_CPU_REPACK_Q4_0;
+    op->panels   = ggml_cpu_repack_layout_of(w) == GGML_CPU_REPACK_PANELS;
     op->k        = w->ne[0];
     op->n        = w->ne[1];
     op->n_x_cols = x->ne[1] * x->ne[2] * x->ne[3];
@@ -189,7 +189,8 @@ static void mm_op_init(struct mm_op * op, struct ggml_tensor * dst) {
     op->q8_stride  = mm_pad(ggml_row_size(op->quant ? op->vdt : GGML_TYPE_F32, op->k));
     op->q8p_stride = !op->quant ? 0 : mm_row_stride(ggml_q8p_has_halves(w->type) ? ggml_q8p2_row_size(op->k) : ggml_q8p_row_size(op->k));
     op->bf16_stride = op->need_bf16 ? mm_row_stride((op->k + 1) * sizeof(ggml_bf16_t)) : 0;
-    op->ys_stride  = op->panels && op->need_q8 ? mm_pad((size_t)(op->k / QK4_0) * sizeof(int32_t)) : 0;
+    op->ys_stride  = op->panels && op->need_q8 && ggml_qpanel_wants_sums(w->type) ?
+                     mm_pad((size_t)(op->k / QK8_0) * sizeof(int32_t)) : 0;
 
     size_t act = 0;
     op->act_f32 = act; act += op->need_f32 && !op->f32_in_place ? op->n_x_cols * op->f32_stride : 0;
@@ -217,7 +218,8 @@ static void mm_op_init(struct mm_op * op, struct ggml_tensor * dst) {
 
     size_t t = op->shared ? 0 : act;
     op->tmp_f32 = t; t += mm_pad(op->k * sizeof(float));                          // gathered src1 column
-    op->tmp_row = t; t += mm_pad(MAX(op->q8_stride, op->k * sizeof(ggml_fp16_t))); // its F16 / BF16 / Q8 form
+    op->tmp_row = t; t += mm_pad(MAX(MAX(op->q8_stride, op->k * sizeof(ggml_fp16_t)),  // its F16 / BF16 / Q8 form,
+                                     op->panels ? ggml_row_size(w->type, op->k) : 0)); // or a row out of its panel
     op->panel   = t; t += mm_pad(panel);
     // the float weights packed for the packed kernel (gemm.h)
     // (BF16 weights: as pairs for the BF16 kernel)
@@ -349,7 +351,7 @@ static void mm_convert_col(const struct mm_op * op, const struct mm_act * act, i
         q8 = out;
     }
     if (want_ys) {
-        ggml_q4_0p_block_sums((const block_q8_0 *) q8, k / QK4_0, (int32_t *) mm_act_ys(op, act, c));
+        ggml_qpanel_q8_0_sums((const block_q8_0 *) q8, k / QK8_0, (int32_t *) mm_act_ys(op, act, c));
     }
     if (want_q8p) {
         if (ggml_q8p_has_halves(op->w->type)) {
@@ -390,10 +392,10 @@ static bool mm_group_uses_gemm(const struct mm_op * op, const struct mm_group * 
 }
 
 // rows of a dot_rows chunk
-// (whole groups of 4 panels of 16 rows for the Q4_0 panels: 4 streams, as the row dots)
+// (whole groups of 4 panels of 16 rows for the panels: 4 streams, as the row dots)
 static int64_t mm_rows_chunk(const struct mm_op * op) {
     const int64_t rb = (int64_t)(MM_ROWS_CHUNK_BYTES / MAX((size_t) 1, ggml_row_size(op->w->type, op->k)));
-    const int64_t m  = op->panels ? 4 * GGML_Q4_0P_ROWS : 4;
+    const int64_t m  = op->panels ? 4 * GGML_QPANEL_ROWS : 4;
     return MAX(m, MIN(1024, rb - rb % m));
 }
 
@@ -443,13 +445,13 @@ static void mm_chunk_rows(const struct mm_op * op, const struct mm_act * act, co
         const int64_t c = mm_group_col(op, g, j, &d);
         ycol[j] = op->quant ? mm_act_q8(op, act, c) : (const void *) mm_act_f32(op, act, c);
         scol[j] = d + r0;
-        yscol[j] = op->panels ? mm_act_ys(op, act, c) : NULL;
+        yscol[j] = op->ys_stride > 0 ? mm_act_ys(op, act, c) : NULL;
     }
     if (op->panels) {
         // r0 is a multiple of 16: chunks are whole panels
-        const int64_t nb = op->k / QK4_0;
-        const char * panels = g->w + (size_t)(r0 / GGML_Q4_0P_ROWS) * (size_t) nb * GGML_Q4_0P_UNIT;
-        ggml_cpu_type_kernels(op->w->type, use_ref)->dot_panels(nb, panels, (r1 - r0 + GGML_Q4_0P_ROWS - 1) / GGML_Q4_0P_ROWS,
+        const int64_t nb = op->k / ggml_blck_size(op->w->type);
+        const char * panels = (const char *) ggml_qpanel_unit(op->w->type, (void *) g->w, nb, r0, 0);
+        ggml_cpu_type_kernels(op->w->type, use_ref)->dot_panels(nb, panels, (r1 - r0 + GGML_QPANEL_ROWS - 1) / GGML_QPANEL_ROWS,
                                                                 r1 - r0, ycol, yscol, scol, g->ncols);
         return;
     }
@@ -531,9 +533,9 @@ static void mm_chunk_gemm(const struct mm_op * op, const struct mm_act * act, co
             const char * row = g->w + r*op->w->nb[1];
             if (op->panels) {
                 // the row out of its panel, in the usual layout
-                block_q4_0 * tmp = (block_q4_0 *)(thr + op->tmp_row);
-                ggml_q4_0p_get_row(g->w, op->k / QK4_0, r, tmp);
-                row = (const char *) tmp;
+                char * tmp = thr + op->tmp_row;
+                ggml_qpanel_get_row(op->w->type, g->w, op->k / ggml_blck_size(op->w->type), r, tmp);
+                row = tmp;
             }
             tk->pack_weights(row, op->k, panel + (r - r0)*lda);
         }
@@ -678,7 +680,7 @@ static void mm_forward(const struct ggml_compute_params * params, struct ggml_te
         n_groups  = op.x->ne[2] * op.x->ne[3];
     }
     // the Q4_0 panels' kernel takes the sums of the activation blocks
-    const bool want_ys = op.panels && want_q8;
+    const bool want_ys = op.ys_stride > 0 && want_q8;
     want_q8 = want_q8 && !op.q8_in_place;
     // float weights: BF16 rows for the BF16 kernel, F32 rows for the others
     const bool want_bf16 = op.need_bf16 && !use_ref;

@@ -1,5 +1,5 @@
 // panel-q4_0-avx512.c: the AVX-512 VNNI dot product of Q4_0 panels
-// (panel-q4_0.h) and Q8_0 activation rows. Per unit (block b of 16 rows): 4
+// (panels.h) and Q8_0 activation rows. Per unit (block b of 16 rows): 4
 // loads of codes, their low and high nibbles, 8 VNNI steps against broadcast
 // activation dwords (16 rows each), one conversion of the 16 scales. The Q4_0
 // offset comes in as -8 x the activation block's sum, the start of the
@@ -13,10 +13,12 @@
 // GGML_CPU_STREAM_AHEAD bytes ahead. The order of each row's sum does not
 // change with the number of panels walked together.
 
-#include "kernels/panel-q4_0.h"
+#include "kernels/panels.h"
 #include "kernels/kernel-config.h"
 #include "simd/stream-prefetch.h"
 #include "ggml-impl.h"
+
+#define Q4P_UNIT (GGML_QPANEL_ROWS * sizeof(block_q4_0))
 
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__) && defined(__F16C__)
 #include <immintrin.h>
@@ -35,7 +37,7 @@ static inline __m512 q4p_unit(__m512 acc, const uint8_t * u, const int32_t * yq,
 }
 
 static inline void q4p_store(float * out, __m512 acc, int rows) {
-    if (rows >= GGML_Q4_0P_ROWS) {
+    if (rows >= GGML_QPANEL_ROWS) {
         _mm512_storeu_ps(out, acc);
     } else {
         _mm512_mask_storeu_ps(out, (__mmask16)((1u << rows) - 1), acc);
@@ -45,39 +47,39 @@ static inline void q4p_store(float * out, __m512 acc, int rows) {
 // np (1 to 4) panels of one column, side by side; rows: of the last panel
 static void q4p_panels(int64_t nb, const uint8_t * grp, int np, const block_q8_0 * yb, const int32_t * ys,
                        float * out, int rows) {
-    const size_t gstride = (size_t) nb * GGML_Q4_0P_UNIT;
+    const size_t gstride = (size_t) nb * Q4P_UNIT;
     __m512 acc[4] = { _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps() };
     for (int64_t b = 0; b < nb; b++) {
         int32_t yq[8];
         memcpy(yq, yb[b].qs, sizeof(yq));
         const float dy = _cvtsh_ss(yb[b].d);
-        const uint8_t * u = grp + (size_t) b * GGML_Q4_0P_UNIT;
+        const uint8_t * u = grp + (size_t) b * Q4P_UNIT;
         if (np == 4) {
             for (int p = 0; p < 4; p++) {
-                ggml_cpu_stream_prefetch(u + p*gstride, GGML_Q4_0P_UNIT);
+                ggml_cpu_stream_prefetch(u + p*gstride, Q4P_UNIT);
                 acc[p] = q4p_unit(acc[p], u + p*gstride, yq, ys[b], dy);
             }
         } else {
             for (int p = 0; p < np; p++) {
-                ggml_cpu_stream_prefetch(u + p*gstride, GGML_Q4_0P_UNIT);
+                ggml_cpu_stream_prefetch(u + p*gstride, Q4P_UNIT);
                 acc[p] = q4p_unit(acc[p], u + p*gstride, yq, ys[b], dy);
             }
         }
     }
     for (int p = 0; p < np; p++) {
-        q4p_store(out + p*GGML_Q4_0P_ROWS, acc[p], p == np - 1 ? rows : GGML_Q4_0P_ROWS);
+        q4p_store(out + p*GGML_QPANEL_ROWS, acc[p], p == np - 1 ? rows : GGML_QPANEL_ROWS);
     }
 }
 
 static void q4_0p_dot__avx512vnni(int64_t nb, const void * GGML_RESTRICT panels, int64_t ng, int64_t nr,
                                   const void * const * y, const int32_t * const * ys, float * const * s, int64_t nc) {
-    const size_t gstride = (size_t) nb * GGML_Q4_0P_UNIT;
+    const size_t gstride = (size_t) nb * Q4P_UNIT;
     for (int64_t g = 0; g < ng; g += 4) {
         const int np = (int) MIN((int64_t) 4, ng - g);
         const uint8_t * grp = (const uint8_t *) panels + (size_t) g * gstride;
-        const int rows = (int) MIN((int64_t) GGML_Q4_0P_ROWS, nr - (g + np - 1)*GGML_Q4_0P_ROWS);
+        const int rows = (int) MIN((int64_t) GGML_QPANEL_ROWS, nr - (g + np - 1)*GGML_QPANEL_ROWS);
         for (int64_t c = 0; c < nc; c++) {
-            q4p_panels(nb, grp, np, (const block_q8_0 *) y[c], ys[c], s[c] + g*GGML_Q4_0P_ROWS, rows);
+            q4p_panels(nb, grp, np, (const block_q8_0 *) y[c], ys[c], s[c] + g*GGML_QPANEL_ROWS, rows);
         }
     }
 }
