@@ -1,11 +1,11 @@
 // test-cpu-repack.c: the CPU device's extra buffer type CPU_REPACK
 // (src/ggml-cpu/repack.h): BF16 weights stored in the BF16 tile
-// kernel's panel layout, Q4_0 and Q4_K weights in panels of 16 rows.
+// kernel's panel layout, Q4_0 weights in panels of 16 rows.
 //
 //   - the device lists it exactly where a kernel of one of its layouts runs:
 //     BF16 where the kernel level in use has AVX512_BF16 (so not under
 //     GGML_CPU_ISA=avx2 of a GGML_NATIVE=OFF build), the CPU has it and
-//     GGML_CPU_NO_BF16_DOT is unset; Q4_0 and Q4_K where the kernel level in use has
+//     GGML_CPU_NO_BF16_DOT is unset; Q4_0 where the kernel level in use has
 //     AVX512_VNNI; elsewhere the list is empty and the rest of the test has
 //     nothing to check; each layout's checks run where it exists;
 //   - the type: its name, not host memory, the CPU device takes it, the
@@ -23,15 +23,14 @@
 //   - supports_op: MUL_MAT / MUL_MAT_ID with the packed tensor as src0 only;
 //     GET_ROWS, ADD, CPY, MUL_MAT with it as src1, and matrix products over
 //     tensors of other types in such a buffer are refused;
-//   - Q4_0, Q4_K: the allocation size (rows padded to 16), byte-exact get/set/memset
+//   - Q4_0: the allocation size (rows padded to 16), byte-exact get/set/memset
 //     on ranges that cut blocks, rows and panels, copies in and out, views
 //     refused; MUL_MAT (rows not a multiple of 16, 1 to 129 blocks per row,
 //     1 to 40 columns: the panel kernel and the tile kernel's unpacking, 3-D
 //     batches with broadcasting, strided activations, 1 and 3 threads,
 //     use_ref) against the same product with the weights in host memory
 //     (tight) and against a double-precision sum of the dequantized weights
-//     and Q8_0 / Q8_K activations (loose: it catches layout errors), and
-//     MUL_MAT_ID;
+//     and Q8_0 activations (loose: it catches layout errors), and MUL_MAT_ID;
 //   - the scheduler, with a higher-priority device on host memory that would
 //     take every op and offload every product (a test backend that computes
 //     nothing), runs the product with packed weights on the CPU, and the
@@ -124,8 +123,8 @@ static void check_basics(ggml_backend_buffer_type_t buft, bool has_bf16, bool ha
     CHECK_EQ_INT((long long) ggml_backend_buft_get_alloc_size(buft, f), (long long) ggml_nbytes(f));
     // Q4_0: 5 panels of 16 rows, 2 blocks per row, 16 x 18 bytes per unit
     CHECK_EQ_INT((long long) ggml_backend_buft_get_alloc_size(buft, q), has_panels ? 5LL * 2 * 288 : (long long) ggml_nbytes(q));
-    // Q4_K: 2 matrices of 3 panels, 2 blocks per row, 16 x 144 bytes per unit
-    CHECK_EQ_INT((long long) ggml_backend_buft_get_alloc_size(buft, kq), has_panels ? 2LL * 3 * 2 * 2304 : (long long) ggml_nbytes(kq));
+    // a K-quant: stored as it is
+    CHECK_EQ_INT((long long) ggml_backend_buft_get_alloc_size(buft, kq), (long long) ggml_nbytes(kq));
     CHECK_EQ_INT((long long) ggml_backend_buft_get_alloc_size(buft, r), (long long) ggml_nbytes(r));
     CHECK_EQ_INT((long long) ggml_backend_buft_get_alloc_size(buft, s), (long long) ggml_nbytes(s));
     ggml_free(ctx);
@@ -447,7 +446,7 @@ static void check_sched(ggml_backend_t cpu, ggml_backend_buffer_type_t buft) {
 }
 
 //
-// Q4_0 and Q4_K panels
+// Q4_0 panels
 //
 
 // rows of k random values quantized to type
@@ -530,8 +529,8 @@ static void check_panels_get_set(ggml_backend_buffer_type_t buft, enum ggml_type
     ggml_free(ctx);
 }
 
-// the double-precision product of dequantized weights with the Q8_0 / Q8_K
-// form of the activations (what the kernels multiply)
+// the double-precision product of dequantized weights with the Q8_0 form of
+// the activations (what the kernels multiply)
 static double q_ref(const float * wf, const float * xq, int64_t k, double * sum_abs) {
     double s = 0.0, a = 0.0;
     for (int64_t i = 0; i < k; i++) {
@@ -543,7 +542,8 @@ static double q_ref(const float * wf, const float * xq, int64_t k, double * sum_
     return s;
 }
 
-// column (i1, i2, i3) of x, contiguous, through vdt (Q8_0 or Q8_K) and back
+// column (i1, i2, i3) of x, contiguous, through vdt (the weights'
+// vec_dot_type) and back
 static void q_x_col(const struct ggml_tensor * x, enum ggml_type vdt, int64_t i1, int64_t i2, int64_t i3, float * out) {
     const int64_t k = x->ne[0];
     float * col = (float *) malloc((size_t) k * sizeof(float));
@@ -552,34 +552,13 @@ static void q_x_col(const struct ggml_tensor * x, enum ggml_type vdt, int64_t i1
     }
     uint8_t * q = (uint8_t *) malloc(ggml_row_size(vdt, k));
     ggml_get_type_traits_cpu(vdt)->from_float(col, q, k);
-    if (vdt == GGML_TYPE_Q8_K) {
-        // no to_float: a float scale, then 256 int8 codes, per block
-        for (int64_t b = 0; b < k / 256; b++) {
-            const uint8_t * blk = q + (size_t) b * ggml_type_size(vdt);
-            float d;
-            memcpy(&d, blk, sizeof(d));
-            for (int i = 0; i < 256; i++) {
-                out[b * 256 + i] = d * (float)(int8_t) blk[sizeof(float) + i];
-            }
-        }
-    } else {
-        ggml_get_type_traits(vdt)->to_float(q, out, k);
-    }
+    ggml_get_type_traits(vdt)->to_float(q, out, k);
     free(q);
     free(col);
 }
 
-// a case's k in blocks of 32 values, as many blocks of the type
-static int64_t q_k(enum ggml_type type, int64_t k32) {
-    return k32 / 32 * ggml_blck_size(type);
-}
-
-// c->k: in blocks of 32 values (q_k)
 static void check_panels_mul_mat(ggml_backend_t backend, ggml_backend_buffer_type_t buft, enum ggml_type type,
-                                 const struct mm_case * c32) {
-    struct mm_case cc = *c32;
-    const struct mm_case * c = &cc;
-    cc.k = q_k(type, c32->k);
+                                 const struct mm_case * c) {
     const enum ggml_type vdt = ggml_get_type_traits_cpu(type)->vec_dot_type;
     // the same weights packed and in host memory
     struct ggml_context * wctx = ctx_new(2);
@@ -691,9 +670,9 @@ static void check_panels_mul_mat_id(ggml_backend_t backend, ggml_backend_buffer_
 }
 
 static void check_panels(ggml_backend_buffer_type_t buft, enum ggml_type type) {
-    check_panels_get_set(buft, type, q_k(type, 64), 70, 1);
-    check_panels_get_set(buft, type, q_k(type, 96), 130, 2);
-    check_panels_get_set(buft, type, q_k(type, 32), 1, 1);
+    check_panels_get_set(buft, type, 64, 70, 1);
+    check_panels_get_set(buft, type, 96, 130, 2);
+    check_panels_get_set(buft, type, 32, 1, 1);
     check_supports_op(buft, type);
 
     ggml_backend_t backend = ggml_backend_cpu_init();
@@ -701,8 +680,8 @@ static void check_panels(ggml_backend_buffer_type_t buft, enum ggml_type type) {
     if (backend == NULL) {
         return;
     }
-    // rows: 1, 15, 16, 17, 70, 300; blocks per row (k / 32 here): 1 to 129;
-    // columns 1 to 5 take the panel kernel, 6 and more the tile kernel
+    // rows: 1, 15, 16, 17, 70, 300; blocks per row: 1 to 129; columns 1 to 5
+    // take the panel kernel, 6 and more the tile kernel
     const struct mm_case cases[] = {
         { .k = 32,   .n = 1,   .ne2 = 1, .ne3 = 1, .cols = 1,  .xne2 = 1, .xne3 = 1 },
         { .k = 64,   .n = 15,  .ne2 = 1, .ne3 = 1, .cols = 2,  .xne2 = 1, .xne3 = 1 },
@@ -718,8 +697,8 @@ static void check_panels(ggml_backend_buffer_type_t buft, enum ggml_type type) {
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         check_panels_mul_mat(backend, buft, type, &cases[i]);
     }
-    check_panels_mul_mat_id(backend, buft, type, q_k(type, 64), 67, 4, 2, 3);
-    check_panels_mul_mat_id(backend, buft, type, q_k(type, 96), 130, 3, 2, 40);
+    check_panels_mul_mat_id(backend, buft, type, 64, 67, 4, 2, 3);
+    check_panels_mul_mat_id(backend, buft, type, 96, 130, 3, 2, 40);
     ggml_backend_free(backend);
 }
 
@@ -744,12 +723,11 @@ int main(void) {
     }
     CHECK(bufts[1] == NULL);
     ggml_backend_buffer_type_t buft = bufts[0];
-    printf("CPU_REPACK layouts here: BF16 %s, Q4_0 and Q4_K %s\n", has_bf16 ? "yes" : "no", has_panels ? "yes" : "no");
+    printf("CPU_REPACK layouts here: BF16 %s, Q4_0 %s\n", has_bf16 ? "yes" : "no", has_panels ? "yes" : "no");
 
     check_basics(buft, has_bf16, has_panels);
     if (has_panels) {
         check_panels(buft, GGML_TYPE_Q4_0);
-        check_panels(buft, GGML_TYPE_Q4_K);
     }
     if (!has_bf16) {
         return TEST_RESULT();

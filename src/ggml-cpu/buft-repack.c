@@ -1,5 +1,5 @@
-// buft-repack.c: the CPU_REPACK buffer type (repack.h): buffers whose BF16,
-// Q4_0 and Q4_K tensors are stored in the layouts of the kernels that read them,
+// buft-repack.c: the CPU_REPACK buffer type (repack.h): buffers whose BF16
+// and Q4_0 tensors are stored in the layouts of the kernels that read them,
 // the conversions to and from those layouts, and which ops may read such
 // tensors.
 //
@@ -7,7 +7,7 @@
 // whole groups of 64 rows with the kernel's own packing routine; byte ranges
 // that cut through a group (partial writes, reads) go value by value,
 // through the same address formula the kernel reads by.
-// Q4_0, Q4_K: whole panels unit by unit, other ranges block by block
+// Q4_0: whole panels unit by unit, other ranges block by block
 // (panels.h), a block cut by the range read, changed and written back.
 
 #include "kernels/repack.h"
@@ -144,7 +144,7 @@ static void rp_check_range(const struct ggml_tensor * t, size_t offset, size_t s
 }
 
 //
-// 16-row panels (Q4_0, Q4_K): conversions of byte ranges
+// 16-row panels (Q4_0): conversions of byte ranges
 //
 
 // what a pass over bytes [o0, o1) of the usual layout does: write bytes from

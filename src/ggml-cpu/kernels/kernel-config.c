@@ -37,14 +37,12 @@ void ggml_cpu_kernel_config_init(void) {
     ggml_cpu_add_kernels_quants_dot_lowbit(cfg);
     ggml_cpu_add_kernels_gemm_q8(cfg);
     ggml_cpu_add_kernels_panel_q4_0(cfg);
-    ggml_cpu_add_kernels_panel_q4_K(cfg);
     ggml_cpu_add_kernels_x86_quants_dot(cfg);
     ggml_cpu_add_kernels_x86_quants_dot_k(cfg);
     ggml_cpu_add_kernels_x86_quants_dot_iq4(cfg);
     ggml_cpu_add_kernels_x86_quants_dot_iq(cfg);
     ggml_cpu_add_kernels_x86_gemm_q8(cfg);
     ggml_cpu_add_kernels_x86_panel_q4_0(cfg);
-    ggml_cpu_add_kernels_x86_panel_q4_K(cfg);
     ggml_cpu_add_kernels_arm_quants_dot(cfg);
     ggml_cpu_add_kernels_arm_quants_dot_k(cfg);
     ggml_cpu_add_kernels_arm_gemm_q8(cfg);

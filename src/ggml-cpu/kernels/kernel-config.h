@@ -111,14 +111,12 @@ void ggml_cpu_add_kernels_quants_dot_iq     (struct ggml_cpu_kernel_config * cfg
 void ggml_cpu_add_kernels_quants_dot_lowbit (struct ggml_cpu_kernel_config * cfg); // kernels/quants-dot-lowbit.c: Q1_0, Q2_0, NVFP4
 void ggml_cpu_add_kernels_gemm_q8           (struct ggml_cpu_kernel_config * cfg); // kernels/gemm-q8.c: q8 panel packers and tiles
 void ggml_cpu_add_kernels_panel_q4_0        (struct ggml_cpu_kernel_config * cfg); // kernels/panel-q4_0.c: Q4_0 in 16-row panels
-void ggml_cpu_add_kernels_panel_q4_K        (struct ggml_cpu_kernel_config * cfg); // kernels/panel-q4_K.c: Q4_K in 16-row panels
 void ggml_cpu_add_kernels_x86_quants_dot    (struct ggml_cpu_kernel_config * cfg); // arch/x86/quants-dot-avx2.c (each: empty without AVX2)
 void ggml_cpu_add_kernels_x86_quants_dot_k  (struct ggml_cpu_kernel_config * cfg); // arch/x86/quants-dot-k-avx2.c
 void ggml_cpu_add_kernels_x86_quants_dot_iq4(struct ggml_cpu_kernel_config * cfg); // arch/x86/quants-dot-iq4-avx2.c
 void ggml_cpu_add_kernels_x86_quants_dot_iq (struct ggml_cpu_kernel_config * cfg); // arch/x86/quants-dot-iq-avx2.c
 void ggml_cpu_add_kernels_x86_gemm_q8       (struct ggml_cpu_kernel_config * cfg); // arch/x86/gemm-q8-avx2.c
 void ggml_cpu_add_kernels_x86_panel_q4_0    (struct ggml_cpu_kernel_config * cfg); // arch/x86/panel-q4_0-avx512.c (empty without AVX-512 VNNI)
-void ggml_cpu_add_kernels_x86_panel_q4_K    (struct ggml_cpu_kernel_config * cfg); // arch/x86/panel-q4_K-avx512.c (empty without AVX-512 VNNI)
 void ggml_cpu_add_kernels_arm_quants_dot    (struct ggml_cpu_kernel_config * cfg); // arch/arm/quants-dot-neon.c (each: empty off arm64)
 void ggml_cpu_add_kernels_arm_quants_dot_k  (struct ggml_cpu_kernel_config * cfg); // arch/arm/quants-dot-k-neon.c
 void ggml_cpu_add_kernels_arm_gemm_q8       (struct ggml_cpu_kernel_config * cfg); // arch/arm/gemm-q8-neon.c

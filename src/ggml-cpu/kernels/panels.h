@@ -3,13 +3,13 @@
 //
 // panels.h: quantized weights in panels of 16 rows, the layout of the
 // generation kernels that meet 16 rows with one instruction per 4 values
-// (the Q4_0 and Q4_K layouts of the CPU_REPACK buffer type, repack.h).
+// (the Q4_0 layout of the CPU_REPACK buffer type, repack.h).
 //
-// A block of these types is nh F16 values (the scales) followed by nw 32-bit
-// words (the codes, and Q4_K's packed 6-bit sub-block scales):
-//
-//   Q4_0: nh = 1 (d),          nw = 4  (qs[16])
-//   Q4_K: nh = 2 (d, dmin),    nw = 35 (scales[12], qs[128])
+// A block of such a type is nh F16 values (the scales) followed by nw 32-bit
+// words (the codes); Q4_0: nh = 1 (d), nw = 4 (qs[16]). (Q4_K, nh = 2 and
+// nw = 35, had this layout and an AVX-512 VNNI kernel on a branch: 1.65x the
+// row dot with the matrix in L3, but slower than the row dot streaming a
+// model from memory, as the row dot already keeps up with it; not taken.)
 //
 // A matrix of n rows of k values (nb blocks per row) is held as
 // ceil(n / 16) groups of 16 rows; group g is nb units of 16 blocks' bytes,
@@ -37,13 +37,12 @@
 #define GGML_QPANEL_ROWS 16
 
 // the largest block of these types
-#define GGML_QPANEL_MAX_BLOCK sizeof(block_q4_K)
+#define GGML_QPANEL_MAX_BLOCK sizeof(block_q4_0)
 
 // the types that have this layout, and their block's F16 values and words
 static inline bool ggml_qpanel_form(enum ggml_type type, int * nh, int * nw) {
     switch (type) {
-        case GGML_TYPE_Q4_0: *nh = 1; *nw = (int)(sizeof(block_q4_0) - sizeof(ggml_half)) / 4;     return true;
-        case GGML_TYPE_Q4_K: *nh = 2; *nw = (int)(sizeof(block_q4_K) - 2 * sizeof(ggml_half)) / 4; return true;
+        case GGML_TYPE_Q4_0: *nh = 1; *nw = (int)(sizeof(block_q4_0) - sizeof(ggml_half)) / 4; return true;
         default: return false;
     }
 }
@@ -86,23 +85,31 @@ static inline void ggml_qpanel_get(int nh, int nw, const uint8_t * u, int j, voi
     }
 }
 
-// row r's nb blocks out of their places (the usual layout of the row)
+// row r's nb blocks out of their places (the usual layout of the row; the
+// many-column products unpack every row so: Q4_0's form as constants)
 static inline void ggml_qpanel_get_row(enum ggml_type type, const void * matrix, int64_t nb, int64_t r, void * row) {
     int nh = 0, nw = 0;
     ggml_qpanel_form(type, &nh, &nw);
-    const size_t bs = ggml_type_size(type);
-    for (int64_t b = 0; b < nb; b++) {
-        ggml_qpanel_get(nh, nw, ggml_qpanel_unit(type, (void *) matrix, nb, r, b), (int)(r % GGML_QPANEL_ROWS),
-                        (uint8_t *) row + (size_t) b * bs);
+    const size_t    bs = ggml_type_size(type), us = GGML_QPANEL_ROWS * bs;
+    const uint8_t * u  = ggml_qpanel_unit(type, (void *) matrix, nb, r, 0);
+    const int       j  = (int)(r % GGML_QPANEL_ROWS);
+    uint8_t *       o  = (uint8_t *) row;
+    for (int64_t b = 0; b < nb; b++, u += us, o += bs) {
+        if (type == GGML_TYPE_Q4_0) {
+            ggml_qpanel_get(1, 4, u, j, o);
+        } else {
+            ggml_qpanel_get(nh, nw, u, j, o);
+        }
     }
 }
 
 // Panels . activation rows (the type's vec_dot_type): s[c][16 g + j] = row j
 // of group g . y[c] for the ng groups from `panels` (group after group), the
 // first nr rows written (nr <= 16 * ng), nc columns, nb blocks per row.
-// ys[c] (Q4_0 only, else NULL) holds the sums of the values of each Q8_0
-// block of y[c] (ggml_qpanel_q8_0_sums), computed once per column by the
-// caller: the kernels take the codes' offset 8 off as 8 x that sum.
+// ys[c] (where ggml_qpanel_wants_sums, else NULL) holds the sums of the
+// values of each Q8_0 block of y[c] (ggml_qpanel_q8_0_sums), computed once
+// per column by the caller: the Q4_0 kernels take the codes' offset 8 off as
+// 8 x that sum.
 typedef void (*ggml_cpu_dot_panels_t)(int64_t nb, const void * GGML_RESTRICT panels, int64_t ng, int64_t nr,
                                       const void * const * y, const int32_t * const * ys, float * const * s, int64_t nc);
 
@@ -122,10 +129,8 @@ static inline void ggml_qpanel_q8_0_sums(const block_q8_0 * y, int64_t nb, int32
     }
 }
 
-// the portable kernels (kernels/panel-q4_0.c, kernels/panel-q4_K.c; they
-// take the offsets off per code and do not read ys): the use_ref kernels
-// only, as the panels exist only where a vector kernel reads them (repack.h)
+// the portable kernel (kernels/panel-q4_0.c; it takes the offset off per
+// code and does not read ys): the use_ref kernel only, as the panels exist
+// only where a vector kernel reads them (repack.h)
 void q4_0p_dot__scalar(int64_t nb, const void * GGML_RESTRICT panels, int64_t ng, int64_t nr,
-                       const void * const * y, const int32_t * const * ys, float * const * s, int64_t nc);
-void q4_Kp_dot__scalar(int64_t nb, const void * GGML_RESTRICT panels, int64_t ng, int64_t nr,
                        const void * const * y, const int32_t * const * ys, float * const * s, int64_t nc);

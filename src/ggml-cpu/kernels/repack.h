@@ -12,11 +12,11 @@
 //        matrix + (g * ((k + 1) / 2) + p) * 64 + r % 64
 //    with the partner of an odd last value, and the rows past the end of the
 //    last group, zero. Products of any number of columns take the tile kernel.
-//  - Q4_0, Q4_K: panels of 16 rows (panels.h) read by the generation
-//    kernels that meet 16 rows with one instruction per 4 values; the rows
-//    past the end of the last group are zero. Products of few columns take
-//    those kernels; those of many unpack each chunk's rows into the q8 panels
-//    of the int8 tile kernel.
+//  - Q4_0: panels of 16 rows (panels.h) read by the generation kernel
+//    that meets 16 rows with one instruction per 4 values; the rows past the
+//    end of the last group are zero. Products of few columns take that
+//    kernel; those of many unpack each chunk's rows into the q8 panels of the
+//    int8 tile kernel.
 //
 // A tensor of such a type (not a view, contiguous) placed in a buffer of this
 // type is stored in its layout; set_tensor converts from the usual layout,
@@ -31,9 +31,9 @@
 // Each layout exists only where its kernel runs: BF16 where the BF16 tile
 // kernel is built, the CPU has AVX512_BF16 and the kernel variant in use
 // includes it (GGML_CPU_ISA=avx2 and GGML_CPU_NO_BF16_DOT=1 turn it off);
-// Q4_0 and Q4_K where the variant in use has a vector kernel for their panels
+// Q4_0 where the variant in use has a vector kernel for its panels
 // (AVX-512 VNNI). Where neither runs the device's list of extra buffer
-// (AVX-512 VNNI). Where none runs the device's list of extra buffer
+// types is empty.
 //
 
 #include "ggml.h"
@@ -53,9 +53,9 @@ extern "C" {
 ggml_backend_buffer_type_t ggml_backend_cpu_repack_buffer_type(void);
 
 enum ggml_cpu_repack_layout {
-    GGML_CPU_REPACK_NONE,  // stored as it is (not in a CPU_REPACK buffer, or not of a packed type)
-    GGML_CPU_REPACK_BF16,  // BF16 tile panels
-    GGML_CPU_REPACK_PANELS,  // Q4_0 or Q4_K in panels of 16 rows (panels.h)
+    GGML_CPU_REPACK_NONE,    // stored as it is (not in a CPU_REPACK buffer, or not of a packed type)
+    GGML_CPU_REPACK_BF16,    // BF16 tile panels
+    GGML_CPU_REPACK_PANELS,  // quantized panels of 16 rows (panels.h): Q4_0
 };
 
 // the layout t's data is in

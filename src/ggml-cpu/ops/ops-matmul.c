@@ -16,10 +16,10 @@
 // BF16 weights of a CPU_REPACK buffer (repack.h) are already in the
 // BF16 tile kernel's panels: they take it for any number of columns (with
 // the narrower tiles of few columns for generation), and pack nothing.
-// Q4_0 and Q4_K weights of such a buffer are in panels of 16 rows
-// (panels.h): few columns take the panel kernel (dot_panels; for Q4_0 with
-// the sums of the activation blocks computed once per column); many columns
-// unpack each row of a chunk and pack it into the q8 panel as usual.
+// Q4_0 weights of such a buffer are in panels of 16 rows (panels.h): few
+// columns take the panel kernel (dot_panels, with the sums of the activation
+// blocks computed once per column); many columns unpack each row of a chunk
+// and pack it into the q8 panel as usual.
 // Every kernel comes from the kernel configuration of the variant in use
 // (kernel-config.h: per weight type the row dot, the activation quantizer,
 // the q8 panel packer and tile; which float tiles run), the portable ones
@@ -120,7 +120,7 @@ struct mm_op {
     enum ggml_type vdt;              // vec_dot_type of the weights
     bool    quant;
     bool    packed_w;                // BF16 weights already packed for the tile kernel (repack.h)
-    bool    panels;                  // Q4_0 / Q4_K weights in 16-row panels (panels.h)
+    bool    panels;                  // quantized weights in 16-row panels (panels.h)
     int64_t k, n;                    // values per row, weight rows
     int64_t n_x_cols;                // columns of src1: ne11*ne12*ne13
     int64_t max_cols;                // most columns one group of the product can have
