@@ -10,8 +10,11 @@
 // weight streams per thread, as the row dots read (one stream alone keeps
 // too few lines in flight: in llama-bench the single-panel kernel read the
 // weights slower than the row dot it replaced), each prefetched
-// GGML_CPU_STREAM_AHEAD bytes ahead. The order of each row's sum does not
-// change with the number of panels walked together.
+// GGML_CPU_STREAM_AHEAD bytes ahead; within a block the 4 units' vectors of
+// codes are read in turn, one line of each at a time (ggml-run --profile,
+// 2 threads, against reading each unit whole: 3072x16 Q4_0 +3%, 2048x8 +6%
+// tokens/s, alternated). The order of each row's sum does not change with
+// the number of panels walked together.
 
 #include "kernels/panels.h"
 #include "kernels/kernel-config.h"
@@ -23,17 +26,30 @@
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__) && defined(__F16C__)
 #include <immintrin.h>
 
-// acc + unit u (16 rows) . activation block (codes yq, sum ysum, scale dy)
-static inline __m512 q4p_unit(__m512 acc, const uint8_t * u, const int32_t * yq, int32_t ysum, float dy) {
+// acc[p] + unit u + p gstride (16 rows of panel p) . activation block
+// (codes yq, sum ysum, scale dy), for np panels read side by side: the
+// vectors of codes of the np units in turn, one line of each at a time
+static inline void q4p_block(__m512 * acc, const uint8_t * u, size_t gstride, int np, const int32_t * yq, int32_t ysum,
+                             float dy) {
     const __m512i m4 = _mm512_set1_epi8(0x0F);
-    __m512i isum = _mm512_set1_epi32(-8 * ysum);
-    for (int q = 0; q < 4; q++) {
-        const __m512i z = _mm512_loadu_si512(u + 32 + 64*q);
-        isum = _mm512_dpbusd_epi32(isum, _mm512_and_si512(z, m4), _mm512_set1_epi32(yq[q]));
-        isum = _mm512_dpbusd_epi32(isum, _mm512_and_si512(_mm512_srli_epi16(z, 4), m4), _mm512_set1_epi32(yq[4 + q]));
+    __m512i isum[4];
+    for (int p = 0; p < np; p++) {
+        ggml_cpu_stream_prefetch(u + p*gstride, Q4P_UNIT);
+        isum[p] = _mm512_set1_epi32(-8 * ysum);
     }
-    const __m512 dx = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) u));
-    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(dx, _mm512_set1_ps(dy)), acc);
+    for (int q = 0; q < 4; q++) {
+        const __m512i y0 = _mm512_set1_epi32(yq[q]), y1 = _mm512_set1_epi32(yq[4 + q]);
+        for (int p = 0; p < np; p++) {
+            const __m512i z = _mm512_loadu_si512(u + p*gstride + 32 + 64*q);
+            isum[p] = _mm512_dpbusd_epi32(isum[p], _mm512_and_si512(z, m4), y0);
+            isum[p] = _mm512_dpbusd_epi32(isum[p], _mm512_and_si512(_mm512_srli_epi16(z, 4), m4), y1);
+        }
+    }
+    const __m512 vdy = _mm512_set1_ps(dy);
+    for (int p = 0; p < np; p++) {
+        const __m512 dx = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(u + p*gstride)));
+        acc[p] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[p]), _mm512_mul_ps(dx, vdy), acc[p]);
+    }
 }
 
 static inline void q4p_store(float * out, __m512 acc, int rows) {
@@ -55,15 +71,9 @@ static void q4p_panels(int64_t nb, const uint8_t * grp, int np, const block_q8_0
         const float dy = _cvtsh_ss(yb[b].d);
         const uint8_t * u = grp + (size_t) b * Q4P_UNIT;
         if (np == 4) {
-            for (int p = 0; p < 4; p++) {
-                ggml_cpu_stream_prefetch(u + p*gstride, Q4P_UNIT);
-                acc[p] = q4p_unit(acc[p], u + p*gstride, yq, ys[b], dy);
-            }
+            q4p_block(acc, u, gstride, 4, yq, ys[b], dy);
         } else {
-            for (int p = 0; p < np; p++) {
-                ggml_cpu_stream_prefetch(u + p*gstride, Q4P_UNIT);
-                acc[p] = q4p_unit(acc[p], u + p*gstride, yq, ys[b], dy);
-            }
+            q4p_block(acc, u, gstride, np, yq, ys[b], dy);
         }
     }
     for (int p = 0; p < np; p++) {
