@@ -7,9 +7,10 @@
 //
 // A block of such a type is nh F16 values (the scales) followed by nw 32-bit
 // words (the codes); Q4_0: nh = 1 (d), nw = 4 (qs[16]). (Q4_K, nh = 2 and
-// nw = 35, had this layout and an AVX-512 VNNI kernel on a branch: 1.65x the
-// row dot with the matrix in L3, but slower than the row dot streaming a
-// model from memory, as the row dot already keeps up with it; not taken.)
+// nw = 35, had this layout and an AVX-512 VNNI kernel on branch q4k-panels:
+// 1.65x the row dot with the matrix in L3, but no faster than the row dot
+// streaming a model from memory, which the row dot already keeps up with;
+// not taken.)
 //
 // A matrix of n rows of k values (nb blocks per row) is held as
 // ceil(n / 16) groups of 16 rows; group g is nb units of 16 blocks' bytes,
