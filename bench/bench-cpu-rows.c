@@ -74,6 +74,10 @@ int main(int argc, char ** argv) {
     const int n_threads = argc > 1 ? atoi(argv[1]) : 2;
     const int iters     = argc > 2 ? atoi(argv[2]) : 20;
     g_filter            = argc > 3 ? argv[3] : NULL;
+    if (argc > 4 || n_threads < 1 || n_threads > 4096 || iters < 1) {
+        fprintf(stderr, "usage: %s [n_threads (1-4096)] [iterations (at least 1)] [filter]\n", argv[0]);
+        return 1;
+    }
     ggml_time_init();
 
     struct ggml_init_params ip = { (size_t) 1536 * 1024 * 1024, NULL, false };
@@ -128,6 +132,15 @@ int main(int argc, char ** argv) {
         const struct bench bn = { "ROPE normal [128,32,512] F32", n_head * n_tok, (double) ggml_nbytes(q) * 2 };
         run(&bn, ctx, ggml_rope_ext(ctx, q, pos, NULL, (int) head_dim, GGML_ROPE_TYPE_NORMAL, 4096, 10000.0f, 1.0f,
                                     0.0f, 1.0f, 32.0f, 1.0f), tp, iters * 5);
+    }
+    {   // the queries of one generated token (the graph's every layer has one)
+        struct ggml_tensor * q = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, head_dim, n_head, 1);
+        struct ggml_tensor * pos = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, 1);
+        fill(q, -1.0f, 1.0f);
+        ((int32_t *) pos->data)[0] = 1000;
+        const struct bench b = { "ROPE neox [128,32,1] F32", n_head, (double) ggml_nbytes(q) * 2 };
+        run(&b, ctx, ggml_rope_ext(ctx, q, pos, NULL, (int) head_dim, GGML_ROPE_TYPE_NEOX, 4096, 10000.0f, 1.0f,
+                                   0.0f, 1.0f, 32.0f, 1.0f), tp, iters * 50);
     }
     {   // sampling over a vocabulary
         struct ggml_tensor * logits = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, n_vocab, 4);

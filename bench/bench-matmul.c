@@ -22,6 +22,8 @@
 //                [--list-kernels: print the CPU backend's kernel per weight type and exit]
 //                [--bandwidth: measure the read bandwidth only, print it and exit
 //                 (scripts/llama-bench-bandwidth.py sets generation speeds against it)]
+//                [--chain n L: L products of [k, n] weights, one node each (a model's
+//                 layers), against one product of the same bytes (see bench_chain)]
 //                [--repack: the weights in the CPU device's extra buffer type
 //                 CPU_REPACK, in the layout of its kernels where it has one for
 //                 the type (BF16, Q4_0), as llama.cpp places a model's matrices]
@@ -297,16 +299,9 @@ static bool bench_slow_quant(enum ggml_type type) {
            type == GGML_TYPE_IQ2_XS || type == GGML_TYPE_IQ2_S || type == GGML_TYPE_IQ3_XXS || type == GGML_TYPE_IQ3_S;
 }
 
-// best times of one MUL_MAT of `type` weights [k, n] with m F32 columns
-static struct bench_time bench_mul_mat(const struct bench_ctx * bc, enum ggml_type type, int64_t k, int64_t n, int64_t m, size_t * wbytes) {
-    const size_t wsize = ggml_row_size(type, k) * (size_t) n;
-    const size_t xsize = (size_t)(k * m) * sizeof(float);
-    const size_t dsize = (size_t)(n * m) * sizeof(float);
-    struct ggml_init_params ip = { wsize + xsize + dsize + 16*ggml_tensor_overhead() + ggml_graph_overhead() + (1u << 20), NULL, false };
-    struct ggml_context * ctx = ggml_init(ip);
-    struct ggml_tensor * w = ggml_new_tensor_2d(ctx, type, k, n);
-    struct ggml_tensor * x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, k, m);
-
+// random weights in w ([k, n] of its type), and x's values
+static void fill_weights(struct ggml_tensor * w, int64_t k, int64_t n, struct ggml_tensor * x) {
+    const enum ggml_type type = w->type;
     // weights: random rows converted to the type (quantized by rows of 64).
     // The grid types' quantizers are slow (seconds per million values): their
     // first 64 rows are quantized (with an importance matrix of ones) and
@@ -345,10 +340,23 @@ static struct bench_time bench_mul_mat(const struct bench_ctx * bc, enum ggml_ty
     free(rows);
     free(imatrix);
     float * xd = (float *) x->data;
-    for (int64_t i = 0; i < k * m; i++) {
+    for (int64_t i = 0; i < ggml_nelements(x); i++) {
         s ^= s << 13; s ^= s >> 7; s ^= s << 17;
         xd[i] = (float)((double)(s >> 11) / 9007199254740992.0 * 2.0 - 1.0);
     }
+}
+
+// best times of one MUL_MAT of `type` weights [k, n] with m F32 columns
+static struct bench_time bench_mul_mat(const struct bench_ctx * bc, enum ggml_type type, int64_t k, int64_t n, int64_t m, size_t * wbytes) {
+    const size_t wsize = ggml_row_size(type, k) * (size_t) n;
+    const size_t xsize = (size_t)(k * m) * sizeof(float);
+    const size_t dsize = (size_t)(n * m) * sizeof(float);
+    struct ggml_init_params ip = { wsize + xsize + dsize + 16*ggml_tensor_overhead() + ggml_graph_overhead() + (1u << 20), NULL, false };
+    struct ggml_context * ctx = ggml_init(ip);
+    struct ggml_tensor * w = ggml_new_tensor_2d(ctx, type, k, n);
+    struct ggml_tensor * x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, k, m);
+
+    fill_weights(w, k, n, x);
 
     // --repack: a copy of the weights in the CPU_REPACK buffer type (the
     // layout it gives the type, or the usual one where it has none)
@@ -397,6 +405,74 @@ static struct bench_time bench_mul_mat(const struct bench_ctx * bc, enum ggml_ty
     return best;
 }
 
+// --chain n L: what a model's many products cost beside one large one. L
+// products of [k, n] weights with one column, each its own node (as the
+// layers of a model: every one starts its weight streams from cold, and a
+// barrier ends it), against one product of the same bytes ([k, L*n], one
+// node). The L weights are consecutive row ranges of that one matrix, so
+// both read the same memory. The two graphs alternate, 5 runs each; each
+// figure is the best and the median by the wall clock.
+static int cmp_double(const void * a, const void * b) {
+    const double x = *(const double *) a, y = *(const double *) b;
+    return x < y ? -1 : x > y ? 1 : 0;
+}
+
+static void bench_chain(const struct bench_ctx * bc, enum ggml_type type, int64_t k, int64_t n, int64_t L) {
+    const size_t wsize = ggml_row_size(type, k) * (size_t) n * (size_t) L;
+    struct ggml_init_params ip = { wsize + (size_t)(k + 2 * n * L) * sizeof(float) + (size_t)(4 * L + 16) * ggml_tensor_overhead() +
+                                   2 * ggml_graph_overhead_custom((size_t)(2 * L + 16), false) + (1u << 20), NULL, false };
+    struct ggml_context * ctx = ggml_init(ip);
+    if (ctx == NULL) {
+        fprintf(stderr, "error: cannot allocate %.0f MiB for --chain\n", (double) wsize / 1048576.0);
+        exit(1);
+    }
+    struct ggml_tensor * w = ggml_new_tensor_2d(ctx, type, k, n * L);
+    struct ggml_tensor * x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, k, 1);
+    fill_weights(w, k, n * L, x);
+
+    struct ggml_cgraph * g_one = ggml_new_graph_custom(ctx, (size_t)(2 * L + 16), false);
+    ggml_build_forward_expand(g_one, ggml_mul_mat(ctx, w, x));
+    struct ggml_cgraph * g_chain = ggml_new_graph_custom(ctx, (size_t)(2 * L + 16), false);
+    for (int64_t i = 0; i < L; i++) {
+        struct ggml_tensor * wi = ggml_view_2d(ctx, w, k, n, w->nb[1], (size_t)(i * n) * w->nb[1]);
+        ggml_build_forward_expand(g_chain, ggml_mul_mat(ctx, wi, x));
+    }
+    struct ggml_cgraph * graphs[2] = { g_one, g_chain };
+    struct ggml_cplan plans[2];
+    void * work[2];
+    for (int g = 0; g < 2; g++) {
+        plans[g] = ggml_graph_plan(graphs[g], bc->n_threads, bc->pool);
+        work[g]  = plans[g].work_size > 0 ? malloc(plans[g].work_size) : NULL;
+        plans[g].work_data = (uint8_t *) work[g];
+        ggml_graph_compute(graphs[g], &plans[g]); // warm up
+    }
+    enum { RUNS = 5 };
+    double t[2][RUNS];
+    const double bw0 = measure_read_gbs(bc->n_threads);
+    for (int r = 0; r < RUNS; r++) {
+        for (int g = 0; g < 2; g++) {
+            const int64_t t0 = ggml_time_us();
+            ggml_graph_compute(graphs[g], &plans[g]);
+            t[g][r] = (double)(ggml_time_us() - t0) * 1e-6;
+        }
+    }
+    const double bw1 = measure_read_gbs(bc->n_threads);
+    for (int g = 0; g < 2; g++) {
+        qsort(t[g], RUNS, sizeof(double), cmp_double);
+        free(work[g]);
+    }
+    const double gb = (double) wsize * 1e-9;
+    printf("%s, k = %lld, n = %lld, %lld products (%.0f MB of weights), %d threads:\n", ggml_type_name(type),
+           (long long) k, (long long) n, (long long) L, gb * 1e3, bc->n_threads);
+    printf("  one product of %lld rows: %8.3f ms (best) %8.3f ms (median), %6.1f / %6.1f GB/s\n", (long long)(n * L),
+           t[0][0] * 1e3, t[0][RUNS / 2] * 1e3, gb / t[0][0], gb / t[0][RUNS / 2]);
+    printf("  %lld products of %lld rows: %8.3f ms (best) %8.3f ms (median), %6.1f / %6.1f GB/s\n", (long long) L, (long long) n,
+           t[1][0] * 1e3, t[1][RUNS / 2] * 1e3, gb / t[1][0], gb / t[1][RUNS / 2]);
+    printf("  each product beside the one: %+.1f us (best) %+.1f us (median); read bandwidth %.1f GB/s before, %.1f after\n",
+           (t[1][0] - t[0][0]) / (double) L * 1e6, (t[1][RUNS / 2] - t[0][RUNS / 2]) / (double) L * 1e6, bw0, bw1);
+    ggml_free(ctx);
+}
+
 static const enum ggml_type k_types[] = {
     GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16,
     GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_Q8_0,
@@ -414,6 +490,7 @@ int main(int argc, char ** argv) {
     bool bandwidth_only = false;
     bool repack = false;
     int64_t gen_k = 4096;
+    int64_t chain_n = 0, chain_L = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-t") == 0 && i + 1 < argc) {
             n_threads = atoi(argv[++i]);
@@ -427,6 +504,9 @@ int main(int argc, char ** argv) {
             bandwidth_only = true;
         } else if (strcmp(argv[i], "-k") == 0 && i + 1 < argc) {
             gen_k = atoll(argv[++i]);
+        } else if (strcmp(argv[i], "--chain") == 0 && i + 2 < argc) {
+            chain_n = atoll(argv[++i]);
+            chain_L = atoll(argv[++i]);
         } else if (strcmp(argv[i], "--repack") == 0) {
             repack = true;
         } else if (strcmp(argv[i], "--list-kernels") == 0) {
@@ -436,7 +516,7 @@ int main(int argc, char ** argv) {
             ggml_cpu_init();
             return 0;
         } else {
-            fprintf(stderr, "usage: %s [-t threads] [-r seconds per shape] [-T type] [-g] [-k k] [--list-kernels] [--bandwidth] [--repack]\n", argv[0]);
+            fprintf(stderr, "usage: %s [-t threads] [-r seconds per shape] [-T type] [-g] [-k k] [--list-kernels] [--bandwidth] [--repack] [--chain n L]\n", argv[0]);
             return 1;
         }
     }
@@ -448,7 +528,31 @@ int main(int argc, char ** argv) {
         fprintf(stderr, "error: -t takes a thread count from 1 to 4096\n");
         return 1;
     }
+    if (chain_n != 0 || chain_L != 0) {
+        if (chain_n < 1 || chain_n > (1 << 20) || chain_L < 1 || chain_L > 100000 || repack) {
+            fprintf(stderr, "error: --chain takes a row count n of 1 to 1048576 and a product count L of 1 to 100000 (without --repack)\n");
+            return 1;
+        }
+    }
     ggml_time_init();
+    if (chain_L > 0) {
+        // Q8_0 unless -T names another
+        enum ggml_type t = only != NULL ? GGML_TYPE_COUNT : GGML_TYPE_Q8_0;
+        for (size_t i = 0; only != NULL && i < sizeof(k_types)/sizeof(k_types[0]); i++) {
+            if (strcmp(only, ggml_type_name(k_types[i])) == 0) {
+                t = k_types[i];
+            }
+        }
+        if (t == GGML_TYPE_COUNT) {
+            fprintf(stderr, "error: -T %s: not a type of this bench\n", only);
+            return 1;
+        }
+        struct ggml_threadpool_params tpp = ggml_threadpool_params_default(n_threads);
+        struct bench_ctx bc = { .pool = ggml_threadpool_new(&tpp), .n_threads = n_threads, .seconds = seconds };
+        bench_chain(&bc, t, gen_k, chain_n, chain_L);
+        ggml_threadpool_free(bc.pool);
+        return 0;
+    }
     if (bandwidth_only) {
         printf("threads %d: read bandwidth %.1f GB/s\n", n_threads, measure_read_gbs(n_threads));
         return 0;

@@ -391,12 +391,19 @@ static bool mm_group_uses_gemm(const struct mm_op * op, const struct mm_group * 
     return g->ncols >= op->min_gemm_cols;
 }
 
-// rows of a dot_rows chunk
-// (whole groups of 4 panels of 16 rows for the panels: 4 streams, as the row dots)
-static int64_t mm_rows_chunk(const struct mm_op * op) {
+// rows of a dot_rows chunk: a matrix in 2 chunks per thread, or more where
+// those would be under MM_ROWS_CHUNK_BYTES (whole groups of 4 panels of 16
+// rows for the panels: 4 streams, as the row dots). Every chunk starts 4 weight
+// streams from cold, which costs about 0.7 us here (2-core Zen 5: a chain of
+// 400 one-column Q8_0 products of 1024 x 2048, bench-matmul --chain, read at
+// 57-58 GB/s in chunks of 256 KiB, 63-68 in 2 per thread); 2 rather than 1 per
+// thread leave some room to a thread that another process slows down.
+static int64_t mm_rows_chunk(const struct mm_op * op, int nth) {
     const int64_t rb = (int64_t)(MM_ROWS_CHUNK_BYTES / MAX((size_t) 1, ggml_row_size(op->w->type, op->k)));
     const int64_t m  = op->panels ? 4 * GGML_QPANEL_ROWS : 4;
-    return MAX(m, MIN(1024, rb - rb % m));
+    const int64_t parts = 2 * (int64_t) MAX(1, nth);
+    const int64_t even  = ((op->n + parts - 1) / parts + m - 1) / m * m;
+    return MAX(MAX(m, MIN(1024, rb - rb % m)), even);
 }
 
 static int64_t mm_gemm_rows(const struct mm_op * op) {
@@ -412,7 +419,7 @@ struct mm_split {
 static struct mm_split mm_group_split(const struct mm_op * op, const struct mm_group * g, int64_t n_groups, int nth) {
     struct mm_split s;
     if (!mm_group_uses_gemm(op, g)) {
-        s.rows = mm_rows_chunk(op);
+        s.rows = mm_rows_chunk(op, nth);
         s.cols = g->ncols;
     } else {
         s.rows = mm_gemm_rows(op);
