@@ -6,8 +6,9 @@
 // integer sums. Per row the blocks are summed in the order of
 // q4_0p_dot__scalar, with fused multiply-adds.
 //
-// Up to 4 panels are walked side by side, block by block: four sequential
-// weight streams per thread, as the row dots read (one stream alone keeps
+// 4 panels are walked side by side, block by block, each from its quarter
+// of the call's panels: four sequential weight streams per thread, as the row
+// dots read (one stream alone keeps
 // too few lines in flight: in llama-bench the single-panel kernel read the
 // weights slower than the row dot it replaced), each prefetched
 // GGML_CPU_STREAM_AHEAD bytes ahead; within a block the 4 units' vectors of
@@ -60,10 +61,12 @@ static inline void q4p_store(float * out, __m512 acc, int rows) {
     }
 }
 
-// np (1 to 4) panels of one column, side by side; rows: of the last panel
-static void q4p_panels(int64_t nb, const uint8_t * grp, int np, const block_q8_0 * yb, const int32_t * ys,
-                       float * out, int rows) {
-    const size_t gstride = (size_t) nb * Q4P_UNIT;
+// np (1 to 4) panels of one column, side by side, pstride panels apart (the
+// same apart in out, 16 values a panel); rows: those of the panel last_p
+// (the matrix's last, maybe partial; -1: none of these)
+static void q4p_panels(int64_t nb, const uint8_t * grp, int np, int64_t pstride, const block_q8_0 * yb, const int32_t * ys,
+                       float * out, int last_p, int rows) {
+    const size_t gstride = (size_t)(nb * pstride) * Q4P_UNIT;
     __m512 acc[4] = { _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps() };
     for (int64_t b = 0; b < nb; b++) {
         int32_t yq[8];
@@ -77,19 +80,31 @@ static void q4p_panels(int64_t nb, const uint8_t * grp, int np, const block_q8_0
         }
     }
     for (int p = 0; p < np; p++) {
-        q4p_store(out + p*GGML_QPANEL_ROWS, acc[p], p == np - 1 ? rows : GGML_QPANEL_ROWS);
+        q4p_store(out + (size_t)(p * pstride) * GGML_QPANEL_ROWS, acc[p], p == last_p ? rows : GGML_QPANEL_ROWS);
     }
 }
 
+// the 4 streams are the 4 quarters of the ng panels (each a run of whole
+// panels, one after another in memory), as the row dots take the quarters of
+// their rows: a stream is as long as the chunk allows, and few starts cost
+// few cold misses; the panels left over are walked side by side at the end
 static void q4_0p_dot__avx512vnni(int64_t nb, const void * GGML_RESTRICT panels, int64_t ng, int64_t nr,
                                   const void * const * y, const int32_t * const * ys, float * const * s, int64_t nc) {
-    const size_t gstride = (size_t) nb * Q4P_UNIT;
-    for (int64_t g = 0; g < ng; g += 4) {
-        const int np = (int) MIN((int64_t) 4, ng - g);
-        const uint8_t * grp = (const uint8_t *) panels + (size_t) g * gstride;
-        const int rows = (int) MIN((int64_t) GGML_QPANEL_ROWS, nr - (g + np - 1)*GGML_QPANEL_ROWS);
+    const size_t  pbytes = (size_t) nb * Q4P_UNIT;
+    const int64_t q      = ng / 4;
+    const int     rows   = (int) (nr - (ng - 1) * GGML_QPANEL_ROWS); // of the last panel
+    for (int64_t g = 0; g < q; g++) {
+        const uint8_t * grp = (const uint8_t *) panels + (size_t) g * pbytes;
+        const int last_p = g == q - 1 && 4 * q == ng ? 3 : -1;
         for (int64_t c = 0; c < nc; c++) {
-            q4p_panels(nb, grp, np, (const block_q8_0 *) y[c], ys[c], s[c] + g*GGML_QPANEL_ROWS, rows);
+            q4p_panels(nb, grp, 4, q, (const block_q8_0 *) y[c], ys[c], s[c] + g * GGML_QPANEL_ROWS, last_p, rows);
+        }
+    }
+    if (4 * q < ng) {
+        const int np = (int) (ng - 4 * q);
+        const uint8_t * grp = (const uint8_t *) panels + (size_t)(4 * q) * pbytes;
+        for (int64_t c = 0; c < nc; c++) {
+            q4p_panels(nb, grp, np, 1, (const block_q8_0 *) y[c], ys[c], s[c] + 4 * q * GGML_QPANEL_ROWS, np - 1, rows);
         }
     }
 }
