@@ -345,6 +345,72 @@ struct ggml_cgraph {
 // nodes [i0, i1) of cgraph, without leafs or gradients; shares cgraph's memory
 GGML_API struct ggml_cgraph ggml_graph_view(struct ggml_cgraph * cgraph, int i0, int i1);
 
+//
+// fusion: which consecutive nodes a backend may compute as one (upstream's
+// helpers of the same names). Use counts are those of the whole graph (a
+// view shares them), so a result also read in another part of a split graph
+// counts as used there.
+//
+
+// how many nodes of the graph read nodes[i] as an operand (0 when unknown)
+static inline int32_t ggml_node_get_use_count(const struct ggml_cgraph * cgraph, int node_idx) {
+    const struct ggml_tensor * node = cgraph->nodes[node_idx];
+    if (cgraph->use_counts == NULL || cgraph->visited_hash_set.size == 0) {
+        return 0;
+    }
+    const size_t slot = ggml_hash_find(&cgraph->visited_hash_set, node);
+    if (slot == GGML_HASHSET_FULL || !ggml_bitset_get(cgraph->visited_hash_set.used, slot)) {
+        return 0;
+    }
+    return cgraph->use_counts[slot];
+}
+
+// true when nodes[i]'s result is read by exactly n_uses nodes and by nothing
+// else: not through a view of it (it is no view itself) and not as an output
+static inline bool ggml_node_has_n_uses(const struct ggml_cgraph * cgraph, int node_idx, int32_t n_uses) {
+    const struct ggml_tensor * node = cgraph->nodes[node_idx];
+    return ggml_node_get_use_count(cgraph, node_idx) == n_uses && node->view_src == NULL &&
+           (node->flags & GGML_TENSOR_FLAG_OUTPUT) == 0;
+}
+
+// true when nodes node_idxs[0..num_ops) have the ops ops[], all compute, all
+// have the same shape, each but the last is read only by the next one, and
+// each but the first reads the one before it
+static inline bool ggml_can_fuse_ext(const struct ggml_cgraph * cgraph, const int * node_idxs, const enum ggml_op * ops,
+                                     int num_ops) {
+    for (int i = 0; i < num_ops; i++) {
+        if (node_idxs[i] < 0 || node_idxs[i] >= cgraph->n_nodes) {
+            return false;
+        }
+        const struct ggml_tensor * node = cgraph->nodes[node_idxs[i]];
+        if (node->op != ops[i] || (node->flags & GGML_TENSOR_FLAG_COMPUTE) == 0) {
+            return false;
+        }
+        if (i + 1 < num_ops && !ggml_node_has_n_uses(cgraph, node_idxs[i], 1)) {
+            return false;
+        }
+        if (i > 0) {
+            const struct ggml_tensor * prev = cgraph->nodes[node_idxs[i - 1]];
+            if ((node->src[0] != prev && node->src[1] != prev) || !ggml_are_same_shape(node, prev)) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+// ggml_can_fuse_ext for the num_ops nodes from node_idx on
+static inline bool ggml_can_fuse(const struct ggml_cgraph * cgraph, int node_idx, const enum ggml_op * ops, int num_ops) {
+    if (node_idx < 0 || num_ops <= 0 || num_ops > 32 || node_idx + num_ops > cgraph->n_nodes) {
+        return false;
+    }
+    int idxs[32];
+    for (int i = 0; i < num_ops; i++) {
+        idxs[i] = node_idx + i;
+    }
+    return ggml_can_fuse_ext(cgraph, idxs, ops, num_ops);
+}
+
 // a fresh non-zero graph uid
 GGML_API uint64_t ggml_graph_next_uid(void);
 

@@ -86,6 +86,35 @@ void ggml_cpu_register_ops_image      (struct ggml_cpu_op_impl * table); // ops-
 void ggml_cpu_register_ops_train      (struct ggml_cpu_op_impl * table); // ops-train.c: backward ops, cross-entropy loss, optimizer steps
 
 //
+// fusion (graph-fusion.c): consecutive nodes computed by one kernel
+//
+
+enum ggml_cpu_fusion {
+    GGML_CPU_FUSION_NONE = 0,
+    GGML_CPU_FUSION_RMS_NORM_MUL,     // RMS_NORM, MUL by a weight
+    GGML_CPU_FUSION_ADD_RMS_NORM_MUL, // ADD, RMS_NORM of it, MUL by a weight
+};
+
+// false when GGML_CPU_DISABLE_FUSION=1 or for the reference paths
+bool ggml_cpu_fusion_enabled(bool use_ref);
+
+// the fusion that starts at nodes[i] (NONE: the node runs alone), and in
+// *n_nodes the number of nodes it computes (1 for NONE)
+enum ggml_cpu_fusion ggml_cpu_fusion_at(const struct ggml_cgraph * g, int i, bool enabled, int * n_nodes);
+
+// computes the nodes of the fusion kind that starts at nodes[i]
+void ggml_cpu_fusion_forward(const struct ggml_compute_params * params, const struct ggml_cgraph * g, int i,
+                             enum ggml_cpu_fusion kind);
+
+// "RMS_NORM+MUL", ... ("" for NONE) (cpu-profile.c)
+const char * ggml_cpu_fusion_name(enum ggml_cpu_fusion kind);
+
+// the fused kernel (ops-norm.c): add (NULL: none) = a + b, then
+// mul = rms_norm(add or norm's src) * w
+void ggml_cpu_forward_rms_norm_mul(const struct ggml_compute_params * params, struct ggml_tensor * add,
+                                   const struct ggml_tensor * norm, struct ggml_tensor * mul);
+
+//
 // thread pool (threadpool.c)
 //
 

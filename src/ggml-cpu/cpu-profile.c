@@ -4,6 +4,7 @@
 
 #include "cpu-profile.h"
 #include "ggml-impl.h"
+#include "cpu-impl.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,16 @@ static int row_by_wall_desc(const void * a, const void * b) {
     const double wa = ((const struct ggml_cpu_profile_row *) a)->wall_ns;
     const double wb = ((const struct ggml_cpu_profile_row *) b)->wall_ns;
     return wa < wb ? 1 : wa > wb ? -1 : 0;
+}
+
+// in the host part: the kernel part keeps only its table global
+const char * ggml_cpu_fusion_name(enum ggml_cpu_fusion kind) {
+    switch (kind) {
+        case GGML_CPU_FUSION_NONE:             return "";
+        case GGML_CPU_FUSION_RMS_NORM_MUL:     return "RMS_NORM+MUL";
+        case GGML_CPU_FUSION_ADD_RMS_NORM_MUL: return "ADD+RMS_NORM+MUL";
+    }
+    return "?";
 }
 
 // "MUL_MAT q8_0", "UNARY SILU", "GLU SWIGLU", "RMS_NORM f32"
@@ -23,6 +34,10 @@ static void row_name(const struct ggml_cpu_profile_row * row, char * buf, size_t
         sub = ggml_glu_op_name((enum ggml_glu_op) row->sub_op);
     } else if (row->src0_type != GGML_TYPE_COUNT) {
         sub = ggml_type_name(row->src0_type);
+    }
+    if (row->fusion != GGML_CPU_FUSION_NONE) {
+        snprintf(buf, size, "%s", ggml_cpu_fusion_name((enum ggml_cpu_fusion) row->fusion));
+        return;
     }
     snprintf(buf, size, "%s%s%s", ggml_op_name(row->op), sub != NULL ? " " : "", sub != NULL ? sub : "");
 }

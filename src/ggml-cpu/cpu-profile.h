@@ -34,8 +34,10 @@
 extern "C" {
 #endif
 
-// one kind of node: the op, its sub-op (the unary or GLU op, else -1) and
-// the type of its first operand (GGML_TYPE_COUNT without one)
+// one kind of node: the op, its sub-op (the unary or GLU op, else -1), the
+// type of its first operand (GGML_TYPE_COUNT without one) and the fusion that
+// computes it with the nodes after it, if any (its row then holds the
+// fusion's time and bytes, and n_nodes counts fusions)
 struct ggml_cpu_profile_row {
     enum ggml_op   op;
     int32_t        sub_op;
@@ -46,6 +48,7 @@ struct ggml_cpu_profile_row {
     double         compute_mean_ns;
     double         bytes;
     double         weight_bytes;
+    int32_t        fusion;    // the nodes computed with it (enum ggml_cpu_fusion of cpu-impl.h; 0: none)
 };
 
 // Zero it before use. rows grows with realloc (free it with free()).

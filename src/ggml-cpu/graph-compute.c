@@ -114,6 +114,7 @@ struct graph_job {
     enum ggml_status           status;
     double *                   times;     // with a profile: [n_nodes][nth][2] kernel and whole-node ns
     int                        nth;
+    bool                       fuse;      // fusions are taken (ggml_cpu_fusion_enabled)
 };
 
 static double now_ns(void) {
@@ -140,13 +141,21 @@ static void graph_compute_thread(void * arg, int ith, int nth) {
     double t_prev = times != NULL ? now_ns() : 0.0;
     double t_kernel = 0.0;
 
-    for (int i = 0; i < cgraph->n_nodes && atomic_load(&job->abort_at) != i; i++) {
+    // i advances by the nodes computed: 1, or those of a fusion (graph-fusion.c)
+    int n = 1;
+    for (int i = 0; i < cgraph->n_nodes && atomic_load(&job->abort_at) != i; i += n) {
         struct ggml_tensor * node = cgraph->nodes[i];
+        n = 1;
         if (!node_computes(node)) {
             continue;
         }
 
-        ggml_cpu_op_get(node->op)->forward(&params, node);
+        const enum ggml_cpu_fusion fusion = ggml_cpu_fusion_at(cgraph, i, job->fuse, &n);
+        if (fusion != GGML_CPU_FUSION_NONE) {
+            ggml_cpu_fusion_forward(&params, cgraph, i, fusion);
+        } else {
+            ggml_cpu_op_get(node->op)->forward(&params, node);
+        }
         if (times != NULL) {
             t_kernel = now_ns();
         }
@@ -154,11 +163,11 @@ static void graph_compute_thread(void * arg, int ith, int nth) {
         // thread 0 decides before the barrier, so that every thread sees the
         // decision after it and all stop at the same node
         if (ith == 0 && cplan->abort_callback != NULL && cplan->abort_callback(cplan->abort_callback_data)) {
-            atomic_store(&job->abort_at, i + 1);
+            atomic_store(&job->abort_at, i + n);
             job->status = GGML_STATUS_ABORTED;
         }
 
-        if (i + 1 < cgraph->n_nodes) {
+        if (i + n < cgraph->n_nodes) {
             ggml_cpu_barrier(job->threadpool);
         }
         if (times != NULL) {
@@ -198,7 +207,8 @@ static double node_bytes(const struct ggml_tensor * node, double * weight_bytes)
     return bytes;
 }
 
-static struct ggml_cpu_profile_row * profile_row(struct ggml_cpu_profile * prof, const struct ggml_tensor * node) {
+static struct ggml_cpu_profile_row * profile_row(struct ggml_cpu_profile * prof, const struct ggml_tensor * node,
+                                                 enum ggml_cpu_fusion fusion) {
     int32_t sub_op = -1;
     if (node->op == GGML_OP_UNARY) {
         sub_op = (int32_t) ggml_get_unary_op(node);
@@ -208,7 +218,8 @@ static struct ggml_cpu_profile_row * profile_row(struct ggml_cpu_profile * prof,
     const enum ggml_type src0_type = node->src[0] != NULL ? node->src[0]->type : GGML_TYPE_COUNT;
     for (size_t r = 0; r < prof->n_rows; r++) {
         struct ggml_cpu_profile_row * row = &prof->rows[r];
-        if (row->op == node->op && row->sub_op == sub_op && row->src0_type == src0_type) {
+        if (row->op == node->op && row->sub_op == sub_op && row->src0_type == src0_type &&
+            row->fusion == (int32_t) fusion) {
             return row;
         }
     }
@@ -222,18 +233,26 @@ static struct ggml_cpu_profile_row * profile_row(struct ggml_cpu_profile * prof,
         prof->cap_rows = cap;
     }
     struct ggml_cpu_profile_row * row = &prof->rows[prof->n_rows++];
-    *row = (struct ggml_cpu_profile_row) { .op = node->op, .sub_op = sub_op, .src0_type = src0_type };
+    *row = (struct ggml_cpu_profile_row) {
+        .op = node->op, .sub_op = sub_op, .src0_type = src0_type, .fusion = (int32_t) fusion,
+    };
     return row;
 }
 
+// a fusion's nodes are one row (kind: its first node and the fusion), their
+// times kept at its first node; the intermediate result it never moves is not
+// counted in its bytes
 static void profile_add(struct ggml_cpu_profile * prof, const struct ggml_cgraph * cgraph, const double * times,
-                        int nth, int n_run, double graph_ns) {
-    for (int i = 0; i < n_run; i++) {
+                        int nth, int n_run, double graph_ns, bool fuse) {
+    int n = 1;
+    for (int i = 0; i < n_run; i += n) {
         const struct ggml_tensor * node = cgraph->nodes[i];
+        n = 1;
         if (!node_computes(node)) {
             continue;
         }
-        struct ggml_cpu_profile_row * row = profile_row(prof, node);
+        const enum ggml_cpu_fusion fusion = ggml_cpu_fusion_at(cgraph, i, fuse, &n);
+        struct ggml_cpu_profile_row * row = profile_row(prof, node, fusion);
         if (row == NULL) {
             prof->failed = 1;
             continue;
@@ -249,9 +268,16 @@ static void profile_add(struct ggml_cpu_profile * prof, const struct ggml_cgraph
         row->wall_ns         += wall;
         row->compute_max_ns  += kmax;
         row->compute_mean_ns += ksum / nth;
-        double weight_bytes;
-        row->bytes           += node_bytes(node, &weight_bytes);
-        row->weight_bytes    += weight_bytes;
+        for (int j = i; j < i + n; j++) {
+            double weight_bytes;
+            row->bytes        += node_bytes(cgraph->nodes[j], &weight_bytes);
+            row->weight_bytes += weight_bytes;
+        }
+        if (fusion != GGML_CPU_FUSION_NONE) {
+            // the norm's result: written by it and read by the MUL, unfused
+            const struct ggml_tensor * norm = cgraph->nodes[i + n - 2];
+            row->bytes -= 2.0 * (double) ggml_nbytes(norm);
+        }
     }
     prof->n_graphs  += 1;
     prof->graph_ns  += graph_ns;
@@ -306,6 +332,7 @@ enum ggml_status ggml_graph_compute_profiled(struct ggml_cgraph * cgraph, struct
         .wdata      = NULL,
         .wsize      = 0,
         .status     = GGML_STATUS_SUCCESS,
+        .fuse       = ggml_cpu_fusion_enabled(cplan->use_ref),
     };
     atomic_init(&job.abort_at, -1);
     if (cplan->work_size > 0) {
@@ -328,7 +355,8 @@ enum ggml_status ggml_graph_compute_profiled(struct ggml_cgraph * cgraph, struct
 
     if (job.times != NULL) {
         const int stop = atomic_load(&job.abort_at);
-        profile_add(prof, cgraph, job.times, n_threads, stop >= 0 ? stop : cgraph->n_nodes, now_ns() - t_start);
+        profile_add(prof, cgraph, job.times, n_threads, stop >= 0 ? stop : cgraph->n_nodes, now_ns() - t_start,
+                    job.fuse);
         free(job.times);
     }
     if (disposable) {

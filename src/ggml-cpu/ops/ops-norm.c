@@ -121,6 +121,51 @@ static void forward_l2_norm(const struct ggml_compute_params * params, struct gg
     forward_norm_rows(params, dst, l2_norm_row);
 }
 
+// RMS_NORM fused with the MUL by a weight that follows it, and with the ADD
+// before it when add is not NULL (graph-fusion.c checked the pattern, types
+// and memory): add = a + b is written out, norm's result is not, and
+// mul = norm(x) * w with w's rows repeated. Every value is computed by the
+// same operations in the same order as by the three nodes one after the
+// other, so the results are the same, bit for bit.
+void ggml_cpu_forward_rms_norm_mul(const struct ggml_compute_params * params, struct ggml_tensor * add,
+                                   const struct ggml_tensor * norm, struct ggml_tensor * mul) {
+    const struct ggml_tensor * x = norm->src[0];
+    const struct ggml_tensor * w = mul->src[0] == norm ? mul->src[1] : mul->src[0];
+    const int64_t n   = mul->ne[0];
+    const int64_t ne1 = mul->ne[1], ne2 = mul->ne[2];
+    const float   eps = ggml_get_op_params_f32(norm, 0);
+    const bool    ref = params->use_ref;
+
+    int64_t r0, r1;
+    ggml_cpu_split_range(ggml_nrows(mul), params->ith, params->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t i1 = r % ne1, i2 = (r / ne1) % ne2, i3 = r / (ne1 * ne2);
+        const float * xr;
+        if (add != NULL) {
+            const struct ggml_tensor * a = add->src[0];
+            const struct ggml_tensor * b = add->src[1];
+            const float * ar = (const float *)((const char *) a->data + i1*a->nb[1] + i2*a->nb[2] + i3*a->nb[3]);
+            const float * br = (const float *)((const char *) b->data + i1*b->nb[1] + i2*b->nb[2] + i3*b->nb[3]);
+            float * sr = (float *)((char *) add->data + i1*add->nb[1] + i2*add->nb[2] + i3*add->nb[3]);
+            for (int64_t i = 0; i < n; i++) {
+                sr[i] = ar[i] + br[i];
+            }
+            xr = sr;
+        } else {
+            xr = (const float *)((const char *) x->data + i1*x->nb[1] + i2*x->nb[2] + i3*x->nb[3]);
+        }
+        const float * wr = (const float *)((const char *) w->data + (i1 % w->ne[1])*w->nb[1] +
+                                           (i2 % w->ne[2])*w->nb[2] + (i3 % w->ne[3])*w->nb[3]);
+        float * yr = (float *)((char *) mul->data + i1*mul->nb[1] + i2*mul->nb[2] + i3*mul->nb[3]);
+
+        const double mean_sq = row_sumsq(n, xr, ref) / (double) n;
+        const float  scale   = (float)(1.0 / sqrt(mean_sq + (double) eps));
+        for (int64_t i = 0; i < n; i++) {
+            yr[i] = (xr[i] * scale) * wr[i];
+        }
+    }
+}
+
 static bool supports_f32(const struct ggml_tensor * op) {
     return op->src[0]->type == GGML_TYPE_F32 && op->type == GGML_TYPE_F32;
 }

@@ -1,0 +1,362 @@
+// test-cpu-fusion: the nodes the CPU computes as one kernel (graph-fusion.c):
+// RMS_NORM then MUL by a weight, and ADD then RMS_NORM then MUL.
+//
+// Each graph is computed twice: as built (fused where the pattern holds) and
+// with the norm marked as an output, which forbids the fusion (the norm's
+// result must then exist); the results must be the same bits, and within
+// 2e-6 of a double-precision reference. That the fusion ran is seen from the
+// norm's memory, filled with a NaN pattern first: the fused kernel never
+// writes it. Shapes: a generated token's row, odd rows and batches, the
+// weight broadcast over rows and matrices or of the full shape, the weight
+// as either operand, the ADD and the MUL in place, 1 to 3 threads; then
+// patterns that must not fuse (the norm read twice, an F16 weight, a weight
+// that is not a whole row); and a residual chain allocated by ggml-alloc and
+// computed by the CPU backend, with the fused kinds seen in its profile.
+// With GGML_CPU_DISABLE_FUSION=1 (a second ctest entry) nothing may fuse.
+
+#include "ggml.h"
+#include "ggml-alloc.h"
+#include "ggml-backend.h"
+#include "ggml-cpu.h"
+#include "testing.h"
+#include "cpu-testing.h"
+#include "cpu-profile.h"
+#include "cpu-impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static bool g_fusion_off;
+
+#define EPS 1e-5f
+
+struct fuse_case {
+    const char * name;
+    int64_t      ne[4];   // of the rows
+    int64_t      wne[4];  // of the weight
+    bool         with_add;
+    bool         w_first;     // MUL(w, norm) rather than MUL(norm, w)
+    bool         add_inplace;
+    bool         mul_inplace;
+};
+
+// the nodes of one case, in a context of its own
+struct fuse_graph {
+    struct ggml_context * ctx;
+    struct ggml_tensor  * a, * b, * w;  // inputs (b only with an ADD)
+    struct ggml_tensor  * add, * norm, * mul;
+    struct ggml_tensor  * a_copy;       // a's values before an in-place ADD
+};
+
+static void fill_nan(struct ggml_tensor * t) {
+    const uint32_t pattern = 0x7fc0dead;
+    uint32_t * p = (uint32_t *) t->data;
+    for (size_t i = 0; i < ggml_nbytes(t) / 4; i++) {
+        p[i] = pattern;
+    }
+}
+
+static bool all_nan_pattern(const struct ggml_tensor * t) {
+    const uint32_t * p = (const uint32_t *) t->data;
+    for (size_t i = 0; i < ggml_nbytes(t) / 4; i++) {
+        if (p[i] != 0x7fc0dead) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static struct fuse_graph build_case(const struct fuse_case * c, bool forbid) {
+    struct fuse_graph g = { 0 };
+    g.ctx = tt_ctx_new(64);
+    g.a = ggml_new_tensor(g.ctx, GGML_TYPE_F32, 4, c->ne);
+    g.w = ggml_new_tensor(g.ctx, GGML_TYPE_F32, 4, c->wne);
+    tt_fill_uniform(g.a, -2.0, 2.0, 11);
+    tt_fill_uniform(g.w, -1.5, 1.5, 12);
+    g.a_copy = ggml_dup_tensor(g.ctx, g.a);
+    memcpy(g.a_copy->data, g.a->data, ggml_nbytes(g.a));
+    struct ggml_tensor * x = g.a;
+    if (c->with_add) {
+        g.b = ggml_new_tensor(g.ctx, GGML_TYPE_F32, 4, c->ne);
+        tt_fill_uniform(g.b, -2.0, 2.0, 13);
+        g.add = c->add_inplace ? ggml_add_inplace(g.ctx, g.a, g.b) : ggml_add(g.ctx, g.a, g.b);
+        x = g.add;
+    }
+    g.norm = ggml_rms_norm(g.ctx, x, EPS);
+    if (c->mul_inplace) {
+        g.mul = ggml_mul_inplace(g.ctx, g.norm, g.w);
+    } else {
+        g.mul = c->w_first ? ggml_mul(g.ctx, g.w, g.norm) : ggml_mul(g.ctx, g.norm, g.w);
+    }
+    if (forbid) {
+        ggml_set_output(g.norm);
+    }
+    fill_nan(g.norm);
+    return g;
+}
+
+static enum ggml_status compute(struct fuse_graph * g, int n_threads) {
+    struct ggml_cgraph * gf = ggml_new_graph(g->ctx);
+    ggml_build_forward_expand(gf, g->mul);
+    if (g->add != NULL) {
+        // a second reader of the sum, as the next residual ADD of a model
+        ggml_build_forward_expand(gf, ggml_scale(g->ctx, g->add, 2.0f));
+    }
+    return ggml_graph_compute_with_ctx(g->ctx, gf, n_threads);
+}
+
+struct ref_ctx {
+    const struct fuse_graph * g;
+    const struct fuse_case  * c;
+};
+
+static double ref_x(const struct ref_ctx * r, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
+    double v = tt_get(r->g->a_copy, i0, i1, i2, i3);
+    if (r->c->with_add) {
+        v += tt_get(r->g->b, i0, i1, i2, i3);
+    }
+    return v;
+}
+
+static double ref_mul(int64_t i0, int64_t i1, int64_t i2, int64_t i3, void * user) {
+    const struct ref_ctx * r = (const struct ref_ctx *) user;
+    double ss = 0.0;
+    const int64_t n = r->c->ne[0];
+    for (int64_t k = 0; k < n; k++) {
+        const double v = ref_x(r, k, i1, i2, i3);
+        ss += v * v;
+    }
+    const double scale = 1.0 / sqrt(ss / (double) n + (double) EPS);
+    const int64_t * wne = r->c->wne;
+    return ref_x(r, i0, i1, i2, i3) * scale * tt_get(r->g->w, i0, i1 % wne[1], i2 % wne[2], i3 % wne[3]);
+}
+
+static double ref_add(int64_t i0, int64_t i1, int64_t i2, int64_t i3, void * user) {
+    return ref_x((const struct ref_ctx *) user, i0, i1, i2, i3);
+}
+
+static void run_case(const struct fuse_case * c, bool expect_fused) {
+    for (int n_threads = 1; n_threads <= 3; n_threads++) {
+        struct fuse_graph fused = build_case(c, false);
+        struct fuse_graph plain = build_case(c, true);
+        CHECK(compute(&fused, n_threads) == GGML_STATUS_SUCCESS);
+        CHECK(compute(&plain, n_threads) == GGML_STATUS_SUCCESS);
+
+        CHECK_MSG(tt_same_bits(fused.mul, plain.mul), "%s, %d threads: fused and unfused results differ", c->name,
+                  n_threads);
+        if (c->with_add) {
+            CHECK_MSG(tt_same_bits(fused.add, plain.add), "%s, %d threads: the sums differ", c->name, n_threads);
+            struct ref_ctx r = { &fused, c };
+            const double err = tt_max_err(fused.add, ref_add, &r, 1e-6, 1e-6);
+            CHECK_MSG(err <= 1.0, "%s: the sum is off the reference (%.3g)", c->name, err);
+        }
+        struct ref_ctx r = { &fused, c };
+        const double err = tt_max_err(fused.mul, ref_mul, &r, 2e-6, 2e-6);
+        CHECK_MSG(err <= 1.0, "%s, %d threads: off the reference (%.3g of the tolerance)", c->name, n_threads, err);
+
+        // the unfused norm was written; the fused one not (unless the MUL is in place on it)
+        CHECK_MSG(!all_nan_pattern(plain.norm), "%s: the norm marked as output was not computed", c->name);
+        if (!c->mul_inplace) {
+            const bool fused_ran = all_nan_pattern(fused.norm);
+            CHECK_MSG(fused_ran == expect_fused, "%s, %d threads: fusion %s, expected %s", c->name, n_threads,
+                      fused_ran ? "ran" : "did not run", expect_fused ? "to" : "not to");
+        }
+        ggml_free(fused.ctx);
+        ggml_free(plain.ctx);
+    }
+}
+
+static void test_patterns(void) {
+    const struct fuse_case cases[] = {
+        { "token row",            { 2048, 1, 1, 1 }, { 2048, 1, 1, 1 }, false, false, false, false },
+        { "add, token row",       { 2048, 1, 1, 1 }, { 2048, 1, 1, 1 }, true,  false, false, false },
+        { "odd rows",             { 1001, 7, 1, 1 }, { 1001, 1, 1, 1 }, false, false, false, false },
+        { "add, odd rows, batch", { 67, 5, 3, 2 },   { 67, 1, 1, 1 },   true,  false, false, false },
+        { "weight per row",       { 33, 4, 2, 1 },   { 33, 4, 2, 1 },   true,  true,  false, false },
+        { "weight per matrix",    { 40, 3, 4, 1 },   { 40, 1, 4, 1 },   false, false, false, false },
+        { "weight first",         { 19, 6, 1, 1 },   { 19, 6, 1, 1 },   false, true,  false, false },
+        { "short row",            { 1, 9, 1, 1 },    { 1, 1, 1, 1 },    true,  false, false, false },
+        { "add in place",         { 300, 5, 1, 1 },  { 300, 1, 1, 1 },  true,  false, true,  false },
+        { "mul in place",         { 300, 5, 1, 1 },  { 300, 1, 1, 1 },  true,  false, false, true  },
+        { "both in place",        { 129, 3, 1, 1 },  { 129, 1, 1, 1 },  true,  false, true,  true  },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        run_case(&cases[i], !g_fusion_off);
+    }
+}
+
+// patterns that must run unfused, and still right
+static void test_not_fused(void) {
+    // the norm read twice: by the MUL and by another node
+    {
+        const struct fuse_case c = { "norm read twice", { 64, 3, 1, 1 }, { 64, 1, 1, 1 }, true, false, false, false };
+        struct fuse_graph g = build_case(&c, false);
+        struct ggml_cgraph * gf = ggml_new_graph(g.ctx);
+        struct ggml_tensor * other = ggml_scale(g.ctx, g.norm, 3.0f);
+        ggml_build_forward_expand(gf, g.mul);
+        ggml_build_forward_expand(gf, other);
+        CHECK(ggml_graph_compute_with_ctx(g.ctx, gf, 2) == GGML_STATUS_SUCCESS);
+        CHECK_MSG(!all_nan_pattern(g.norm), "a norm read by two nodes was fused away");
+        struct ref_ctx r = { &g, &c };
+        CHECK(tt_max_err(g.mul, ref_mul, &r, 2e-6, 2e-6) <= 1.0);
+        ggml_free(g.ctx);
+    }
+    // an F16 weight; a weight of one value per row (MUL broadcasts it along the row)
+    for (int k = 0; k < 2; k++) {
+        struct ggml_context * ctx = tt_ctx_new(16);
+        struct ggml_tensor * a = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 48, 3);
+        struct ggml_tensor * w = k == 0 ? ggml_new_tensor_2d(ctx, GGML_TYPE_F16, 48, 1)
+                                        : ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 1, 3);
+        tt_fill_uniform(a, -1.0, 1.0, 3);
+        tt_fill_uniform(w, -1.0, 1.0, 4);
+        struct ggml_tensor * norm = ggml_rms_norm(ctx, a, EPS);
+        fill_nan(norm);
+        struct ggml_tensor * mul = ggml_mul(ctx, norm, w);
+        CHECK(tt_compute(ctx, mul, 2) == GGML_STATUS_SUCCESS);
+        CHECK_MSG(!all_nan_pattern(norm), "a norm times an %s weight was fused", k == 0 ? "F16" : "one-column");
+        double worst = 0.0;
+        for (int64_t i1 = 0; i1 < 3; i1++) {
+            double ss = 0.0;
+            for (int64_t i0 = 0; i0 < 48; i0++) {
+                ss += tt_get(a, i0, i1, 0, 0) * tt_get(a, i0, i1, 0, 0);
+            }
+            const double s = 1.0 / sqrt(ss / 48.0 + (double) EPS);
+            for (int64_t i0 = 0; i0 < 48; i0++) {
+                const double wv = k == 0 ? tt_get(w, i0, 0, 0, 0) : tt_get(w, 0, i1, 0, 0);
+                const double r = tt_get(a, i0, i1, 0, 0) * s * wv;
+                worst = fmax(worst, fabs(tt_get(mul, i0, i1, 0, 0) - r) / (2e-6 + 2e-6 * fabs(r)));
+            }
+        }
+        CHECK_MSG(worst <= 1.0, "unfused norm times weight %d off the reference (%.3g)", k, worst);
+        ggml_free(ctx);
+    }
+}
+
+// a residual chain as in a model's layers, allocated by ggml-alloc (which
+// reuses freed memory in place) and computed by the CPU backend; the
+// profile says which fusions ran
+static void test_backend_chain(void) {
+    enum { N = 96, T = 3, L = 3 };
+    ggml_backend_t be = ggml_backend_cpu_init();
+    CHECK(be != NULL);
+    if (be == NULL) {
+        return;
+    }
+    ggml_backend_cpu_set_n_threads(be, 2);
+
+    struct ggml_init_params ip = { ggml_tensor_overhead() * 256 + ggml_graph_overhead(), NULL, true };
+    struct ggml_context * ctx = ggml_init(ip);
+    struct ggml_tensor * x0 = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, N, T);
+    struct ggml_tensor * y0 = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, N, T);
+    struct ggml_tensor * w[L + 1];
+    ggml_set_input(x0);
+    ggml_set_input(y0);
+    for (int l = 0; l <= L; l++) {
+        w[l] = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, N);
+        ggml_set_input(w[l]);
+    }
+    // h = x + y; y = 0.5 * rms_norm(h) * w; x = h; ... out = rms_norm(x + y) * w[L]
+    struct ggml_tensor * x = x0, * y = y0;
+    for (int l = 0; l < L; l++) {
+        struct ggml_tensor * h = ggml_add(ctx, x, y);
+        y = ggml_scale(ctx, ggml_mul(ctx, ggml_rms_norm(ctx, h, EPS), w[l]), 0.5f);
+        x = h;
+    }
+    struct ggml_tensor * out = ggml_mul(ctx, ggml_rms_norm(ctx, ggml_add(ctx, x, y), EPS), w[L]);
+    ggml_set_output(out);
+    struct ggml_cgraph * gf = ggml_new_graph(ctx);
+    ggml_build_forward_expand(gf, out);
+
+    ggml_gallocr_t galloc = ggml_gallocr_new(ggml_backend_get_default_buffer_type(be));
+    CHECK(ggml_gallocr_alloc_graph(galloc, gf));
+
+    float xv[N * T], yv[N * T], wv[L + 1][N];
+    uint64_t st = 77;
+    for (int i = 0; i < N * T; i++) {
+        xv[i] = (float) tt_rand_uniform(&st, -1.0, 1.0);
+        yv[i] = (float) tt_rand_uniform(&st, -1.0, 1.0);
+    }
+    for (int l = 0; l <= L; l++) {
+        for (int i = 0; i < N; i++) {
+            wv[l][i] = (float) tt_rand_uniform(&st, 0.5, 1.5);
+        }
+        ggml_backend_tensor_set(w[l], wv[l], 0, sizeof(wv[l]));
+    }
+    ggml_backend_tensor_set(x0, xv, 0, sizeof(xv));
+    ggml_backend_tensor_set(y0, yv, 0, sizeof(yv));
+
+    ggml_backend_reg_t reg = ggml_backend_dev_backend_reg(ggml_backend_get_device(be));
+    void * sym = ggml_backend_reg_get_proc_address(reg, "ggml_backend_cpu_set_profile");
+    ggml_backend_cpu_set_profile_t set_profile = NULL;
+    memcpy(&set_profile, &sym, sizeof(sym));
+    CHECK(set_profile != NULL);
+    struct ggml_cpu_profile prof;
+    memset(&prof, 0, sizeof(prof));
+    if (set_profile != NULL) {
+        set_profile(be, &prof);
+    }
+    CHECK(ggml_backend_graph_compute(be, gf) == GGML_STATUS_SUCCESS);
+    if (set_profile != NULL) {
+        set_profile(be, NULL);
+    }
+    float got[N * T];
+    ggml_backend_tensor_get(out, got, 0, sizeof(got));
+
+    // the reference, in double
+    double rx[N * T], ry[N * T];
+    for (int i = 0; i < N * T; i++) {
+        rx[i] = xv[i];
+        ry[i] = yv[i];
+    }
+    for (int l = 0; l <= L; l++) {
+        for (int t = 0; t < T; t++) {
+            double h[N], ss = 0.0;
+            for (int i = 0; i < N; i++) {
+                h[i] = rx[t*N + i] + ry[t*N + i];
+                ss += h[i] * h[i];
+            }
+            const double s = 1.0 / sqrt(ss / N + (double) EPS);
+            for (int i = 0; i < N; i++) {
+                rx[t*N + i] = h[i];
+                ry[t*N + i] = (l < L ? 0.5 : 1.0) * h[i] * s * wv[l][i];
+            }
+        }
+    }
+    double worst = 0.0;
+    for (int i = 0; i < N * T; i++) {
+        worst = fmax(worst, fabs(got[i] - ry[i]) / (1e-5 + 1e-5 * fabs(ry[i])));
+    }
+    CHECK_MSG(worst <= 1.0, "the residual chain is off the reference (%.3g of the tolerance)", worst);
+
+    // every norm: the first after the inputs' ADD, each with its ADD
+    int64_t n_fused = 0, n_norms_alone = 0;
+    for (size_t r = 0; r < prof.n_rows; r++) {
+        if (prof.rows[r].fusion == GGML_CPU_FUSION_ADD_RMS_NORM_MUL) {
+            n_fused += prof.rows[r].n_nodes;
+        }
+        if (prof.rows[r].op == GGML_OP_RMS_NORM && prof.rows[r].fusion == 0) {
+            n_norms_alone += prof.rows[r].n_nodes;
+        }
+    }
+    if (g_fusion_off) {
+        CHECK_MSG(n_fused == 0 && n_norms_alone == L + 1, "fusion off: %lld fused, %lld norms alone",
+                  (long long) n_fused, (long long) n_norms_alone);
+    } else {
+        CHECK_MSG(n_fused == L + 1 && n_norms_alone == 0, "%lld of %d ADD+RMS_NORM+MUL fused (%lld norms alone)",
+                  (long long) n_fused, L + 1, (long long) n_norms_alone);
+    }
+    free(prof.rows);
+    ggml_gallocr_free(galloc);
+    ggml_free(ctx);
+    ggml_backend_free(be);
+}
+
+int main(void) {
+    const char * env = getenv("GGML_CPU_DISABLE_FUSION");
+    g_fusion_off = env != NULL && atoi(env) == 1;
+    printf("fusion %s\n", g_fusion_off ? "off (GGML_CPU_DISABLE_FUSION=1)" : "on");
+    test_patterns();
+    test_not_fused();
+    test_backend_chain();
+    return TEST_RESULT();
+}
