@@ -6,7 +6,7 @@
 //     BF16 where the kernel level in use has AVX512_BF16 (so not under
 //     GGML_CPU_ISA=avx2 of a GGML_NATIVE=OFF build), the CPU has it and
 //     GGML_CPU_NO_BF16_DOT is unset; Q4_0 where the kernel level in use has
-//     AVX512_VNNI; elsewhere the list is empty and the rest of the test has
+//     AVX512_VNNI or AVX2 (with FMA and F16C); elsewhere the list is empty and the rest of the test has
 //     nothing to check; each layout's checks run where it exists;
 //   - the type: its name, not host memory, the CPU device takes it, the
 //     allocation size of packed tensors (rows padded to 64, k to even) and
@@ -711,14 +711,16 @@ int main(void) {
     ggml_backend_buffer_type_t * bufts = extra_bufts();
     const char * no_dot = getenv("GGML_CPU_NO_BF16_DOT");
     const bool has_bf16 = kernels_have("AVX512_BF16") && ggml_cpu_has_avx512_bf16() && (no_dot == NULL);
-    const bool has_panels = kernels_have("AVX512_VNNI");
+    // the Q4_0 panel kernels: AVX-512 VNNI, or AVX2 with FMA and F16C
+    const bool has_panels = kernels_have("AVX512_VNNI") ||
+                            (kernels_have("AVX2") && kernels_have("FMA") && kernels_have("F16C"));
     const bool expect = has_bf16 || has_panels;
     const bool listed = bufts != NULL && bufts[0] != NULL;
     CHECK_MSG(listed == expect, "extra buffer types listed: %d, expected %d", listed, expect);
     // the CPU's own type is no extra one
     CHECK(!listed || bufts[0] != ggml_backend_cpu_buffer_type());
     if (!listed) {
-        printf("no CPU_REPACK buffer type here (kernels without AVX512_BF16 or AVX512_VNNI, or GGML_CPU_NO_BF16_DOT)\n");
+        printf("no CPU_REPACK buffer type here (kernels without AVX512_BF16 or AVX2, or GGML_CPU_NO_BF16_DOT)\n");
         return TEST_RESULT();
     }
     CHECK(bufts[1] == NULL);

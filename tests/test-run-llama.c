@@ -726,6 +726,19 @@ static void test_bf16_repack(const char * path, const struct t_weights * w) {
         memcpy(&fn, &sym, sizeof(sym));
         has_extra = fn(cpu)[0] != NULL;
     }
+    // the extra type holds BF16 where the kernels in use have AVX512_BF16 (it may be there for Q4_0 alone)
+    if (has_extra) {
+        bool bf16 = false;
+        void * fsym = ggml_backend_reg_get_proc_address(ggml_backend_dev_backend_reg(cpu), "ggml_backend_get_features");
+        if (fsym != NULL) {
+            ggml_backend_get_features_t features;
+            memcpy(&features, &fsym, sizeof(fsym));
+            for (const struct ggml_backend_feature * f = features(ggml_backend_dev_backend_reg(cpu)); f->name != NULL; f++) {
+                bf16 = bf16 || strcmp(f->name, "AVX512_BF16") == 0;
+            }
+        }
+        has_extra = bf16 && getenv("GGML_CPU_NO_BF16_DOT") == NULL;
+    }
 
     for (int repack = 0; repack <= 1; repack++) {
         struct run_model_params mp = run_model_default_params();

@@ -42,6 +42,7 @@ void ggml_cpu_kernel_config_init(void) {
     ggml_cpu_add_kernels_x86_quants_dot_iq4(cfg);
     ggml_cpu_add_kernels_x86_quants_dot_iq(cfg);
     ggml_cpu_add_kernels_x86_gemm_q8(cfg);
+    ggml_cpu_add_kernels_x86_panel_q4_0_avx2(cfg);
     ggml_cpu_add_kernels_x86_panel_q4_0(cfg);
     ggml_cpu_add_kernels_arm_quants_dot(cfg);
     ggml_cpu_add_kernels_arm_quants_dot_k(cfg);

@@ -117,6 +117,7 @@ void ggml_cpu_add_kernels_x86_quants_dot_iq4(struct ggml_cpu_kernel_config * cfg
 void ggml_cpu_add_kernels_x86_quants_dot_iq (struct ggml_cpu_kernel_config * cfg); // arch/x86/quants-dot-iq-avx2.c
 void ggml_cpu_add_kernels_x86_gemm_q8       (struct ggml_cpu_kernel_config * cfg); // arch/x86/gemm-q8-avx2.c
 void ggml_cpu_add_kernels_x86_panel_q4_0    (struct ggml_cpu_kernel_config * cfg); // arch/x86/panel-q4_0-avx512.c (empty without AVX-512 VNNI)
+void ggml_cpu_add_kernels_x86_panel_q4_0_avx2(struct ggml_cpu_kernel_config * cfg); // arch/x86/panel-q4_0-avx2.c (below AVX-512 VNNI)
 void ggml_cpu_add_kernels_arm_quants_dot    (struct ggml_cpu_kernel_config * cfg); // arch/arm/quants-dot-neon.c (each: empty off arm64)
 void ggml_cpu_add_kernels_arm_quants_dot_k  (struct ggml_cpu_kernel_config * cfg); // arch/arm/quants-dot-k-neon.c
 void ggml_cpu_add_kernels_arm_gemm_q8       (struct ggml_cpu_kernel_config * cfg); // arch/arm/gemm-q8-neon.c

@@ -32,7 +32,7 @@
 // kernel is built, the CPU has AVX512_BF16 and the kernel variant in use
 // includes it (GGML_CPU_ISA=avx2 and GGML_CPU_NO_BF16_DOT=1 turn it off);
 // Q4_0 where the variant in use has a vector kernel for its panels
-// (AVX-512 VNNI). Where neither runs the device's list of extra buffer
+// (AVX-512 VNNI, or AVX2 with FMA and F16C). Where neither runs the device's list of extra buffer
 // types is empty.
 //
 
