@@ -21,13 +21,16 @@
 // AVX-512 kernel does: its results, bit for bit.
 //
 // The streams are those of the AVX-512 kernel: the 4 quarters of the call's
-// panels walked side by side, block by block, each prefetched
-// GGML_CPU_STREAM_AHEAD bytes ahead, the panels left over side by side at
-// the end.
+// panels walked side by side, block by block, the panels left over side by
+// side at the end; but without the software prefetch that kernel and the
+// row dots issue: on the Zen 3 build host (ggml-run --bench --no-mmap,
+// llama 2048x8 Q4_0, 2 threads, alternated, tokens/s) 55.8, 61.5, 64.8,
+// 62.1, 57.8 without it against 46.4, 47.6, 51.0, 46.0, 54.7 with it 2 KiB
+// ahead (and 52-58 for the row dot in the usual layout); with 2 streams
+// instead of 4, 54.8-57.6 without, 49.7-62.6 with.
 
 #include "kernels/panels.h"
 #include "kernels/kernel-config.h"
-#include "simd/stream-prefetch.h"
 #include "ggml-impl.h"
 
 #define Q4P_UNIT (GGML_QPANEL_ROWS * sizeof(block_q4_0))
@@ -55,7 +58,6 @@ static inline void q4p_block(__m256 * acc, const uint8_t * u, size_t gstride, in
     const __m256i m4 = _mm256_set1_epi8(0x0F);
     __m256i isum[8];
     for (int p = 0; p < np; p++) {
-        ggml_cpu_stream_prefetch(u + p*gstride, Q4P_UNIT);
         isum[2*p] = isum[2*p + 1] = Q4P_ZERO();
     }
     for (int q = 0; q < 4; q++) {
