@@ -1,5 +1,6 @@
 // test-cpu-fusion: the nodes the CPU computes as one kernel (graph-fusion.c):
-// RMS_NORM then MUL by a weight, and ADD then RMS_NORM then MUL.
+// RMS_NORM then MUL by a weight, ADD then RMS_NORM then MUL, and two
+// MUL_MATs of the same activations.
 //
 // Each graph is computed twice: as built (fused where the pattern holds) and
 // with the norm marked as an output, which forbids the fusion (the norm's
@@ -12,6 +13,11 @@
 // patterns that must not fuse (the norm read twice, an F16 weight, a weight
 // that is not a whole row); and a residual chain allocated by ggml-alloc and
 // computed by the CPU backend, with the fused kinds seen in its profile.
+// Product pairs (quantized, float, of two types that read the same
+// activations, several chunks of other sizes each, 1 and 3 threads) against
+// the same products with a node between them, bit for bit, and a double
+// reference; pairs that must not fuse (other activation types, the tile
+// kernels' many columns).
 // With GGML_CPU_DISABLE_FUSION=1 (a second ctest entry) nothing may fuse.
 
 #include "ggml.h"
@@ -351,6 +357,129 @@ static void test_backend_chain(void) {
     ggml_backend_free(be);
 }
 
+// MUL_MAT pairs: two products of the same activations, consecutive (fused)
+// and with an unrelated node between them (not fused): the same bits, and
+// within a double-precision sum over the dequantized weights
+static int64_t profile_count(const struct ggml_cpu_profile * p, int32_t fusion) {
+    int64_t n = 0;
+    for (size_t r = 0; r < p->n_rows; r++) {
+        n += p->rows[r].fusion == fusion ? p->rows[r].n_nodes : 0;
+    }
+    return n;
+}
+
+// one product pair of a case, computed by be; apart: an unrelated node
+// between the two products (so they cannot fuse)
+struct pair_case {
+    enum ggml_type ta, tb;
+    int64_t k, na, nb, cols;
+    bool expect;  // the pair fuses
+};
+
+struct pair_run {
+    struct ggml_context * ctx;
+    struct ggml_tensor  * w[2], * x, * out[2];
+    int64_t               n_pairs;  // fused, in the profile
+};
+
+static struct pair_run pair_compute(ggml_backend_t be, ggml_backend_cpu_set_profile_t set_profile,
+                                    const struct pair_case * c, bool apart) {
+    struct pair_run r = { 0 };
+    r.ctx  = tt_ctx_new(32);
+    r.w[0] = ggml_new_tensor_2d(r.ctx, c->ta, c->k, c->na);
+    r.w[1] = ggml_new_tensor_2d(r.ctx, c->tb, c->k, c->nb);
+    r.x    = ggml_new_tensor_2d(r.ctx, GGML_TYPE_F32, c->k, c->cols);
+    tt_fill_uniform(r.w[0], -1.0, 1.0, 21);
+    tt_fill_uniform(r.w[1], -1.0, 1.0, 22);
+    tt_fill_uniform(r.x, -1.0, 1.0, 23);
+    r.out[0] = ggml_mul_mat(r.ctx, r.w[0], r.x);
+    r.out[1] = ggml_mul_mat(r.ctx, r.w[1], r.x);
+    struct ggml_cgraph * gf = ggml_new_graph(r.ctx);
+    ggml_build_forward_expand(gf, r.out[0]);
+    if (apart) {
+        ggml_build_forward_expand(gf, ggml_scale(r.ctx, r.x, 2.0f));
+    }
+    ggml_build_forward_expand(gf, r.out[1]);
+    struct ggml_cpu_profile prof;
+    memset(&prof, 0, sizeof(prof));
+    set_profile(be, &prof);
+    CHECK(ggml_backend_graph_compute(be, gf) == GGML_STATUS_SUCCESS);
+    set_profile(be, NULL);
+    r.n_pairs = profile_count(&prof, GGML_CPU_FUSION_MUL_MAT_PAIR);
+    free(prof.rows);
+    return r;
+}
+
+// the products within a double sum over the dequantized weights (the
+// activations are rounded to the weights' vec_dot_type: 8 bits for the
+// quantized types, 11 for F16)
+static void pair_check_ref(const struct pair_run * r) {
+    for (int m = 0; m < 2; m++) {
+        const struct ggml_tensor * w = r->w[m];
+        const double rel = w->type == GGML_TYPE_F32 ? 1e-5 : w->type == GGML_TYPE_F16 ? 2e-3 : 2e-2;
+        double worst = 0.0;
+        for (int64_t j = 0; j < r->x->ne[1]; j++) {
+            for (int64_t i = 0; i < w->ne[1]; i++) {
+                double ref = 0.0, mag = 0.0;
+                for (int64_t e = 0; e < w->ne[0]; e++) {
+                    const double p = tt_get(w, e, i, 0, 0) * tt_get(r->x, e, j, 0, 0);
+                    ref += p;
+                    mag += fabs(p);
+                }
+                worst = fmax(worst, fabs(tt_get(r->out[m], i, j, 0, 0) - ref) / (rel * mag + 1e-6));
+            }
+        }
+        CHECK_MSG(worst <= 1.0, "%s product %d off the reference (%.3g of the tolerance)", ggml_type_name(w->type), m,
+                  worst);
+    }
+}
+
+static void test_mul_mat_pairs(void) {
+    const struct pair_case cases[] = {
+        { GGML_TYPE_Q8_0, GGML_TYPE_Q8_0, 256, 70,  33, 1,  true  },
+        { GGML_TYPE_Q4_0, GGML_TYPE_Q4_0, 512, 129, 64, 2,  true  },
+        { GGML_TYPE_Q4_K, GGML_TYPE_Q6_K, 512, 40,  97, 1,  true  },  // both read Q8_K activations
+        { GGML_TYPE_Q4_K, GGML_TYPE_Q6_K, 2048, 1024, 700, 2, true },  // several chunks each, of other sizes
+        { GGML_TYPE_F16,  GGML_TYPE_F16,  96,  50,  17, 3,  true  },
+        { GGML_TYPE_F32,  GGML_TYPE_F32,  64,  20,  21, 1,  true  },
+        { GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, 64,  16,  16, 1,  false },  // Q8_0 and Q8_1 activations
+        { GGML_TYPE_F16,  GGML_TYPE_Q8_0, 64,  16,  16, 1,  false },
+        { GGML_TYPE_Q8_0, GGML_TYPE_Q8_0, 256, 64,  64, 40, false },  // many columns: the tile kernels
+    };
+    ggml_backend_t be = ggml_backend_cpu_init();
+    CHECK(be != NULL);
+    if (be == NULL) {
+        return;
+    }
+    ggml_backend_reg_t reg = ggml_backend_dev_backend_reg(ggml_backend_get_device(be));
+    void * sym = ggml_backend_reg_get_proc_address(reg, "ggml_backend_cpu_set_profile");
+    ggml_backend_cpu_set_profile_t set_profile = NULL;
+    memcpy(&set_profile, &sym, sizeof(sym));
+    CHECK(set_profile != NULL);
+    for (size_t ci = 0; set_profile != NULL && ci < sizeof(cases) / sizeof(cases[0]); ci++) {
+        const struct pair_case * c = &cases[ci];
+        for (int n_threads = 1; n_threads <= 3; n_threads += 2) {
+            ggml_backend_cpu_set_n_threads(be, n_threads);
+            struct pair_run together = pair_compute(be, set_profile, c, false);
+            struct pair_run apart    = pair_compute(be, set_profile, c, true);
+            const int want = c->expect && !g_fusion_off ? 1 : 0;
+            CHECK_MSG(together.n_pairs == want && apart.n_pairs == 0,
+                      "%s x %s, %lld columns: %lld pairs fused together, %lld apart; expected %d and 0",
+                      ggml_type_name(c->ta), ggml_type_name(c->tb), (long long) c->cols, (long long) together.n_pairs,
+                      (long long) apart.n_pairs, want);
+            CHECK_MSG(tt_same_bits(together.out[0], apart.out[0]) && tt_same_bits(together.out[1], apart.out[1]),
+                      "%s x %s, %d threads: the products together and apart differ", ggml_type_name(c->ta),
+                      ggml_type_name(c->tb), n_threads);
+            if (n_threads == 1 && c->k * (c->na + c->nb) <= 100000) {
+                pair_check_ref(&together);
+            }
+            ggml_free(together.ctx);
+            ggml_free(apart.ctx);
+        }
+    }
+    ggml_backend_free(be);
+}
+
 int main(void) {
     const char * env = getenv("GGML_CPU_DISABLE_FUSION");
     g_fusion_off = env != NULL && atoi(env) == 1;
@@ -358,5 +487,6 @@ int main(void) {
     test_patterns();
     test_not_fused();
     test_backend_chain();
+    test_mul_mat_pairs();
     return TEST_RESULT();
 }

@@ -93,6 +93,7 @@ enum ggml_cpu_fusion {
     GGML_CPU_FUSION_NONE = 0,
     GGML_CPU_FUSION_RMS_NORM_MUL,     // RMS_NORM, MUL by a weight
     GGML_CPU_FUSION_ADD_RMS_NORM_MUL, // ADD, RMS_NORM of it, MUL by a weight
+    GGML_CPU_FUSION_MUL_MAT_PAIR,     // MUL_MAT, MUL_MAT of the same src1 (few columns)
 };
 
 // false when GGML_CPU_DISABLE_FUSION=1 or for the reference paths
@@ -113,6 +114,12 @@ const char * ggml_cpu_fusion_name(enum ggml_cpu_fusion kind);
 // mul = rms_norm(add or norm's src) * w
 void ggml_cpu_forward_rms_norm_mul(const struct ggml_compute_params * params, struct ggml_tensor * add,
                                    const struct ggml_tensor * norm, struct ggml_tensor * mul);
+
+// two products of the same src1 (ops-matmul.c): whether they can be computed
+// together (few columns, the same forms of src1), and computing them
+bool ggml_cpu_mul_mat_pair_ok(const struct ggml_tensor * a, const struct ggml_tensor * b);
+void ggml_cpu_forward_mul_mat_pair(const struct ggml_compute_params * params, struct ggml_tensor * a,
+                                   struct ggml_tensor * b);
 
 //
 // thread pool (threadpool.c)

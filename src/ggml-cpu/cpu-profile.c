@@ -21,6 +21,7 @@ const char * ggml_cpu_fusion_name(enum ggml_cpu_fusion kind) {
         case GGML_CPU_FUSION_NONE:             return "";
         case GGML_CPU_FUSION_RMS_NORM_MUL:     return "RMS_NORM+MUL";
         case GGML_CPU_FUSION_ADD_RMS_NORM_MUL: return "ADD+RMS_NORM+MUL";
+        case GGML_CPU_FUSION_MUL_MAT_PAIR:     return "MUL_MAT+MUL_MAT";
     }
     return "?";
 }
@@ -34,6 +35,11 @@ static void row_name(const struct ggml_cpu_profile_row * row, char * buf, size_t
         sub = ggml_glu_op_name((enum ggml_glu_op) row->sub_op);
     } else if (row->src0_type != GGML_TYPE_COUNT) {
         sub = ggml_type_name(row->src0_type);
+    }
+    if (row->fusion == GGML_CPU_FUSION_MUL_MAT_PAIR) {
+        // "MUL_MAT+MUL_MAT q4_K": the first product's weights
+        snprintf(buf, size, "%s %s", ggml_cpu_fusion_name(GGML_CPU_FUSION_MUL_MAT_PAIR), sub != NULL ? sub : "");
+        return;
     }
     if (row->fusion != GGML_CPU_FUSION_NONE) {
         snprintf(buf, size, "%s", ggml_cpu_fusion_name((enum ggml_cpu_fusion) row->fusion));

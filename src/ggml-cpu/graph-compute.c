@@ -273,7 +273,7 @@ static void profile_add(struct ggml_cpu_profile * prof, const struct ggml_cgraph
             row->bytes        += node_bytes(cgraph->nodes[j], &weight_bytes);
             row->weight_bytes += weight_bytes;
         }
-        if (fusion != GGML_CPU_FUSION_NONE) {
+        if (fusion == GGML_CPU_FUSION_RMS_NORM_MUL || fusion == GGML_CPU_FUSION_ADD_RMS_NORM_MUL) {
             // the norm's result: written by it and read by the MUL, unfused
             const struct ggml_tensor * norm = cgraph->nodes[i + n - 2];
             row->bytes -= 2.0 * (double) ggml_nbytes(norm);

@@ -10,14 +10,20 @@
 //   ADD, RMS_NORM, MUL       the residual sum, then the norm of it times a
 //                            weight (the sum is written out: the next
 //                            residual sum reads it too)
+//   MUL_MAT, MUL_MAT         two products of the same activations, few
+//                            columns (K and V, gate and up of a generated
+//                            token): the activations converted once, the
+//                            two products' chunks one space (ops-matmul.c)
 //
 // The fused kernel computes every value by the same operations as the nodes
-// one after the other: results are the same, bit for bit. A pattern is taken
-// only when it is safe: the intermediate norm is read by the MUL alone (the
+// one after the other: results are the same, bit for bit. A norm pattern is
+// taken only when it is safe: the intermediate norm is read by the MUL alone (the
 // whole graph's use counts, ggml_can_fuse), is no output and no view, every
 // tensor is F32 with contiguous rows, and the result does not overlap what
 // the kernel still reads (except the exact in-place cases, which it computes
-// row by row as the nodes do). GGML_CPU_DISABLE_FUSION=1 turns fusion off,
+// row by row as the nodes do); a pair of products when neither reads the
+// other's result, the results overlap nothing they read or each other, and
+// both take the same forms of the activations. GGML_CPU_DISABLE_FUSION=1 turns fusion off,
 // as upstream's variable of the same name; the reference paths (use_ref)
 // never fuse.
 
@@ -75,12 +81,32 @@ static bool norm_mul_at(const struct ggml_cgraph * g, int i) {
     return x->data != NULL && w->data != NULL && mul->data != NULL && !overlap(mul, w) && apart_or_same(mul, x);
 }
 
+// nodes[i] and nodes[i + 1]: products of the same activations, fusable
+static bool mul_mat_pair_at(const struct ggml_cgraph * g, int i) {
+    const struct ggml_tensor * a = g->nodes[i];
+    const struct ggml_tensor * b = g->nodes[i + 1];
+    if (b->op != GGML_OP_MUL_MAT || a->src[1] != b->src[1] || (b->flags & GGML_TENSOR_FLAG_COMPUTE) == 0 ||
+        ggml_is_empty(a) || ggml_is_empty(b) || b->src[0] == a || a->data == NULL || b->data == NULL) {
+        return false;
+    }
+    const struct ggml_tensor * x = a->src[1];
+    return !overlap(a, b) && !overlap(a, x) && !overlap(b, x) && !overlap(a, b->src[0]) && !overlap(b, a->src[0]) &&
+           ggml_cpu_mul_mat_pair_ok(a, b);
+}
+
 enum ggml_cpu_fusion ggml_cpu_fusion_at(const struct ggml_cgraph * g, int i, bool enabled, int * n_nodes) {
     *n_nodes = 1;
     if (!enabled || i + 1 >= g->n_nodes) {
         return GGML_CPU_FUSION_NONE;
     }
     const struct ggml_tensor * node = g->nodes[i];
+    if (node->op == GGML_OP_MUL_MAT) {
+        if (mul_mat_pair_at(g, i)) {
+            *n_nodes = 2;
+            return GGML_CPU_FUSION_MUL_MAT_PAIR;
+        }
+        return GGML_CPU_FUSION_NONE;
+    }
     if (node->op == GGML_OP_RMS_NORM) {
         if (norm_mul_at(g, i)) {
             *n_nodes = 2;
@@ -117,6 +143,9 @@ void ggml_cpu_fusion_forward(const struct ggml_compute_params * params, const st
             return;
         case GGML_CPU_FUSION_ADD_RMS_NORM_MUL:
             ggml_cpu_forward_rms_norm_mul(params, g->nodes[i], g->nodes[i + 1], g->nodes[i + 2]);
+            return;
+        case GGML_CPU_FUSION_MUL_MAT_PAIR:
+            ggml_cpu_forward_mul_mat_pair(params, g->nodes[i], g->nodes[i + 1]);
             return;
         case GGML_CPU_FUSION_NONE:
             break;

@@ -2,6 +2,7 @@
 
 #include "bench.h"
 #include "ggml-backend.h"
+#include "membw.h"
 #include "profile.h"
 #include "run-common.h"
 #include "sampling.h"
@@ -143,6 +144,8 @@ bool run_bench(struct run_context * rc, const struct run_bench_params * bp, stru
         run_context_reset(rc);
         ok = run_decode(rc, tokens, 1); // warm-up: first use of the backends and weights
     }
+    // the read bandwidth right before, for the profile's share (it measures again after)
+    const double bw_before = ok && bp->profile && bp->n_gen > 0 ? run_read_bandwidth(rc->params.n_threads) : 0.0;
     for (int rep = 0; ok && rep < bp->n_reps; rep++) {
         run_context_reset(rc);
         const int64_t t0 = ggml_time_us();
@@ -170,7 +173,7 @@ bool run_bench(struct run_context * rc, const struct run_bench_params * bp, stru
         mean_std(pp, bp->n_reps, &result->pp_mean, &result->pp_std);
         mean_std(tg, bp->n_reps, &result->tg_mean, &result->tg_std);
         if (bp->profile) {
-            run_profile_print(stdout, rc, &prof, bp->n_gen * bp->n_reps, gen_ns);
+            run_profile_print(stdout, rc, &prof, bp->n_gen * bp->n_reps, gen_ns, bw_before);
         }
         const double n_tok = (double) bp->n_gen * bp->n_reps;
         if (gen_mpi.have && n_tok > 0 && (gen_mpi.sent > 0 || gen_mpi.received > 0)) {

@@ -30,9 +30,11 @@ bool run_profile_begin(struct run_context * rc, struct run_profile * prof);
 // takes it back from them
 void run_profile_end(struct run_context * rc, struct run_profile * prof);
 
-// the report, for n_tokens generated in gen_ns nanoseconds
+// the report, for n_tokens generated in gen_ns nanoseconds; bw_before: the
+// read bandwidth measured right before the generation (GB/s, 0: none), set
+// beside the one measured when this is called
 void run_profile_print(FILE * f, const struct run_context * rc, const struct run_profile * prof,
-                       int64_t n_tokens, double gen_ns);
+                       int64_t n_tokens, double gen_ns, double bw_before);
 
 void run_profile_free(struct run_profile * prof);
 

@@ -797,6 +797,84 @@ static void mm_forward_mul_mat_id(const struct ggml_compute_params * params, str
 }
 
 //
+// two products of the same activations (graph-fusion.c): K and V, gate and
+// up of a layer. With few columns (generation) each thread converts src1
+// into its own area anyway; two products whose weights take the same forms
+// of it share that conversion, and their chunks are one space that the
+// threads take dynamically: one barrier and one wait for the slowest thread
+// instead of two. Every result is computed as by the products alone.
+//
+
+// the product of one weight matrix (no broadcast, no experts) through the row dots or panels
+static bool mm_pair_member(const struct mm_op * op) {
+    return op->dst->op == GGML_OP_MUL_MAT && op->k > 0 && op->w->ne[2] == 1 && op->w->ne[3] == 1 &&
+           op->x->ne[2] == 1 && op->x->ne[3] == 1 && op->x->ne[1] < op->min_gemm_cols && !op->shared &&
+           !op->need_q8p && !op->need_bf16 && !op->packed_w;
+}
+
+bool ggml_cpu_mul_mat_pair_ok(const struct ggml_tensor * a, const struct ggml_tensor * b) {
+    if (a->op != GGML_OP_MUL_MAT || b->op != GGML_OP_MUL_MAT || a->src[1] != b->src[1] ||
+        !mm_supports(a) || !mm_supports(b)) {
+        return false;
+    }
+    struct mm_op oa, ob;
+    mm_op_init(&oa, (struct ggml_tensor *) a);
+    mm_op_init(&ob, (struct ggml_tensor *) b);
+    // the same forms of src1 in the same places of a thread's area
+    return mm_pair_member(&oa) && mm_pair_member(&ob) && oa.k == ob.k && oa.vdt == ob.vdt && oa.quant == ob.quant &&
+           oa.panels == ob.panels && oa.need_f32 == ob.need_f32 && oa.f32_in_place == ob.f32_in_place &&
+           oa.need_q8 == ob.need_q8 && oa.q8_in_place == ob.q8_in_place && oa.act_size == ob.act_size &&
+           oa.act_f32 == ob.act_f32 && oa.act_q8 == ob.act_q8 && oa.act_ys == ob.act_ys &&
+           oa.f32_stride == ob.f32_stride && oa.q8_stride == ob.q8_stride && oa.ys_stride == ob.ys_stride;
+}
+
+void ggml_cpu_forward_mul_mat_pair(const struct ggml_compute_params * params, struct ggml_tensor * a,
+                                   struct ggml_tensor * b) {
+    struct mm_op op[2];
+    mm_op_init(&op[0], a);
+    mm_op_init(&op[1], b);
+    const int  ith     = params->ith;
+    const int  nth     = params->nth;
+    const bool use_ref = params->use_ref;
+    // a thread's area: room for either product's scratch (each alone fits the plan)
+    const size_t tsize = MAX(op[0].thread_size, op[1].thread_size);
+    GGML_ASSERT(params->wsize >= (size_t) nth * tsize);
+    char * thr = (char *) params->wdata + (size_t) ith * tsize;
+    const struct mm_act act = {
+        .f32  = thr + op[0].act_f32,
+        .q8   = thr + op[0].act_q8,
+        .q8p  = thr + op[0].act_q8p,
+        .bf16 = thr + op[0].act_bf16,
+        .ys   = thr + op[0].act_ys,
+    };
+
+    // src1 in the forms both read (mm_forward's choice for few columns)
+    const bool want_ys = op[0].ys_stride > 0 && op[0].need_q8;
+    const bool want_q8 = op[0].need_q8 && !op[0].q8_in_place;
+    if (op[0].act_size > 0) {
+        for (int64_t c = 0; c < op[0].n_x_cols; c++) {
+            mm_convert_col(&op[0], &act, c, thr, true, want_q8, false, want_ys, false, use_ref);
+        }
+    }
+
+    struct mm_group g[2];
+    struct mm_split sp[2];
+    for (int i = 0; i < 2; i++) {
+        g[i] = (struct mm_group) { 0 };
+        g[i].w     = mm_weight_matrix(&op[i], 0, 0);
+        g[i].ncols = op[i].x->ne[1];
+        sp[i] = mm_group_split(&op[i], &g[i], 1, nth);
+    }
+    const int64_t n0 = sp[0].n_row_blocks, n1 = sp[1].n_row_blocks;
+    for (int64_t chunk = ggml_cpu_next_chunk(params); chunk < n0 + n1; chunk = ggml_cpu_next_chunk(params)) {
+        const int i = chunk < n0 ? 0 : 1;
+        const int64_t r0 = (chunk - (i == 0 ? 0 : n0)) * sp[i].rows;
+        const int64_t r1 = MIN(op[i].n, r0 + sp[i].rows);
+        mm_chunk_rows(&op[i], &act, &g[i], r0, r1, thr, use_ref);
+    }
+}
+
+//
 // OUT_PROD: dst[i0, i1, i2, i3] = sum_i01 src0[i0, i01, i02, i03] * src1[i1, i01, i2, i3]
 //
 // A chunk is a block of dst rows (i1) of one (i2, i3) times a segment of i0:
