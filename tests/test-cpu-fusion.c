@@ -369,7 +369,8 @@ static int64_t profile_count(const struct ggml_cpu_profile * p, int32_t fusion) 
 }
 
 // one product pair of a case, computed by be; apart: an unrelated node
-// between the two products (so they cannot fuse)
+// between the two products (so they cannot fuse); view: a reshape of the
+// first between them (it computes nothing: they fuse)
 struct pair_case {
     enum ggml_type ta, tb;
     int64_t k, na, nb, cols;
@@ -383,7 +384,7 @@ struct pair_run {
 };
 
 static struct pair_run pair_compute(ggml_backend_t be, ggml_backend_cpu_set_profile_t set_profile,
-                                    const struct pair_case * c, bool apart) {
+                                    const struct pair_case * c, bool apart, bool view) {
     struct pair_run r = { 0 };
     r.ctx  = tt_ctx_new(32);
     r.w[0] = ggml_new_tensor_2d(r.ctx, c->ta, c->k, c->na);
@@ -398,6 +399,9 @@ static struct pair_run pair_compute(ggml_backend_t be, ggml_backend_cpu_set_prof
     ggml_build_forward_expand(gf, r.out[0]);
     if (apart) {
         ggml_build_forward_expand(gf, ggml_scale(r.ctx, r.x, 2.0f));
+    }
+    if (view) {
+        ggml_build_forward_expand(gf, ggml_reshape_1d(r.ctx, r.out[0], ggml_nelements(r.out[0])));
     }
     ggml_build_forward_expand(gf, r.out[1]);
     struct ggml_cpu_profile prof;
@@ -460,12 +464,14 @@ static void test_mul_mat_pairs(void) {
         const struct pair_case * c = &cases[ci];
         for (int n_threads = 1; n_threads <= 3; n_threads += 2) {
             ggml_backend_cpu_set_n_threads(be, n_threads);
-            struct pair_run together = pair_compute(be, set_profile, c, false);
-            struct pair_run apart    = pair_compute(be, set_profile, c, true);
+            // a view between the two products on the odd thread count
+            struct pair_run together = pair_compute(be, set_profile, c, false, n_threads == 3);
+            struct pair_run apart    = pair_compute(be, set_profile, c, true, false);
             const int want = c->expect && !g_fusion_off ? 1 : 0;
             CHECK_MSG(together.n_pairs == want && apart.n_pairs == 0,
-                      "%s x %s, %lld columns: %lld pairs fused together, %lld apart; expected %d and 0",
-                      ggml_type_name(c->ta), ggml_type_name(c->tb), (long long) c->cols, (long long) together.n_pairs,
+                      "%s x %s, %lld columns%s: %lld pairs fused together, %lld apart; expected %d and 0",
+                      ggml_type_name(c->ta), ggml_type_name(c->tb), (long long) c->cols,
+                      n_threads == 3 ? ", a view between" : "", (long long) together.n_pairs,
                       (long long) apart.n_pairs, want);
             CHECK_MSG(tt_same_bits(together.out[0], apart.out[0]) && tt_same_bits(together.out[1], apart.out[1]),
                       "%s x %s, %d threads: the products together and apart differ", ggml_type_name(c->ta),

@@ -100,7 +100,8 @@ enum ggml_cpu_fusion {
 bool ggml_cpu_fusion_enabled(bool use_ref);
 
 // the fusion that starts at nodes[i] (NONE: the node runs alone), and in
-// *n_nodes the number of nodes it computes (1 for NONE)
+// *n_nodes the number of nodes it spans (1 for NONE; views between its
+// nodes, which compute nothing, included)
 enum ggml_cpu_fusion ggml_cpu_fusion_at(const struct ggml_cgraph * g, int i, bool enabled, int * n_nodes);
 
 // computes the nodes of the fusion kind that starts at nodes[i]

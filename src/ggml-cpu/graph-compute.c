@@ -269,6 +269,9 @@ static void profile_add(struct ggml_cpu_profile * prof, const struct ggml_cgraph
         row->compute_max_ns  += kmax;
         row->compute_mean_ns += ksum / nth;
         for (int j = i; j < i + n; j++) {
+            if (!node_computes(cgraph->nodes[j])) {
+                continue;
+            }
             double weight_bytes;
             row->bytes        += node_bytes(cgraph->nodes[j], &weight_bytes);
             row->weight_bytes += weight_bytes;

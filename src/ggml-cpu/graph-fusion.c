@@ -13,7 +13,9 @@
 //   MUL_MAT, MUL_MAT         two products of the same activations, few
 //                            columns (K and V, gate and up of a generated
 //                            token): the activations converted once, the
-//                            two products' chunks one space (ops-matmul.c)
+//                            two products' chunks one space (ops-matmul.c);
+//                            views between them (they compute nothing)
+//                            are skipped
 //
 // The fused kernel computes every value by the same operations as the nodes
 // one after the other: results are the same, bit for bit. A norm pattern is
@@ -81,10 +83,20 @@ static bool norm_mul_at(const struct ggml_cgraph * g, int i) {
     return x->data != NULL && w->data != NULL && mul->data != NULL && !overlap(mul, w) && apart_or_same(mul, x);
 }
 
-// nodes[i] and nodes[i + 1]: products of the same activations, fusable
-static bool mul_mat_pair_at(const struct ggml_cgraph * g, int i) {
+// nodes[i] and nodes[j]: products of the same activations, fusable (only
+// views, which compute nothing, between them: llama.cpp reshapes V before
+// it computes K)
+static bool mul_mat_pair_at(const struct ggml_cgraph * g, int i, int * j_out) {
+    int j = i + 1;
+    while (j < g->n_nodes && ggml_op_is_empty(g->nodes[j]->op)) {
+        j++;
+    }
+    if (j >= g->n_nodes) {
+        return false;
+    }
+    *j_out = j;
     const struct ggml_tensor * a = g->nodes[i];
-    const struct ggml_tensor * b = g->nodes[i + 1];
+    const struct ggml_tensor * b = g->nodes[j];
     if (b->op != GGML_OP_MUL_MAT || a->src[1] != b->src[1] || (b->flags & GGML_TENSOR_FLAG_COMPUTE) == 0 ||
         ggml_is_empty(a) || ggml_is_empty(b) || b->src[0] == a || a->data == NULL || b->data == NULL) {
         return false;
@@ -101,8 +113,9 @@ enum ggml_cpu_fusion ggml_cpu_fusion_at(const struct ggml_cgraph * g, int i, boo
     }
     const struct ggml_tensor * node = g->nodes[i];
     if (node->op == GGML_OP_MUL_MAT) {
-        if (mul_mat_pair_at(g, i)) {
-            *n_nodes = 2;
+        int j;
+        if (mul_mat_pair_at(g, i, &j)) {
+            *n_nodes = j - i + 1;
             return GGML_CPU_FUSION_MUL_MAT_PAIR;
         }
         return GGML_CPU_FUSION_NONE;
@@ -144,9 +157,14 @@ void ggml_cpu_fusion_forward(const struct ggml_compute_params * params, const st
         case GGML_CPU_FUSION_ADD_RMS_NORM_MUL:
             ggml_cpu_forward_rms_norm_mul(params, g->nodes[i], g->nodes[i + 1], g->nodes[i + 2]);
             return;
-        case GGML_CPU_FUSION_MUL_MAT_PAIR:
-            ggml_cpu_forward_mul_mat_pair(params, g->nodes[i], g->nodes[i + 1]);
+        case GGML_CPU_FUSION_MUL_MAT_PAIR: {
+            int j = i + 1;
+            while (ggml_op_is_empty(g->nodes[j]->op)) {
+                j++;
+            }
+            ggml_cpu_forward_mul_mat_pair(params, g->nodes[i], g->nodes[j]);
             return;
+        }
         case GGML_CPU_FUSION_NONE:
             break;
     }
