@@ -130,6 +130,40 @@ static inline void ggml_qpanel_q8_0_sums(const block_q8_0 * y, int64_t nb, int32
     }
 }
 
+// the vector Q4_0 kernels' per-column step: np (1 to 4) panels of one column
+// side by side, pstride panels apart (the same apart in out, 16 values a
+// panel); rows: those of the panel last_p (the matrix's last, maybe partial;
+// -1: none of these)
+typedef void (*ggml_qpanel_q4_0_run_t)(int64_t nb, const uint8_t * grp, int np, int64_t pstride, const block_q8_0 * yb,
+                                       const int32_t * ys, float * out, int last_p, int rows);
+
+// their walk over a call's ng panels: 4 streams that are the 4 quarters of
+// the panels (each a run of whole panels, one after another in memory), as
+// the row dots take the quarters of their rows, so that a stream is as long
+// as the chunk allows and few starts cost few cold misses; the panels left
+// over are walked side by side at the end
+static inline void ggml_qpanel_q4_0_walk(int64_t nb, const void * panels, int64_t ng, int64_t nr, const void * const * y,
+                                         const int32_t * const * ys, float * const * s, int64_t nc,
+                                         ggml_qpanel_q4_0_run_t run) {
+    const size_t  pbytes = (size_t) nb * GGML_QPANEL_ROWS * sizeof(block_q4_0);
+    const int64_t q      = ng / 4;
+    const int     rows   = (int) (nr - (ng - 1) * GGML_QPANEL_ROWS); // of the last panel
+    for (int64_t g = 0; g < q; g++) {
+        const uint8_t * grp = (const uint8_t *) panels + (size_t) g * pbytes;
+        const int last_p = g == q - 1 && 4 * q == ng ? 3 : -1;
+        for (int64_t c = 0; c < nc; c++) {
+            run(nb, grp, 4, q, (const block_q8_0 *) y[c], ys[c], s[c] + g * GGML_QPANEL_ROWS, last_p, rows);
+        }
+    }
+    if (4 * q < ng) {
+        const int np = (int) (ng - 4 * q);
+        const uint8_t * grp = (const uint8_t *) panels + (size_t)(4 * q) * pbytes;
+        for (int64_t c = 0; c < nc; c++) {
+            run(nb, grp, np, 1, (const block_q8_0 *) y[c], ys[c], s[c] + 4 * q * GGML_QPANEL_ROWS, np - 1, rows);
+        }
+    }
+}
+
 // the portable kernel (kernels/panel-q4_0.c; it takes the offset off per
 // code and does not read ys): the use_ref kernel only, as the panels exist
 // only where a vector kernel reads them (repack.h)

@@ -93,9 +93,7 @@ static inline void q4p_store(float * out, const __m256 * acc, int rows) {
     memcpy(out, tmp, (size_t) rows * sizeof(float));
 }
 
-// np (1 to 4) panels of one column, side by side, pstride panels apart (the
-// same apart in out, 16 values a panel); rows: those of the panel last_p
-// (the matrix's last, maybe partial; -1: none of these)
+// the step of one column (ggml_qpanel_q4_0_run_t, panels.h)
 static void q4p_panels(int64_t nb, const uint8_t * grp, int np, int64_t pstride, const block_q8_0 * yb, const int32_t * ys,
                        float * out, int last_p, int rows) {
     const size_t gstride = (size_t)(nb * pstride) * Q4P_UNIT;
@@ -119,26 +117,10 @@ static void q4p_panels(int64_t nb, const uint8_t * grp, int np, int64_t pstride,
     }
 }
 
-// the 4 streams are the 4 quarters of the ng panels, as in the AVX-512 kernel
+// the walk of panels.h: 4 streams, the quarters of the call's panels
 static void q4_0p_dot__avx2(int64_t nb, const void * GGML_RESTRICT panels, int64_t ng, int64_t nr,
                             const void * const * y, const int32_t * const * ys, float * const * s, int64_t nc) {
-    const size_t  pbytes = (size_t) nb * Q4P_UNIT;
-    const int64_t q      = ng / 4;
-    const int     rows   = (int) (nr - (ng - 1) * GGML_QPANEL_ROWS); // of the last panel
-    for (int64_t g = 0; g < q; g++) {
-        const uint8_t * grp = (const uint8_t *) panels + (size_t) g * pbytes;
-        const int last_p = g == q - 1 && 4 * q == ng ? 3 : -1;
-        for (int64_t c = 0; c < nc; c++) {
-            q4p_panels(nb, grp, 4, q, (const block_q8_0 *) y[c], ys[c], s[c] + g * GGML_QPANEL_ROWS, last_p, rows);
-        }
-    }
-    if (4 * q < ng) {
-        const int np = (int) (ng - 4 * q);
-        const uint8_t * grp = (const uint8_t *) panels + (size_t)(4 * q) * pbytes;
-        for (int64_t c = 0; c < nc; c++) {
-            q4p_panels(nb, grp, np, 1, (const block_q8_0 *) y[c], ys[c], s[c] + 4 * q * GGML_QPANEL_ROWS, np - 1, rows);
-        }
-    }
+    ggml_qpanel_q4_0_walk(nb, panels, ng, nr, y, ys, s, nc, q4p_panels);
 }
 
 void ggml_cpu_add_kernels_x86_panel_q4_0_avx2(struct ggml_cpu_kernel_config * cfg) {
