@@ -295,6 +295,20 @@ void ggml_graph_add_node(struct ggml_cgraph * cgraph, struct ggml_tensor * tenso
     GGML_ASSERT(cgraph->size > cgraph->n_nodes && "graph is full");
     cgraph->nodes[cgraph->n_nodes] = tensor;
     cgraph->n_nodes++;
+    // its operands known to the graph gain a use: a backend that fuses a node
+    // into the next one by its use count (ggml_can_fuse) must see this reader
+    // (upstream keeps the counts as they were)
+    if (cgraph->use_counts != NULL && cgraph->visited_hash_set.size > 0) {
+        for (int j = 0; j < GGML_MAX_SRC; j++) {
+            if (tensor->src[j] == NULL) {
+                continue;
+            }
+            const size_t slot = ggml_hash_find(&cgraph->visited_hash_set, tensor->src[j]);
+            if (slot != GGML_HASHSET_FULL && ggml_bitset_get(cgraph->visited_hash_set.used, slot)) {
+                cgraph->use_counts[slot]++;
+            }
+        }
+    }
 }
 
 struct ggml_tensor * ggml_graph_get_tensor(const struct ggml_cgraph * cgraph, const char * name) {

@@ -10,8 +10,8 @@
 // writes it. Shapes: a generated token's row, odd rows and batches, the
 // weight broadcast over rows and matrices or of the full shape, the weight
 // as either operand, the ADD and the MUL in place, 1 to 3 threads; then
-// patterns that must not fuse (the norm read twice, an F16 weight, a weight
-// that is not a whole row); and a residual chain allocated by ggml-alloc and
+// patterns that must not fuse (the norm read twice, also by a node added with
+// ggml_graph_add_node, an F16 weight, a weight that is not a whole row); and a residual chain allocated by ggml-alloc and
 // computed by the CPU backend, with the fused kinds seen in its profile.
 // Product pairs (quantized, float, of two types that read the same
 // activations, several chunks of other sizes each, 1 and 3 threads) against
@@ -205,6 +205,28 @@ static void test_not_fused(void) {
         CHECK_MSG(!all_nan_pattern(g.norm), "a norm read by two nodes was fused away");
         struct ref_ctx r = { &g, &c };
         CHECK(tt_max_err(g.mul, ref_mul, &r, 2e-6, 2e-6) <= 1.0);
+        ggml_free(g.ctx);
+    }
+    // a reader of the norm added after the graph was built (ggml_graph_add_node)
+    {
+        const struct fuse_case c = { "norm read by an added node", { 64, 3, 1, 1 }, { 64, 1, 1, 1 }, false, false, false, false };
+        struct fuse_graph g = build_case(&c, false);
+        struct ggml_cgraph * gf = ggml_new_graph(g.ctx);
+        ggml_build_forward_expand(gf, g.mul);
+        struct ggml_tensor * other = ggml_scale(g.ctx, g.norm, 3.0f);
+        // flagged to compute by a graph of its own first, as add_node does not
+        ggml_build_forward_expand(ggml_new_graph(g.ctx), other);
+        ggml_graph_add_node(gf, other);
+        CHECK(ggml_graph_compute_with_ctx(g.ctx, gf, 2) == GGML_STATUS_SUCCESS);
+        CHECK_MSG(!all_nan_pattern(g.norm), "a norm read by an added node was fused away");
+        double worst = 0.0;
+        for (int64_t i1 = 0; i1 < 3; i1++) {
+            for (int64_t i0 = 0; i0 < 64; i0++) {
+                const double n = tt_get(g.norm, i0, i1, 0, 0);
+                worst = fmax(worst, fabs(tt_get(other, i0, i1, 0, 0) - 3.0 * n) / (1e-6 + 1e-6 * fabs(3.0 * n)));
+            }
+        }
+        CHECK_MSG(worst <= 1.0, "the added node read a wrong norm (%.3g)", worst);
         ggml_free(g.ctx);
     }
     // an F16 weight; a weight of one value per row (MUL broadcasts it along the row)
