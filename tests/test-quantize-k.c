@@ -617,6 +617,49 @@ static void check_mul_mat_id(enum ggml_type t, int64_t k, int64_t nr, int64_t n_
     ggml_free(ctx);
 }
 
+// a column's products do not depend on the columns computed with it: the
+// row kernels meet up to 4 columns per pass and the generation path one, and
+// each row and column must get the same bits either way (generation and a
+// batch of a few tokens agree; a fused pair of products equals the two)
+static void check_columns_alone(enum ggml_type t, int64_t k, int64_t nr, int64_t nc) {
+    struct ggml_init_params ip = { 16*1024*1024, NULL, false };
+    struct ggml_context * ctx = ggml_init(ip);
+    struct ggml_tensor * w = ggml_new_tensor_2d(ctx, t, k, nr);
+    struct ggml_tensor * x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, k, nc);
+    float * wf = malloc(sizeof(float) * (size_t)(k * nr));
+    for (int64_t i = 0; i < k*nr; i++) {
+        wf[i] = rnd_gauss();
+    }
+    ggml_quantize_chunk(t, wf, w->data, 0, nr, k, NULL);
+    for (int64_t i = 0; i < k*nc; i++) {
+        ((float *) x->data)[i] = rnd_gauss();
+    }
+    struct ggml_cgraph * gf = ggml_new_graph(ctx);
+    struct ggml_tensor * all = ggml_mul_mat(ctx, w, x);
+    ggml_build_forward_expand(gf, all);
+    struct ggml_tensor ** one = malloc(sizeof(*one) * (size_t) nc);
+    for (int64_t c = 0; c < nc; c++) {
+        one[c] = ggml_mul_mat(ctx, w, ggml_view_1d(ctx, x, k, c*x->nb[1]));
+        ggml_build_forward_expand(gf, one[c]);
+    }
+    for (int nth = 1; nth <= 2; nth++) {
+        struct ggml_cplan plan = ggml_graph_plan(gf, nth, NULL);
+        void * work = malloc(plan.work_size + 1);
+        plan.work_data = work;
+        CHECK(ggml_graph_compute(gf, &plan) == GGML_STATUS_SUCCESS);
+        free(work);
+        for (int64_t c = 0; c < nc; c++) {
+            const float * a = (const float *) all->data + c*nr;
+            const float * b = (const float *) one[c]->data;
+            CHECK_MSG(memcmp(a, b, sizeof(float) * (size_t) nr) == 0, "%s k=%lld nr=%lld: column %lld of %lld differs alone (%d threads)",
+                      ggml_type_name(t), (long long) k, (long long) nr, (long long) c, (long long) nc, nth);
+        }
+    }
+    free(one);
+    free(wf);
+    ggml_free(ctx);
+}
+
 static void test_mul_mat(void) {
     for (int ti = 0; ti < N_K_TYPES; ti++) {
         const enum ggml_type t = k_types[ti];
@@ -650,6 +693,9 @@ static void test_mul_mat(void) {
             }
         }
         check_mul_mat_id(t, 2*QK_K, 11, 20);
+        for (int64_t nc = 2; nc <= 5; nc++) {
+            check_columns_alone(t, 3*QK_K, 9 + 2*nc, nc);
+        }
         // GET_ROWS goes through to_float: one row picked twice
         struct ggml_init_params ip = { 4*1024*1024, NULL, false };
         struct ggml_context * ctx = ggml_init(ip);

@@ -46,22 +46,29 @@ static QD_INLINE __m256i qk_bcast16(__m256i v, int j0, int j1) {
     return _mm256_shuffle_epi8(v, ctrl);
 }
 
-// the 12 packed bytes of 6-bit scales and minimums of a Q4_K / Q5_K
-// superblock (p: 16 readable bytes) as 8 int16 each: the scales returned,
-// the minimums in *mn. With a, b, c the three 32-bit words: scales 0..3 =
-// a & 63, minimums 0..3 = b & 63; scales 4..7 are the low nibbles of c with
-// the top two bits of a, minimums 4..7 the high nibbles of c with the top
-// two bits of b.
+// the 12 packed bytes of 6-bit scales and minimums of the Q4_K / Q5_K
+// superblocks at p0 and p1 (16 readable bytes each) as bytes: 8 scales then 8
+// minimums, p0's in the low 128-bit half and p1's in the high one. With a,
+// b, c the three 32-bit words: scales 0..3 = a & 63, minimums 0..3 = b & 63;
+// scales 4..7 are the low nibbles of c with the top two bits of a, minimums
+// 4..7 the high nibbles of c with the top two bits of b.
+static QD_INLINE __m256i qk_scales_mins_bytes(const uint8_t * p0, const uint8_t * p1) {
+    const __m256i v    = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *) p0)),
+                                                 _mm_loadu_si128((const __m128i *) p1), 1);
+    const __m256i acbc = _mm256_shuffle_epi32(v, _MM_SHUFFLE(2, 1, 2, 0));   // a c b c
+    const __m256i aabb = _mm256_shuffle_epi32(v, _MM_SHUFFLE(1, 1, 0, 0));   // a a b b
+    const __m256i low  = _mm256_and_si256(_mm256_srlv_epi32(acbc, _mm256_setr_epi32(0, 0, 0, 4, 0, 0, 0, 4)),
+                                          _mm256_setr_epi32(0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f,
+                                                            0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f));
+    const __m256i top  = _mm256_and_si256(_mm256_srli_epi32(aabb, 2),
+                                          _mm256_setr_epi32(0, 0x30303030, 0, 0x30303030, 0, 0x30303030, 0, 0x30303030));
+    return _mm256_or_si256(low, top);
+}
+
+// the scales and minimums of one superblock (p) as 8 int16 each: the scales
+// returned, the minimums in *mn
 static QD_INLINE __m128i qk_scales_mins_45(const uint8_t * p, __m128i * mn) {
-    const __m128i v   = _mm_loadu_si128((const __m128i *) p);
-    const __m128i acbc = _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 1, 2, 0));   // a c b c
-    const __m128i aabb = _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 1, 0, 0));   // a a b b
-    const __m128i low  = _mm_and_si128(_mm_srlv_epi32(acbc, _mm_setr_epi32(0, 0, 0, 4)),
-                                       _mm_setr_epi32(0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f));
-    const __m128i top  = _mm_and_si128(_mm_srli_epi32(aabb, 2),
-                                       _mm_setr_epi32(0, 0x30303030, 0, 0x30303030));
-    const __m128i sm   = _mm_or_si128(low, top);   // bytes: 8 scales, 8 minimums
-    const __m256i w = _mm256_cvtepu8_epi16(sm);
+    const __m256i w = _mm256_cvtepu8_epi16(_mm256_castsi256_si128(qk_scales_mins_bytes(p, p)));
     *mn = _mm256_extracti128_si256(w, 1);
     return _mm256_castsi256_si128(w);
 }
@@ -81,11 +88,25 @@ static QD_INLINE __m128 qk_d_dmin(const ggml_half * d) {
 
 #if !defined(GGML_VEC_AVX512)
 
-// acc + isum * f[0] - msum * f[1] (f: dx*dy, mx*dy): the float sum of one row and column
-static QD_INLINE __m256 qk_accumulate(__m256 acc, __m256i isum, __m128 f, __m128i msum) {
-    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_broadcastss_ps(f), acc);
-    const __m256i m = _mm256_inserti128_si256(_mm256_setzero_si256(), msum, 0);
-    return _mm256_fnmadd_ps(_mm256_cvtepi32_ps(m), _mm256_broadcastss_ps(_mm_permute_ps(f, 0x55)), acc);
+// The float sums of Q4_K / Q5_K rows: 4 float lanes per row (and column),
+// lane i taking at each superblock its int32 sum of the values 4i .. 4i + 3
+// and 16 + 4i .. 16 + 4i + 3 of every group (exact in float: below 2^24)
+// times d*dy, less its sum of minimums times group sums (groups 2i, 2i + 1)
+// times dmin*dy; then (l0 + l2) + (l1 + l3). Every step below forms each
+// lane by these operations, so every row gets the same bits whatever step
+// (rows and columns at once) computes it.
+
+// acc + isum * fd - msum * fm, lane by lane
+static QD_INLINE __m128 qk_accumulate(__m128 acc, __m128i isum, __m128 fd, __m128i msum, __m128 fm) {
+    acc = _mm_fmadd_ps(_mm_cvtepi32_ps(isum), fd, acc);
+    return _mm_fnmadd_ps(_mm_cvtepi32_ps(msum), fm, acc);
+}
+
+// the sum of a row's 4 lanes
+static QD_INLINE float qk_hsum4(__m128 v) {
+    v = _mm_add_ps(v, _mm_movehl_ps(v, v));
+    v = _mm_add_ss(v, _mm_movehdup_ps(v));
+    return _mm_cvtss_f32(v);
 }
 
 // the 64 values 64h .. 64h + 63 of a Q4_K / Q5_K superblock: groups 2h and
@@ -107,10 +128,10 @@ static QD_INLINE void qk_codes_45(const uint8_t * qs, const bool q5, __m256i qh,
 static QD_INLINE void qk_step_45(const bool q5, const int R, const int C, int64_t nb, const char * x, size_t xs,
                                  const block_q8_K * const * y, float * const * s, int64_t i0, int64_t is) {
     const size_t bsx = q5 ? sizeof(block_q5_K) : sizeof(block_q4_K);
-    __m256 acc[QK_STEP_ROWS][QK_MAX_COLS];
+    __m128 acc[QK_STEP_ROWS][QK_MAX_COLS];
     for (int r = 0; r < R; r++) {
         for (int c = 0; c < C; c++) {
-            acc[r][c] = _mm256_setzero_ps();
+            acc[r][c] = _mm_setzero_ps();
         }
     }
     for (int64_t b = 0; b < nb; b++) {
@@ -170,14 +191,105 @@ static QD_INLINE void qk_step_45(const bool q5, const int R, const int C, int64_
         }
         for (int r = 0; r < R; r++) {
             for (int c = 0; c < C; c++) {
-                acc[r][c] = qk_accumulate(acc[r][c], isum[r][c], _mm_mul_ps(dm[r], _mm_set1_ps(dy[c])), msum[r][c]);
+                // the int32 lanes of the values 0..15 and 16..31 of each group side by side
+                const __m128i i4 = _mm_add_epi32(_mm256_castsi256_si128(isum[r][c]), _mm256_extracti128_si256(isum[r][c], 1));
+                const __m128  f  = _mm_mul_ps(dm[r], _mm_set1_ps(dy[c]));
+                acc[r][c] = qk_accumulate(acc[r][c], i4, _mm_broadcastss_ps(f), msum[r][c], _mm_permute_ps(f, 0x55));
             }
         }
     }
     for (int r = 0; r < R; r++) {
         for (int c = 0; c < C; c++) {
-            s[c][i0 + r*is] = qd_hsum256(acc[r][c]);
+            s[c][i0 + r*is] = qk_hsum4(acc[r][c]);
         }
+    }
+}
+
+// Q4_K against one activation column (generation): two rows in one register,
+// row 0 in the low 128-bit half and row 1 in the high one, so that the
+// activations are loaded once for both (128-bit broadcasts), the group scales
+// of both rows come from one byte shuffle, and the values 0..15 and 16..31
+// of a group, under the same scale, are added in int16 before it (pair sums
+// of codes <= 15 and |y| <= 128: |sum| <= 7680). The lanes of the step
+// above, bit for bit.
+
+// byte-shuffle controls: byte j of each half zero-extended to all 16-bit
+// lanes (the scale of group j, j < 8), and bytes 8..15 zero-extended to 16
+// bits (the minimums)
+#define QK_Z 0x80
+#define QK_BC(j) { j, QK_Z, j, QK_Z, j, QK_Z, j, QK_Z, j, QK_Z, j, QK_Z, j, QK_Z, j, QK_Z, \
+                   j, QK_Z, j, QK_Z, j, QK_Z, j, QK_Z, j, QK_Z, j, QK_Z, j, QK_Z, j, QK_Z }
+static const uint8_t qk_scale_ctrl[9][32] __attribute__((aligned(32))) = {
+    QK_BC(0), QK_BC(1), QK_BC(2), QK_BC(3), QK_BC(4), QK_BC(5), QK_BC(6), QK_BC(7),
+    { 8, QK_Z, 9, QK_Z, 10, QK_Z, 11, QK_Z, 12, QK_Z, 13, QK_Z, 14, QK_Z, 15, QK_Z,
+      8, QK_Z, 9, QK_Z, 10, QK_Z, 11, QK_Z, 12, QK_Z, 13, QK_Z, 14, QK_Z, 15, QK_Z },
+};
+#undef QK_BC
+#undef QK_Z
+
+static QD_INLINE __m256i qk_scale_ctrl_of(int j) {
+    return _mm256_load_si256((const __m256i *) qk_scale_ctrl[j]);
+}
+
+// 16 bytes at p0 (low half) and at p1 (high half)
+static QD_INLINE __m256i qk_load_pair(const uint8_t * p0, const uint8_t * p1) {
+    return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *) p0)),
+                                   _mm_loadu_si128((const __m128i *) p1), 1);
+}
+
+static QD_INLINE __m256i qk_bcast_y(const int8_t * y) {
+    return _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) y));
+}
+
+// the scaled int32 lanes of the Q4_K superblocks with codes q0 (low half)
+// and q1 (high half), scale bytes sm, against the activations y
+static QD_INLINE __m256i qk4_isum_pair(const uint8_t * q0, const uint8_t * q1, __m256i sm, const int8_t * y) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    __m256i isum = _mm256_setzero_si256();
+    for (int h = 0; h < QK_K/64; h++) {
+        const __m256i a = qk_load_pair(q0 + 32*h, q1 + 32*h);             // values 0..15 of groups 2h, 2h + 1
+        const __m256i b = qk_load_pair(q0 + 32*h + 16, q1 + 32*h + 16);   // values 16..31
+        const __m256i pl = _mm256_add_epi16(_mm256_maddubs_epi16(_mm256_and_si256(a, m4), qk_bcast_y(y + 64*h)),
+                                            _mm256_maddubs_epi16(_mm256_and_si256(b, m4), qk_bcast_y(y + 64*h + 16)));
+        const __m256i ph = _mm256_add_epi16(
+            _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(a, 4), m4), qk_bcast_y(y + 64*h + 32)),
+            _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(b, 4), m4), qk_bcast_y(y + 64*h + 48)));
+        isum = _mm256_add_epi32(isum, _mm256_add_epi32(_mm256_madd_epi16(pl, _mm256_shuffle_epi8(sm, qk_scale_ctrl_of(2*h))),
+                                                       _mm256_madd_epi16(ph, _mm256_shuffle_epi8(sm, qk_scale_ctrl_of(2*h + 1)))));
+    }
+    return isum;
+}
+
+// rows x and x + xs (R = 2), or x alone (R = 1: computed as both rows)
+static QD_INLINE void qk_step_q4_1col(const int R, int64_t nb, const char * x, size_t xs,
+                                      const block_q8_K * y, float * s, int64_t i0, int64_t is) {
+    const __m256i lanes_d = _mm256_setr_epi32(0, 0, 0, 0, 2, 2, 2, 2);
+    const __m256i lanes_m = _mm256_setr_epi32(1, 1, 1, 1, 3, 3, 3, 3);
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; b++) {
+        const block_q4_K * x0 = (const block_q4_K *) x + b;
+        const block_q4_K * x1 = R == 2 ? (const block_q4_K *)(x + xs) + b : x0;
+        ggml_cpu_stream_prefetch(x0, sizeof(block_q4_K));
+        if (R == 2) {
+            ggml_cpu_stream_prefetch(x1, sizeof(block_q4_K));
+        }
+        const __m256i sm   = qk_scales_mins_bytes(x0->scales, x1->scales);
+        const __m256i isum = qk4_isum_pair(x0->qs, x1->qs, sm, y[b].qs);
+        const __m256i ysum = _mm256_broadcastsi128_si256(qk_bsums32(y + b));
+        const __m256i msum = _mm256_madd_epi16(_mm256_shuffle_epi8(sm, qk_scale_ctrl_of(8)), ysum);
+        // d, dmin of both rows, times dy
+        uint32_t dm0, dm1;
+        memcpy(&dm0, &x0->d, sizeof(dm0));
+        memcpy(&dm1, &x1->d, sizeof(dm1));
+        const __m128 f  = _mm_mul_ps(_mm_cvtph_ps(_mm_insert_epi32(_mm_cvtsi32_si128((int) dm0), (int) dm1, 1)),
+                                     _mm_set1_ps(y[b].d));
+        const __m256 f8 = _mm256_castps128_ps256(f);
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_permutevar8x32_ps(f8, lanes_d), acc);
+        acc = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_permutevar8x32_ps(f8, lanes_m), acc);
+    }
+    s[i0] = qk_hsum4(_mm256_castps256_ps128(acc));
+    if (R == 2) {
+        s[i0 + is] = qk_hsum4(_mm256_extractf128_ps(acc, 1));
     }
 }
 
@@ -454,6 +566,10 @@ static QD_INLINE void qk_step(enum qk_kind kind, const int R, const int C, int64
                               const block_q8_K * const * y, float * const * s, int64_t i0, int64_t is) {
     if (kind == QK_Q6) {
         qk_step_6(R, C, nb, x, xs, y, s, i0, is);
+#if !defined(GGML_VEC_AVX512)
+    } else if (kind == QK_Q4 && C == 1) {
+        qk_step_q4_1col(R, nb, x, xs, y[0], s[0], i0, is);
+#endif
     } else {
         qk_step_45(kind == QK_Q5, R, C, nb, x, xs, y, s, i0, is);
     }
