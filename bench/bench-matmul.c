@@ -34,6 +34,7 @@
 #include "ggml-cpu.h"
 #include "ggml-backend.h"
 #include "ggml-alloc.h"
+#include "read-bandwidth.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -59,9 +60,6 @@ static double cpu_seconds(void) {
 
 struct limit_job {
     int64_t  iters;
-    size_t   bytes;
-    const char * buf;
-    int      streams;  // read_loop: sequential streams read at once
     double   result;
 };
 
@@ -150,48 +148,6 @@ static void * bf16_dot_loop(void * arg) {
 }
 #endif
 
-// reads the buffer as `streams` sequential streams at once (the buffer cut
-// into that many parts, read in step): one stream alone does not reach the
-// memory's limit on every machine (the 2-core Zen 5 build host: 56-63 GB/s
-// with 1 per thread, 65-71 with 4, 72-73 with 8, 2 threads)
-static void * read_loop(void * arg) {
-    struct limit_job * j = (struct limit_job *) arg;
-    const size_t streams = (size_t) (j->streams > 0 ? j->streams : 1);
-    const size_t part = j->bytes / streams / 256 * 256;
-    for (int64_t it = 0; it < j->iters; it++) {
-#if defined(__AVX512F__)
-        __m512i acc0 = _mm512_setzero_si512(), acc1 = _mm512_setzero_si512();
-        for (size_t i = 0; i < part; i += 128) {
-            for (size_t st = 0; st < streams; st++) {
-                const char * p = j->buf + st*part + i;
-                acc0 = _mm512_xor_si512(acc0, _mm512_load_si512(p));
-                acc1 = _mm512_xor_si512(acc1, _mm512_load_si512(p + 64));
-            }
-        }
-        j->result += (double) _mm512_reduce_add_epi32(_mm512_xor_si512(acc0, acc1));
-#elif defined(__AVX2__)
-        __m256i acc0 = _mm256_setzero_si256(), acc1 = _mm256_setzero_si256();
-        for (size_t i = 0; i < part; i += 64) {
-            for (size_t st = 0; st < streams; st++) {
-                const char * p = j->buf + st*part + i;
-                acc0 = _mm256_xor_si256(acc0, _mm256_load_si256((const __m256i *) p));
-                acc1 = _mm256_xor_si256(acc1, _mm256_load_si256((const __m256i *)(p + 32)));
-            }
-        }
-        j->result += (double) _mm256_extract_epi32(_mm256_xor_si256(acc0, acc1), 0);
-#else
-        uint64_t acc = 0;
-        for (size_t i = 0; i < part; i += sizeof(uint64_t)) {
-            for (size_t st = 0; st < streams; st++) {
-                acc ^= *(const uint64_t *)(j->buf + st*part + i);
-            }
-        }
-        j->result += (double) acc;
-#endif
-    }
-    return NULL;
-}
-
 // runs fn on n threads; returns seconds
 static double run_threads(int n, void * (*fn)(void *), struct limit_job * jobs, void ** rets) {
     pthread_t * th = (pthread_t *) malloc((size_t) n * sizeof(pthread_t));
@@ -245,37 +201,16 @@ static double measure_bf16_peak_gflops(int n_threads, double * by_cpu) {
 #endif
 }
 
+// the read bandwidth (tools/common/read-bandwidth.h: the patterns of the
+// matrix-vector kernels, best pass)
 static double measure_read_gbs(int n_threads) {
-    const size_t per = 256u << 20; // 256 MiB per thread: far beyond the caches
-    struct limit_job * jobs = (struct limit_job *) calloc((size_t) n_threads, sizeof(*jobs));
-    char ** bufs = (char **) calloc((size_t) n_threads, sizeof(char *));
-    for (int i = 0; i < n_threads; i++) {
-        bufs[i] = (char *) aligned_alloc(64, per);
-        if (bufs[i] == NULL) {
-            fprintf(stderr, "error: cannot allocate the %zu MiB buffers of the bandwidth measure\n", (per >> 20) * (size_t) n_threads);
-            exit(1);
-        }
-        memset(bufs[i], i + 1, per);
-        jobs[i] = (struct limit_job) { .iters = 2, .bytes = per, .buf = bufs[i], .streams = 1, .result = 0.0 };
+    char err[256];
+    const double gbs = tools_read_bandwidth(n_threads, err, sizeof(err));
+    if (gbs <= 0.0) {
+        fprintf(stderr, "error: %s\n", err);
+        exit(1);
     }
-    // the best of 1 and 8 streams per thread, each twice, alternated
-    static const int streams[4] = { 1, 8, 1, 8 };
-    double best = 0.0;
-    for (int rep = 0; rep < 4; rep++) {
-        for (int i = 0; i < n_threads; i++) {
-            jobs[i].streams = streams[rep];
-        }
-        const double t = run_threads(n_threads, read_loop, jobs, NULL);
-        const size_t read = (per / (size_t) streams[rep] / 256 * 256) * (size_t) streams[rep];
-        const double gbs = (double) n_threads * 2.0 * (double) read / t * 1e-9;
-        best = gbs > best ? gbs : best;
-    }
-    for (int i = 0; i < n_threads; i++) {
-        free(bufs[i]);
-    }
-    free(bufs);
-    free(jobs);
-    return best;
+    return gbs;
 }
 
 //
