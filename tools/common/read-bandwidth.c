@@ -24,8 +24,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define READ_BYTES_PER_THREAD ((size_t) 256 << 20) // far beyond the last-level caches
+#define READ_BYTES_MIN        ((size_t) 32 << 20)  // per thread, when many threads share the memory
 #define READ_AHEAD            1024                 // bytes: the prefetch distance in a stream
 #define READ_ROUNDS           2
 
@@ -96,7 +98,27 @@ double tools_read_bandwidth(int n_threads, char * err, size_t err_size) {
         n_threads = 1;
     }
     set_err(err, err_size, "");
-    const size_t n = READ_BYTES_PER_THREAD / sizeof(read_vec);
+    // many threads: together no more than half the memory (a measure must not
+    // push the machine into swap or the OOM killer); each still reads well
+    // beyond the caches
+    size_t per_thread = READ_BYTES_PER_THREAD;
+#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGESIZE)
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0) {
+        const double half = 0.5 * (double) pages * (double) page;
+        if ((double) per_thread * n_threads > half) {
+            per_thread = (size_t) (half / n_threads) / (8 * sizeof(read_vec)) * (8 * sizeof(read_vec));
+        }
+    }
+#endif
+    if (per_thread < READ_BYTES_MIN) {
+        char msg[160];
+        snprintf(msg, sizeof(msg), "%d threads: too many for the bandwidth measure (%zu MiB each would exceed half the memory)",
+                 n_threads, READ_BYTES_MIN >> 20);
+        set_err(err, err_size, msg);
+        return 0.0;
+    }
+    const size_t n = per_thread / sizeof(read_vec);
     struct read_job * jobs = (struct read_job *) calloc((size_t) n_threads, sizeof(*jobs));
     pthread_t       * th   = (pthread_t *) calloc((size_t) n_threads, sizeof(*th));
     bool ok = jobs != NULL && th != NULL;
@@ -104,16 +126,16 @@ double tools_read_bandwidth(int n_threads, char * err, size_t err_size) {
         set_err(err, err_size, "out of memory for the bandwidth measure's threads");
     }
     for (int i = 0; ok && i < n_threads; i++) {
-        read_vec * buf = (read_vec *) aligned_alloc(64, READ_BYTES_PER_THREAD);
+        read_vec * buf = (read_vec *) aligned_alloc(64, per_thread);
         if (buf == NULL) {
             char msg[128];
             snprintf(msg, sizeof(msg), "cannot allocate the %zu MiB buffers of the bandwidth measure",
-                     (READ_BYTES_PER_THREAD >> 20) * (size_t) n_threads);
+                     (per_thread >> 20) * (size_t) n_threads);
             set_err(err, err_size, msg);
             ok = false;
             break;
         }
-        memset(buf, i + 1, READ_BYTES_PER_THREAD); // touched: no page faults while timed
+        memset(buf, i + 1, per_thread); // touched: no page faults while timed
         jobs[i] = (struct read_job) { .buf = buf, .n = n, .pattern = k_patterns[0], .result = 0 };
     }
     double best = 0.0;
@@ -137,7 +159,7 @@ double tools_read_bandwidth(int n_threads, char * err, size_t err_size) {
             ok = false;
             break;
         }
-        const double gbs = (double) n_threads * (double) READ_BYTES_PER_THREAD / (double) (t1 > t0 ? t1 - t0 : 1) * 1e-3;
+        const double gbs = (double) n_threads * (double) per_thread / (double) (t1 > t0 ? t1 - t0 : 1) * 1e-3;
         best = gbs > best ? gbs : best;
     }
     for (int i = 0; jobs != NULL && i < n_threads; i++) {
