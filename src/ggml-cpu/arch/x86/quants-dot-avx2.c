@@ -204,6 +204,68 @@ static QD_INLINE bool qd_q8_K_block(const float * x, block_q8_K * y) {
     return true;
 }
 
+#else
+
+// One Q8_K block as quantize_row_q8_K_ref makes it (the AVX-512 version above
+// says how) in 256-bit steps: the 256 values read twice, from L1 the second
+// time (32 vectors do not stay in 16 registers).
+static QD_INLINE bool qd_q8_K_block(const float * x, block_q8_K * y) {
+    const __m256 absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    const __m256 inf  = _mm256_set1_ps(INFINITY);
+    __m256 amaxv = _mm256_setzero_ps();
+    __m256 fin   = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+    for (int i = 0; i < QK_K; i += 8) {
+        const __m256 a = _mm256_and_ps(_mm256_loadu_ps(x + i), absm);
+        fin   = _mm256_and_ps(fin, _mm256_cmp_ps(a, inf, _CMP_LT_OQ));   // false for a NaN too
+        amaxv = _mm256_max_ps(amaxv, a);
+    }
+    if (_mm256_movemask_ps(fin) != 0xFF) {
+        return false;
+    }
+    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(amaxv), _mm256_extractf128_ps(amaxv, 1));
+    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+    m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+    const float amax = _mm_cvtss_f32(m4);
+    if (amax == 0.0f) {
+        memset(y, 0, sizeof(*y));
+        return true;
+    }
+    float max = 0.0f;
+    for (int i = 0; i < QK_K; i += 8) {
+        const int at = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_and_ps(_mm256_loadu_ps(x + i), absm), _mm256_set1_ps(amax), _CMP_EQ_OQ));
+        if (at != 0) {
+            max = x[i + __builtin_ctz((unsigned) at)];
+            break;
+        }
+    }
+    const float iscale = -127.0f/max;
+    if (!isfinite(iscale)) { // |max| so small that its reciprocal overflows
+        return false;
+    }
+    const __m256  vis = _mm256_set1_ps(iscale);
+    const __m256i top = _mm256_set1_epi32(127);
+    for (int g = 0; g < QK_K/16; g++) {
+        __m256i q[2];
+        for (int h = 0; h < 2; h++) {
+            const __m256 t = _mm256_round_ps(_mm256_mul_ps(vis, _mm256_loadu_ps(x + 16*g + 8*h)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+            q[h] = _mm256_min_epi32(_mm256_cvtps_epi32(t), top);
+        }
+        // int32 lanes 0..15 to bytes: the packs work within 128-bit halves
+        const __m256i w16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(q[0], q[1]), _MM_SHUFFLE(3, 1, 2, 0));
+        const __m128i b8  = _mm_packs_epi16(_mm256_castsi256_si128(w16), _mm256_extracti128_si256(w16, 1));
+        _mm_storeu_si128((__m128i *)(y->qs + 16*g), b8);
+        __m256i s = _mm256_add_epi32(q[0], q[1]);
+        __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+        s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, _MM_SHUFFLE(1, 0, 3, 2)));
+        s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, _MM_SHUFFLE(2, 3, 0, 1)));
+        y->bsums[g] = (int16_t) _mm_cvtsi128_si32(s4);
+    }
+    y->d = 1.0f/iscale;
+    return true;
+}
+
+#endif
+
 static void q8_K_quantize__avx2(const float * GGML_RESTRICT x, void * GGML_RESTRICT vy, int64_t k) {
     GGML_ASSERT(k % QK_K == 0);
     block_q8_K * y = (block_q8_K *) vy;
@@ -213,8 +275,6 @@ static void q8_K_quantize__avx2(const float * GGML_RESTRICT x, void * GGML_RESTR
         }
     }
 }
-
-#endif
 
 //
 // quantized rows . Q8 rows (256-bit blocks)
@@ -604,10 +664,8 @@ void ggml_cpu_add_kernels_x86_quants_dot(struct ggml_cpu_kernel_config * cfg) {
     cfg->act_fast[GGML_TYPE_Q8_1]     = q8_1_quantize__avx2;
     cfg->act_fast_isa[GGML_TYPE_Q8_0] = GGML_CPU_ISA_TAG;
     cfg->act_fast_isa[GGML_TYPE_Q8_1] = GGML_CPU_ISA_TAG;
-#if defined(GGML_VEC_AVX512)
     cfg->act_fast[GGML_TYPE_Q8_K]     = q8_K_quantize__avx2;
     cfg->act_fast_isa[GGML_TYPE_Q8_K] = GGML_CPU_ISA_TAG;
-#endif
 }
 
 #else
