@@ -2,17 +2,18 @@
 //
 // Each thread xors its buffer into 64-byte accumulators (GNU vector types:
 // the widest loads the build targets; plain C elsewhere), 8 vectors a step,
-// taken from 1, 4 or 8 sequential streams (the buffer cut into that many
-// parts, read in step), with or without a software prefetch of each line
-// READ_AHEAD bytes ahead in its stream. No one pattern reaches the memory's
-// limit everywhere: on the 2-core Zen 5 build host one stream per thread read
-// 56-63 GB/s and 8 streams 72-73 (2 threads); on a 2-core Zen 3 (EPYC family
-// 25 model 1), 2 threads, 7 rounds alternated, the medians (highest) were
-// 16.2 (18.2) GB/s for 1 stream, 18.4 (22.7) for 8, 20.5 (27.4) for 4 streams
-// with the prefetch and 19.1 (28.8) for 8 with it: its hardware prefetchers
-// alone keep too few lines in flight, as the row-dot kernels found
-// (src/ggml-cpu/simd/stream-prefetch.h). Every pattern runs twice,
-// alternated; the best pass is the bandwidth.
+// taken from 1, 2, 4 or 8 sequential streams (the buffer cut into that many
+// parts, read in step), with or without a software prefetch of each line 1
+// or 2 KiB ahead in its stream (the row dots read 2 or 4 streams and ask for
+// the line 2 KiB ahead: src/ggml-cpu/simd/stream-prefetch.h). No one pattern
+// reaches the memory's limit everywhere: on the 2-core Zen 5 build host one
+// stream per thread read 56-63 GB/s and 8 streams 72-73 (2 threads); on a
+// 2-core Zen 3 (EPYC family 25 model 1), 2 threads, 7 rounds alternated, the
+// medians (highest) were 16.2 (18.2) GB/s for 1 stream, 18.4 (22.7) for 8,
+// 20.5 (27.4) for 4 streams with the prefetch 1 KiB ahead and 19.1 (28.8)
+// for 8 with it: its hardware prefetchers alone keep too few lines in
+// flight. Every pattern runs twice, alternated; the best pass is the
+// bandwidth.
 
 #include "read-bandwidth.h"
 
@@ -28,7 +29,6 @@
 
 #define READ_BYTES_PER_THREAD ((size_t) 256 << 20) // far beyond the last-level caches
 #define READ_BYTES_MIN        ((size_t) 32 << 20)  // per thread, when many threads share the memory
-#define READ_AHEAD            1024                 // bytes: the prefetch distance in a stream
 #define READ_ROUNDS           2
 
 #if defined(__GNUC__)
@@ -38,12 +38,12 @@ typedef uint64_t read_vec;
 #endif
 
 struct read_pattern {
-    int  streams;  // 1, 4 or 8: divides the 8 vectors of a step
-    bool prefetch;
+    int    streams; // 1, 2, 4 or 8: divides the 8 vectors of a step
+    size_t ahead;   // bytes: the prefetch distance in a stream, 0 for none
 };
 
 static const struct read_pattern k_patterns[] = {
-    { 1, false }, { 8, false }, { 1, true }, { 4, true }, { 8, true },
+    { 1, 0 }, { 8, 0 }, { 1, 1024 }, { 4, 1024 }, { 8, 1024 }, { 2, 2048 }, { 4, 2048 },
 };
 #define N_PATTERNS (int) (sizeof(k_patterns) / sizeof(k_patterns[0]))
 
@@ -59,7 +59,7 @@ static void * read_run(void * arg) {
     const size_t streams = (size_t) j->pattern.streams;
     const size_t per     = 8 / streams;   // vectors per stream and step
     const size_t part    = j->n / streams; // vectors per stream (a multiple of per)
-    const size_t ahead   = READ_AHEAD / sizeof(read_vec);
+    const size_t ahead   = j->pattern.ahead / sizeof(read_vec);
     read_vec acc[8];
     memset(acc, 0, sizeof(acc));
     for (size_t i = 0; i < part; i += per) {
@@ -67,7 +67,7 @@ static void * read_run(void * arg) {
             const read_vec * p = j->buf + s*part + i;
             for (size_t v = 0; v < per; v++) {
 #if defined(__GNUC__)
-                if (j->pattern.prefetch) {
+                if (ahead > 0) {
                     // a prefetch never faults: past the end it is ignored
                     __builtin_prefetch(p + v + ahead, 0, 3);
                 }
