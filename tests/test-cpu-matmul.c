@@ -58,12 +58,16 @@ static struct ggml_context * ctx_new(size_t bytes) {
     return ctx;
 }
 
-// pools of 1, 2 and 3 threads, made once (workers sleep between graphs: 3
-// threads may share 2 cores)
-static struct ggml_threadpool * g_pools[4];
+// pools of 1, 2, 3 and 7 threads, made once (workers sleep between graphs:
+// they may share 2 cores)
+#define LONG_THREADS 7
+static struct ggml_threadpool * g_pools[LONG_THREADS + 1];
 
 static void pools_init(void) {
-    for (int n = 1; n <= 3; n++) {
+    for (int n = 1; n <= LONG_THREADS; n++) {
+        if (n > 3 && n < LONG_THREADS) {
+            continue;
+        }
         struct ggml_threadpool_params tpp = ggml_threadpool_params_default(n);
         tpp.poll = 0;
         g_pools[n] = ggml_threadpool_new(&tpp);
@@ -72,7 +76,7 @@ static void pools_init(void) {
 }
 
 static void pools_free(void) {
-    for (int n = 1; n <= 3; n++) {
+    for (int n = 1; n <= LONG_THREADS; n++) {
         ggml_threadpool_free(g_pools[n]);
     }
 }
@@ -110,6 +114,12 @@ static void run_all(struct ggml_context * ctx, struct ggml_tensor * out, float *
     for (int nth = 2; nth <= 3; nth++) {
         float * v = run(ctx, out, nth, false);
         CHECK_MSG(memcmp(v, *vec, bytes) == 0, "%s: vector path, %d threads differ from 1", what, nth);
+        free(v);
+    }
+    if (out->ne[0] >= 4096) {
+        // long enough for the row chunks that shrink with what is left (ops-matmul.c, mm_rows_split)
+        float * v = run(ctx, out, LONG_THREADS, false);
+        CHECK_MSG(memcmp(v, *vec, bytes) == 0, "%s: vector path, %d threads differ from 1", what, LONG_THREADS);
         free(v);
     }
     float * r = run(ctx, out, 2, true);
@@ -430,6 +440,17 @@ static void test_mul_mat(void) {
                 .type = type, .k = big[b][0] + (quant || b < 2 ? 0 : 1), .n = big[b][1], .m = big[b][2],
                 .ne02 = 1, .ne03 = 1, .ne12 = 1, .ne13 = 1,
                 .layout = b == 2 ? X_TRANS : b == 3 ? X_PERM : X_CONT, .x_act = false, .w_strided = b == 1,
+            };
+            test_mul_mat_case(&c);
+        }
+        // many short rows, few columns: the row dots' chunks shrink with the rows
+        // left, from a quarter of the matrix (2 threads) down to blocks of 1024
+        // rows, then equal blocks; with 2, 3 and 7 threads every row is computed once
+        for (int b = 0; b < 2; b++) {
+            const struct mm_case c = {
+                .type = type, .k = 32, .n = 30011 - 8*b, .m = 1 + b,
+                .ne02 = 1, .ne03 = 1, .ne12 = 1, .ne13 = 1,
+                .layout = X_CONT, .x_act = false, .w_strided = b == 1,
             };
             test_mul_mat_case(&c);
         }

@@ -35,6 +35,8 @@
 // own area and no barrier is needed: repeating a few microseconds of work
 // costs less than making every thread wait for the slowest.
 
+#include <math.h>
+
 #include "kernels/gemm.h"
 #include "kernels/gemm-bf16.h"
 #include "kernels/repack.h"
@@ -64,8 +66,10 @@
 #define MM_LDA_F32 (MM_KC_F32 + 16)
 // bytes of a per-thread q8 weight panel (it should stay in L2)
 #define MM_PANEL_BYTES (512 * 1024)
-// bytes of weights a dot_rows chunk aims at
-#define MM_ROWS_CHUNK_BYTES (256 * 1024)
+// bytes of weights of the last dot_rows chunks of a matrix (mm_rows_split)
+#ifndef MM_ROWS_TAIL_BYTES
+#define MM_ROWS_TAIL_BYTES (256 * 1024)
+#endif
 // src1 values from which the threads share the conversion (with a barrier)
 #define MM_SHARED_CONVERT_VALUES (16 * 1024)
 
@@ -391,49 +395,90 @@ static bool mm_group_uses_gemm(const struct mm_op * op, const struct mm_group * 
     return g->ncols >= op->min_gemm_cols;
 }
 
-// rows of a dot_rows chunk: a matrix in 2 chunks per thread, or more where
-// those would be under MM_ROWS_CHUNK_BYTES (whole groups of 4 panels of 16
-// rows for the panels: 4 streams, as the row dots). Every chunk starts 4 weight
-// streams from cold, which costs about 0.7 us here (2-core Zen 5: a chain of
-// 400 one-column Q8_0 products of 1024 x 2048, bench-matmul --chain, read at
-// 57-58 GB/s in chunks of 256 KiB, 63-68 in 2 per thread); 2 rather than 1 per
-// thread leave some room to a thread that another process slows down.
-static int64_t mm_rows_chunk(const struct mm_op * op, int nth) {
-    const int64_t rb = (int64_t)(MM_ROWS_CHUNK_BYTES / MAX((size_t) 1, ggml_row_size(op->w->type, op->k)));
-    const int64_t m  = op->panels ? 4 * GGML_QPANEL_ROWS : 4;
-    const int64_t parts = 2 * (int64_t) MAX(1, nth);
-    const int64_t even  = ((op->n + parts - 1) / parts + m - 1) / m * m;
-    return MAX(MAX(m, MIN(1024, rb - rb % m)), even);
+// the chunks of a group: row blocks x column blocks. Row block i is the rows
+// [b(i), b(i + 1)): b(i) = min(n, round_up(n (1 - q^i), unit)) for the first
+// geo blocks, then blocks of tail rows. With geo = 0 the blocks are all tail rows.
+struct mm_split {
+    int64_t n, unit, geo, tail;  // rows, the multiple of rows blocks start on, blocks of the two phases
+    double  lq;                  // log q
+    int64_t cols;                // per chunk
+    int64_t n_row_blocks, n_col_blocks;
+};
+
+// the first row of row block i of s (n past the last)
+static int64_t mm_split_row(const struct mm_split * s, int64_t i) {
+    if (i <= s->geo) {
+        if (i == 0) {
+            return 0;
+        }
+        const double  done = (double) s->n * (1.0 - exp((double) i * s->lq));
+        const int64_t r    = ((int64_t) ceil(done) + s->unit - 1) / s->unit * s->unit;
+        return MIN(s->n, r);
+    }
+    return MIN(s->n, mm_split_row(s, s->geo) + (i - s->geo) * s->tail);
+}
+
+// the row blocks of the row dots (few columns: every weight read once, in a
+// few long streams per chunk), guided by what is left: with nth threads
+// each block is 1/(2 nth) of the rows not yet handed out (the first a quarter
+// of the matrix with 2 threads), down to MM_ROWS_TAIL_BYTES of weights, then
+// blocks of that size. The large first blocks keep the streams long (every
+// block starts its weight streams from cold: about 0.7 us on a 2-core Zen 5,
+// 4 streams); the small last ones leave little to wait for when one thread is
+// slower than the other (another process, its share of the memory). Before,
+// with 2 equal blocks per thread, a thread waited for the other 0.55-1.6 ms
+// per token of a 2048x8 llama in Q4_K_M on the 2-core Zen 3 host
+// (ggml-run --bench --profile, waiting), 0.15-0.7 with the tail 64 or 128
+// KiB, 0.3-0.55 with 256 KiB (fewer starts: the least kernel time of the three).
+static void mm_rows_split(const struct mm_op * op, int nth, struct mm_split * s) {
+    const int64_t m    = op->panels ? 4 * GGML_QPANEL_ROWS : 4;
+    const int64_t rb   = (int64_t)(MM_ROWS_TAIL_BYTES / MAX((size_t) 1, ggml_row_size(op->w->type, op->k)));
+    const int64_t tail = MAX(m, MIN(1024, rb - rb % m));
+    s->n    = op->n;
+    s->unit = m;
+    s->tail = tail;
+    s->geo  = 0;
+    s->lq   = 0.0;
+    if (nth > 1) {
+        // a block of the first phase is n q^i (1 - q) rows, rounded to whole
+        // units: at least 2 tail rows keeps the blocks nonempty and above the tail
+        const double f = 1.0 / (2.0 * nth);
+        s->lq = log1p(-f);
+        const double first = (double) op->n * f;
+        if (first >= 2.0 * (double) tail) {
+            s->geo = (int64_t) floor(log(2.0 * (double) tail / first) / s->lq) + 1;
+        }
+    } else {
+        // one thread waits for nobody: the matrix in one block
+        s->tail = MAX(tail, (op->n + m - 1) / m * m);
+    }
+    s->n_row_blocks = s->geo + (op->n - mm_split_row(s, s->geo) + s->tail - 1) / s->tail;
 }
 
 static int64_t mm_gemm_rows(const struct mm_op * op) {
     return op->quant ? op->rb_q8 : MM_RB_F32;
 }
 
-// the chunks of a group: row blocks x column blocks
-struct mm_split {
-    int64_t rows, cols;      // per chunk
-    int64_t n_row_blocks, n_col_blocks;
-};
-
 static struct mm_split mm_group_split(const struct mm_op * op, const struct mm_group * g, int64_t n_groups, int nth) {
-    struct mm_split s;
+    struct mm_split s = { 0 };
+    s.cols = g->ncols;
     if (!mm_group_uses_gemm(op, g)) {
-        s.rows = mm_rows_chunk(op, nth);
-        s.cols = g->ncols;
+        mm_rows_split(op, nth, &s);
     } else {
-        s.rows = mm_gemm_rows(op);
-        s.cols = g->ncols;
+        const int64_t rows = mm_gemm_rows(op);
         // few row blocks in all: split the columns too, so that every thread has work
-        const int64_t nrb = (op->n + s.rows - 1) / s.rows;
+        const int64_t nrb = (op->n + rows - 1) / rows;
         const int64_t want = 4 * (int64_t) nth;
         if (nrb * n_groups < want) {
             const int64_t ncb = MIN(g->ncols, (want + nrb * n_groups - 1) / (nrb * n_groups));
             // whole column groups of the tiles (12: a multiple of every RN)
             s.cols = MIN(g->ncols, GGML_PAD((g->ncols + ncb - 1) / ncb, 12));
         }
+        s.n    = op->n;
+        s.unit = rows;
+        s.tail = rows;
+        s.n_row_blocks = nrb;
     }
-    s.n_row_blocks = (op->n    + s.rows - 1) / s.rows;
     s.n_col_blocks = (g->ncols + s.cols - 1) / s.cols;
     return s;
 }
@@ -740,8 +785,8 @@ static void mm_forward(const struct ggml_compute_params * params, struct ggml_te
         }
         // the chunks are taken in order, so a thread never needs an earlier group again
         const int64_t local = chunk - g_first;
-        const int64_t r0 = (local % sp.n_row_blocks) * sp.rows;
-        const int64_t r1 = MIN(op.n, r0 + sp.rows);
+        const int64_t r0 = mm_split_row(&sp, local % sp.n_row_blocks);
+        const int64_t r1 = mm_split_row(&sp, local % sp.n_row_blocks + 1);
         const int64_t j0 = (local / sp.n_row_blocks) * sp.cols;
         const int64_t j1 = MIN(g.ncols, j0 + sp.cols);
         if (mm_group_uses_gemm(&op, &g)) {
@@ -868,8 +913,8 @@ void ggml_cpu_forward_mul_mat_pair(const struct ggml_compute_params * params, st
     const int64_t n0 = sp[0].n_row_blocks, n1 = sp[1].n_row_blocks;
     for (int64_t chunk = ggml_cpu_next_chunk(params); chunk < n0 + n1; chunk = ggml_cpu_next_chunk(params)) {
         const int i = chunk < n0 ? 0 : 1;
-        const int64_t r0 = (chunk - (i == 0 ? 0 : n0)) * sp[i].rows;
-        const int64_t r1 = MIN(op[i].n, r0 + sp[i].rows);
+        const int64_t r0 = mm_split_row(&sp[i], chunk - (i == 0 ? 0 : n0));
+        const int64_t r1 = mm_split_row(&sp[i], chunk - (i == 0 ? 0 : n0) + 1);
         mm_chunk_rows(&op[i], &act, &g[i], r0, r1, thr, use_ref);
     }
 }

@@ -19,7 +19,9 @@
 
 #include <stddef.h>
 
+#ifndef GGML_CPU_STREAM_AHEAD
 #define GGML_CPU_STREAM_AHEAD 2048
+#endif
 
 // the lines of [p + AHEAD, p + AHEAD + span): span is the bytes the caller
 // reads from p in this step (a constant once inlined)
