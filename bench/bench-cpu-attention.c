@@ -9,6 +9,7 @@
 //
 //   usage: bench-cpu-attention [n_batch=1] [n_kv=4096] [threads=2] [n_head=32]
 //                              [n_head_kv=n_head] [D=128] [type=f16|f32|q8_0...] [reps=20]
+//                              [heads|cache: K and V in a KV cache's layout]
 
 #define _POSIX_C_SOURCE 199309L
 
@@ -64,9 +65,12 @@ int main(int argc, char ** argv) {
     const int D         = argc > 6 ? atoi(argv[6]) : 128;
     const enum ggml_type type = argc > 7 ? type_from_name(argv[7]) : GGML_TYPE_F16;
     const int reps      = argc > 8 ? atoi(argv[8]) : 20;
+    // cache: K and V as views of a KV cache [D * n_head_kv, n_kv], one row per
+    // position with the heads side by side (llama.cpp's and ggml-run's layout)
+    const bool cache    = argc > 9 && strcmp(argv[9], "cache") == 0;
 
     const size_t kv_bytes = 2 * ggml_row_size(type, D) * (size_t) n_kv * (size_t) n_head_kv;
-    const size_t mem = kv_bytes + sizeof(float) * (size_t) D * (size_t) n_batch * (size_t) n_head * 2 +
+    const size_t mem = (cache ? 2 : 1) * kv_bytes + sizeof(float) * (size_t) D * (size_t) n_batch * (size_t) n_head * 2 +
                        sizeof(ggml_fp16_t) * (size_t) n_kv * (size_t)(n_batch + 63) + (64u << 20);
     struct ggml_init_params ip = { mem, NULL, false };
     struct ggml_context * ctx = ggml_init(ip);
@@ -78,10 +82,20 @@ int main(int argc, char ** argv) {
     struct ggml_tensor * q = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, D, n_batch, n_head);
     struct ggml_tensor * k = ggml_new_tensor_3d(ctx, type, D, n_kv, n_head_kv);
     struct ggml_tensor * v = ggml_new_tensor_3d(ctx, type, D, n_kv, n_head_kv);
+    if (cache) {
+        struct ggml_tensor * kc = ggml_new_tensor_2d(ctx, type, (int64_t) D * n_head_kv, n_kv);
+        struct ggml_tensor * vc = ggml_new_tensor_2d(ctx, type, (int64_t) D * n_head_kv, n_kv);
+        k = ggml_view_3d(ctx, kc, D, n_kv, n_head_kv, kc->nb[1], ggml_row_size(type, D), 0);
+        v = ggml_view_3d(ctx, vc, D, n_kv, n_head_kv, vc->nb[1], ggml_row_size(type, D), 0);
+        fill(kc, 2);
+        fill(vc, 3);
+    }
     struct ggml_tensor * m = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, n_kv, (n_batch + 63) / 64 * 64);
     fill(q, 1);
-    fill(k, 2);
-    fill(v, 3);
+    if (!cache) {
+        fill(k, 2);
+        fill(v, 3);
+    }
     memset(m->data, 0, ggml_nbytes(m));
 
     struct ggml_tensor * out = ggml_flash_attn_ext(ctx, q, k, v, m, 1.0f / sqrtf((float) D), 0.0f, 0.0f);
@@ -101,12 +115,26 @@ int main(int argc, char ** argv) {
         const double t = seconds() - t0;
         best = t < best ? t : best;
     }
+    // cold: K, V and the mask pushed out of the caches before each call, as
+    // in a model, where a layer's weights stream through the caches between
+    // two attentions (the ones of a 64 MiB buffer written in between)
+    const size_t flush_bytes = (size_t) 64 << 20;
+    unsigned char * flush = (unsigned char *) malloc(flush_bytes);
+    double best_cold = INFINITY;
+    for (int r = 0; flush != NULL && r < reps; r++) {
+        memset(flush, r, flush_bytes);
+        const double t0 = seconds();
+        ggml_graph_compute(gf, &plan);
+        const double t = seconds() - t0;
+        best_cold = t < best_cold ? t : best_cold;
+    }
+    free(flush);
 
     const double flop = 4.0 * n_batch * (double) n_kv * D * n_head;
-    printf("flash_attn_ext n_batch %d, n_kv %d, %d heads (%d kv) of %d, %s K/V, %d threads: "
-           "%.3f ms/call, %.1f GFLOPS\n",
-           n_batch, n_kv, n_head, n_head_kv, D, ggml_type_name(type), n_threads,
-           best * 1e3, flop / best * 1e-9);
+    printf("flash_attn_ext n_batch %d, n_kv %d, %d heads (%d kv) of %d, %s K/V%s, %d threads: "
+           "%.3f ms/call, %.1f GFLOPS; K and V out of the caches: %.3f ms/call, %.1f GFLOPS, %.1f GB/s of K and V\n",
+           n_batch, n_kv, n_head, n_head_kv, D, ggml_type_name(type), cache ? " (cache layout)" : "", n_threads,
+           best * 1e3, flop / best * 1e-9, best_cold * 1e3, flop / best_cold * 1e-9, (double) kv_bytes / best_cold * 1e-9);
 
     free(plan.work_data);
     ggml_threadpool_free(tp);
