@@ -17,6 +17,7 @@
 #include "ggml-cpu.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,12 +118,21 @@ int main(int argc, char ** argv) {
     }
     // cold: K, V and the mask pushed out of the caches before each call, as
     // in a model, where a layer's weights stream through the caches between
-    // two attentions (the ones of a 64 MiB buffer written in between)
+    // two attentions: a 64 MiB buffer read in between (read: a large memset
+    // may store past the caches and leave K and V in them)
     const size_t flush_bytes = (size_t) 64 << 20;
-    unsigned char * flush = (unsigned char *) malloc(flush_bytes);
+    uint64_t * flush = (uint64_t *) malloc(flush_bytes);
     double best_cold = INFINITY;
+    for (size_t i = 0; flush != NULL && i < flush_bytes / sizeof(uint64_t); i++) {
+        flush[i] = i;
+    }
+    volatile uint64_t sink = 0;
     for (int r = 0; flush != NULL && r < reps; r++) {
-        memset(flush, r, flush_bytes);
+        uint64_t sum = 0;
+        for (size_t i = 0; i < flush_bytes / sizeof(uint64_t); i += 8) {
+            sum += flush[i];
+        }
+        sink += sum;
         const double t0 = seconds();
         ggml_graph_compute(gf, &plan);
         const double t = seconds() - t0;
