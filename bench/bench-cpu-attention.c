@@ -9,7 +9,10 @@
 //
 //   usage: bench-cpu-attention [n_batch=1] [n_kv=4096] [threads=2] [n_head=32]
 //                              [n_head_kv=n_head] [D=128] [type=f16|f32|q8_0...] [reps=20]
-//                              [heads|cache: K and V in a KV cache's layout]
+//                              [heads|cache: K and V in a KV cache's layout] [cold reps=reps]
+//
+// cold reps 0 skips the calls with K and V out of the caches (for a profile
+// of the kernels alone).
 
 #define _POSIX_C_SOURCE 199309L
 
@@ -69,6 +72,7 @@ int main(int argc, char ** argv) {
     // cache: K and V as views of a KV cache [D * n_head_kv, n_kv], one row per
     // position with the heads side by side (llama.cpp's and ggml-run's layout)
     const bool cache    = argc > 9 && strcmp(argv[9], "cache") == 0;
+    const int cold_reps = argc > 10 ? atoi(argv[10]) : reps;
 
     const size_t kv_bytes = 2 * ggml_row_size(type, D) * (size_t) n_kv * (size_t) n_head_kv;
     const size_t mem = (cache ? 2 : 1) * kv_bytes + sizeof(float) * (size_t) D * (size_t) n_batch * (size_t) n_head * 2 +
@@ -121,13 +125,13 @@ int main(int argc, char ** argv) {
     // two attentions: a 64 MiB buffer read in between (read: a large memset
     // may store past the caches and leave K and V in them)
     const size_t flush_bytes = (size_t) 64 << 20;
-    uint64_t * flush = (uint64_t *) malloc(flush_bytes);
+    uint64_t * flush = cold_reps > 0 ? (uint64_t *) malloc(flush_bytes) : NULL;
     double best_cold = INFINITY;
     for (size_t i = 0; flush != NULL && i < flush_bytes / sizeof(uint64_t); i++) {
         flush[i] = i;
     }
     volatile uint64_t sink = 0;
-    for (int r = 0; flush != NULL && r < reps; r++) {
+    for (int r = 0; flush != NULL && r < cold_reps; r++) {
         uint64_t sum = 0;
         for (size_t i = 0; i < flush_bytes / sizeof(uint64_t); i += 8) {
             sum += flush[i];

@@ -18,20 +18,25 @@
 //
 // Work: a tile is up to ATTN_TILE_ROWS query rows that read the same K and V
 // head: the batch rows of the q heads sharing that head (grouped-query
-// attention), heads fastest. Threads take tiles dynamically. A tile walks the
-// keys in blocks with an online softmax: each row keeps its running maximum M,
-// sum S and an F32 value accumulator, rescaled when a block raises M. K and V
-// rows of a block are converted to F32 once for the tile (F32 rows are used
-// in place, and F16 rows too when the tile has a single row); q stays F32.
+// attention), heads fastest. Threads take items (a tile, or in token
+// generation a chunk of keys of every head group: attn_plan) dynamically. A
+// tile walks the keys in blocks with an online softmax: each row keeps its
+// running maximum M, sum S and an F32 value accumulator, rescaled when a block
+// raises M. K and V rows of a block are converted to F32 once for the tile
+// (F32 rows are used in place, and F16 rows too when the tile has at most
+// ATTN_IN_PLACE_ROWS rows); q stays F32.
 // Every output row is computed by one thread in an order fixed by the shapes,
 // so results do not depend on the number of threads.
 
 #include "kernels/attention-vec.h"
 
-#define ATTN_TILE_ROWS 32  // query rows computed together
-#define ATTN_BLOCK_MAX 64  // most keys per block of the online softmax
-#define ATTN_MIN_ITEMS 16  // fewer tiles than this: split the keys too
-#define ATTN_MIN_CHUNK 256 // fewest keys per chunk
+#define ATTN_TILE_ROWS      32  // query rows computed together
+#define ATTN_BLOCK_MAX      64  // most keys per block of the online softmax
+#define ATTN_MIN_ITEMS      16  // fewer items than this: split the keys too
+#define ATTN_MIN_CHUNK      256 // fewest keys per chunk (an item per tile)
+#define ATTN_WIDE_ROWS      8   // head groups of up to this many rows: an item takes every group
+#define ATTN_WIDE_MIN_CHUNK 32  // fewest keys per chunk of those items
+#define ATTN_IN_PLACE_ROWS  4   // F16 K and V rows are read in place by tiles of up to this many rows
 
 // How a node is cut into work, from its shapes alone (so that the rounding
 // does not depend on the number of threads).
@@ -39,25 +44,38 @@
 // A tile is up to ATTN_TILE_ROWS query rows that read the same K and V head:
 // the G heads sharing a K and V head (G = 1 when K and V heads are grouped
 // differently), row rho of a group being query rho / G of head
-// group*G + rho % G. When there are fewer than ATTN_MIN_ITEMS tiles (token
-// generation), the keys are cut into chunks too, each tile's chunks are
-// computed apart, and their partial results (M, S, accumulator) combined.
+// group*G + rho % G. An item, the unit of work a thread takes, is one tile;
+// when there are fewer than ATTN_MIN_ITEMS of them, the keys are cut into
+// chunks too, each item's chunks are computed apart, and their partial
+// results (M, S, accumulator) combined.
+//
+// Token generation (a head group of at most ATTN_WIDE_ROWS rows) reads each
+// K and V byte for a few rows only: its speed is that of the reads. One head
+// at a time, a thread would read a KV cache (the heads of a position side by
+// side) in short strided pieces over the whole cache (measured: 2-4 GB/s); so
+// there an item is a chunk of keys for every head group at once, each block
+// of keys taken by every group in turn: a thread reads all of a block's cache
+// rows before the next block's, and the threads read different chunks.
 struct attn_plan {
     int64_t G;
-    int64_t n_rows;    // G * n_batch: rows of a head group
-    int64_t n_tiles;   // tiles per head group and i3
-    int64_t n_items;   // tiles in all
-    int64_t block;     // keys per block of the online softmax
-    int64_t n_chunks;  // key chunks per tile
-    int64_t chunk_len; // keys per chunk, a multiple of block
+    int64_t n_groups;   // head groups: n_head / G
+    int64_t n_rows;     // G * n_batch: rows of a head group
+    int64_t tile_rows;  // most rows of a tile: MIN(ATTN_TILE_ROWS, n_rows)
+    int64_t n_tiles;    // tiles per head group and i3
+    int64_t item_tiles; // tiles of an item: 1, or n_groups (every head group of an i3)
+    int64_t n_items;    // items in all
+    int64_t block;      // keys per block of the online softmax
+    int64_t n_chunks;   // key chunks per item
+    int64_t chunk_len;  // keys per chunk, a multiple of block
 
-    // scratch, offsets in floats: the partial results of every (tile, chunk),
+    // scratch, offsets in floats: the partial results of every (item, chunk),
     // then one area per thread (each part cache-line aligned)
     size_t partial_row; // floats per row of a partial result: M, S, DV values
     size_t partials;    // floats of all partial results (0 without chunks)
-    size_t q;           // ATTN_TILE_ROWS x DK: the tile's query rows in F32
-    size_t acc;         // ATTN_TILE_ROWS x DV: value accumulators
-    size_t logit;       // ATTN_TILE_ROWS x block: logits, then probabilities, of a block
+    size_t q;           // item_tiles x tile_rows x DK: the item's query rows in F32
+    size_t acc;         // item_tiles x tile_rows x DV: value accumulators
+    size_t state;       // item_tiles x 3 x tile_rows: each tile's running maxima M, sums S, ALiBi slopes
+    size_t logit;       // tile_rows x block: logits, then probabilities, of a block
     size_t kconv;       // block x DK: K rows converted to F32 (K not F32)
     size_t vconv;       // block x DV: V rows converted to F32 (V not F32)
     size_t per_thread;  // floats per thread
@@ -87,27 +105,42 @@ static struct attn_plan attn_plan_make(const struct ggml_tensor * op) {
 
     struct attn_plan p;
     memset(&p, 0, sizeof(p));
-    p.G       = rk2 == rv2 ? rk2 : 1;
-    p.n_rows  = p.G * q->ne[1];
-    p.n_tiles = (p.n_rows + ATTN_TILE_ROWS - 1) / ATTN_TILE_ROWS;
-    p.n_items = p.n_tiles * (q->ne[2] / p.G) * q->ne[3];
-    p.block   = attn_block_size(DK, DV);
+    p.G          = rk2 == rv2 ? rk2 : 1;
+    p.n_groups   = q->ne[2] / p.G;
+    p.n_rows     = p.G * q->ne[1];
+    p.tile_rows  = MAX(MIN(ATTN_TILE_ROWS, p.n_rows), 1);
+    p.n_tiles    = (p.n_rows + ATTN_TILE_ROWS - 1) / ATTN_TILE_ROWS;
+    p.item_tiles = 1;
+    p.n_items    = p.n_tiles * p.n_groups * q->ne[3];
+    p.block      = attn_block_size(DK, DV);
 
     int64_t n_chunks = 1;
     if (p.n_items > 0 && p.n_items < ATTN_MIN_ITEMS) {
         n_chunks = MIN((ATTN_MIN_ITEMS + p.n_items - 1) / p.n_items, n_kv / ATTN_MIN_CHUNK);
         n_chunks = MAX(n_chunks, 1);
     }
+    if (p.n_tiles == 1 && p.n_rows <= ATTN_WIDE_ROWS && p.n_groups > 1) {
+        // every head group in an item, when that leaves as many items to share
+        const int64_t wide_chunks = MAX(MIN(ATTN_MIN_ITEMS, n_kv / ATTN_WIDE_MIN_CHUNK), 1);
+        if (wide_chunks * q->ne[3] >= MIN(ATTN_MIN_ITEMS, p.n_items * n_chunks)) {
+            p.item_tiles = p.n_groups;
+            p.n_items    = q->ne[3];
+            n_chunks     = wide_chunks;
+        }
+    }
+    // chunks of whole blocks
     p.chunk_len = (n_kv + n_chunks - 1) / n_chunks;
     p.chunk_len = MAX((p.chunk_len + p.block - 1) / p.block * p.block, p.block);
     p.n_chunks  = n_chunks == 1 ? 1 : (n_kv + p.chunk_len - 1) / p.chunk_len;
 
+    const int64_t item_rows = p.item_tiles * p.tile_rows;
     p.partial_row = (size_t)(DV + 2);
-    p.partials    = p.n_chunks == 1 ? 0 : attn_align_floats(p.n_items * p.n_chunks * ATTN_TILE_ROWS * (DV + 2));
+    p.partials    = p.n_chunks == 1 ? 0 : attn_align_floats(p.n_items * p.n_chunks * item_rows * (DV + 2));
     p.q           = 0;
-    p.acc         = p.q     + attn_align_floats(ATTN_TILE_ROWS * DK);
-    p.logit       = p.acc   + attn_align_floats(ATTN_TILE_ROWS * DV);
-    p.kconv       = p.logit + attn_align_floats(ATTN_TILE_ROWS * p.block);
+    p.acc         = p.q     + attn_align_floats(item_rows * DK);
+    p.state       = p.acc   + attn_align_floats(item_rows * DV);
+    p.logit       = p.state + attn_align_floats(item_rows * 3);
+    p.kconv       = p.logit + attn_align_floats(p.tile_rows * p.block);
     p.vconv       = p.kconv + (k->type == GGML_TYPE_F32 ? 0 : attn_align_floats(p.block * DK));
     p.per_thread  = p.vconv + (v->type == GGML_TYPE_F32 ? 0 : attn_align_floats(p.block * DV));
     return p;
@@ -212,6 +245,54 @@ struct attn_rows {
     bool f16;
 };
 
+// Asks for [p, p + size) to be brought into the cache while the current keys
+// are computed: K and V rows (and the tile's mask rows) are read in pieces too
+// short for the hardware prefetchers to ramp up.
+static void attn_prefetch(const void * p, size_t size) {
+#if defined(__GNUC__) || defined(__clang__)
+    for (size_t off = 0; off < size; off += GGML_CPU_CACHE_LINE) {
+        __builtin_prefetch((const char *) p + off, 0, 2);
+    }
+#else
+    (void) p;
+    (void) size;
+#endif
+}
+
+// rows [c0, c0 + nc) of K or V for head (i2, i3)
+static void attn_prefetch_rows(const struct ggml_tensor * t, int64_t i2, int64_t i3, int64_t c0, int64_t nc) {
+    const size_t row = ggml_row_size(t->type, t->ne[0]);
+    const char * base = (const char *) t->data + c0*t->nb[1] + i2*t->nb[2] + i3*t->nb[3];
+    for (int64_t j = 0; j < nc; j++) {
+        attn_prefetch(base + j*t->nb[1], row);
+    }
+}
+
+// K and V rows read in place (NULL: converted), asked for ATTN_AHEAD_KEYS
+// keys ahead of the logits being computed: a few lines at a time, spread over
+// the block (asked for a block at a time, they were not brought in sooner:
+// measured, token generation from a KV cache)
+#define ATTN_AHEAD_KEYS 4
+
+struct attn_ahead {
+    const char * k, * v;             // rows of the block's first key
+    size_t k_stride, v_stride;       // bytes from one key's row to the next
+    size_t k_row, v_row;             // bytes of a row
+    int64_t n;                       // keys from the block's first that may be asked for
+};
+
+// keys [j, j + 4) of a block's rows
+static void attn_ahead_keys(const struct attn_ahead * a, int64_t j) {
+    for (int64_t t = j; t < j + 4 && t < a->n; t++) {
+        if (a->k != NULL) {
+            attn_prefetch(a->k + t*a->k_stride, a->k_row);
+        }
+        if (a->v != NULL) {
+            attn_prefetch(a->v + t*a->v_stride, a->v_row);
+        }
+    }
+}
+
 // out[i][t] = q_{r+i} . k_{j+t} for i < nq, t < 4; keys past the block's end
 // repeat its last, rows past nq repeat the last of them
 static void attn_qk(const struct attn_job * job, const float * qf, int64_t r, int64_t nq, const struct attn_rows * k,
@@ -253,11 +334,12 @@ static void attn_qk(const struct attn_job * job, const float * qf, int64_t r, in
 // keys; masked keys keep -INF whatever their K rows hold (rows with every key
 // masked are all -INF)
 static void attn_tile_logits(const struct attn_job * job, const float * qf, int64_t nr, const struct attn_rows * k,
-                             int64_t nc, int64_t nb, float * logit) {
+                             int64_t nc, int64_t nb, float * logit, const struct attn_ahead * ahead) {
     float dots[ATTN_TILE_ROWS * ATTN_BLOCK_MAX];
     const int64_t qr = job->use_ref ? 1 : ATTN_QK_ROWS;
     for (int64_t j = 0; j < nc; j += 4) {
         const int64_t n4 = MIN(4, nc - j);
+        attn_ahead_keys(ahead, j + ATTN_AHEAD_KEYS);
         for (int64_t r = 0; r < nr; r += qr) {
             const int64_t nq = MIN(qr, nr - r);
             bool any = false;
@@ -361,11 +443,12 @@ static void attn_tile_pv(const struct attn_job * job, const float * p, const boo
     }
 }
 
-// F32 rows of K or V are used in place, and so are F16 rows for a tile of
-// one query row; otherwise a block's rows are converted to F32 once for all
-// rows of the tile.
+// F32 rows of K or V are used in place, and so are F16 rows for tiles of up
+// to ATTN_IN_PLACE_ROWS rows (converted on load by each row's kernels: fewer
+// conversions than there are rows); otherwise a block's rows are converted
+// to F32 once for all rows of the tile.
 static bool attn_rows_in_place(const struct ggml_tensor * t, int64_t nr) {
-    return t->type == GGML_TYPE_F32 || (t->type == GGML_TYPE_F16 && nr == 1);
+    return t->type == GGML_TYPE_F32 || (t->type == GGML_TYPE_F16 && nr <= ATTN_IN_PLACE_ROWS);
 }
 
 // rows [c0, c0 + nc) of K or V for head (i2, i3), in place or converted into conv
@@ -391,45 +474,26 @@ static struct attn_rows attn_block_rows(const struct ggml_tensor * t, bool use_r
     return (struct attn_rows) { .base = (const char *) conv, .stride = (size_t) n * sizeof(float), .f16 = false };
 }
 
-// Asks for [p, p + size) to be brought into the cache while the current block
-// is computed: the next block's K and V rows (and the tile's mask rows) are
-// read in bursts too short for the hardware prefetchers to ramp up.
-static void attn_prefetch(const void * p, size_t size) {
-#if defined(__GNUC__) || defined(__clang__)
-    for (size_t off = 0; off < size; off += GGML_CPU_CACHE_LINE) {
-        __builtin_prefetch((const char *) p + off, 0, 2);
-    }
-#else
-    (void) p;
-    (void) size;
-#endif
-}
-
-// rows [c0, c0 + nc) of K or V for head (i2, i3)
-static void attn_prefetch_rows(const struct ggml_tensor * t, int64_t i2, int64_t i3, int64_t c0, int64_t nc) {
-    const size_t row = ggml_row_size(t->type, t->ne[0]);
-    const char * base = (const char *) t->data + c0*t->nb[1] + i2*t->nb[2] + i3*t->nb[3];
-    for (int64_t j = 0; j < nc; j++) {
-        attn_prefetch(base + j*t->nb[1], row);
-    }
-}
-
 // a tile: rows [rho0, rho0 + nr) of head group grp, batch i3
 struct attn_tile {
     int64_t grp, i3, rho0, nr;
 };
 
-static struct attn_tile attn_tile_of(const struct attn_job * job, int64_t item) {
+// tile t of an item (t < item_tiles)
+static struct attn_tile attn_item_tile(const struct attn_job * job, int64_t item, int64_t t) {
     const struct attn_plan * p = &job->plan;
-    const int64_t n_groups = job->n_head / p->G;
-    const int64_t t = item % p->n_tiles;
-    struct attn_tile tile = {
-        .grp  = item / p->n_tiles % n_groups,
-        .i3   = item / (p->n_tiles * n_groups),
-        .rho0 = t * ATTN_TILE_ROWS,
-        .nr   = MIN(ATTN_TILE_ROWS, p->n_rows - t * ATTN_TILE_ROWS),
+    if (p->item_tiles > 1) {
+        // every head group of batch index item, whole
+        return (struct attn_tile) { .grp = t, .i3 = item, .rho0 = 0, .nr = p->n_rows };
+    }
+    // items in the order (i3, head group, rows): consecutive items share K and V
+    const int64_t rt = item % p->n_tiles;
+    return (struct attn_tile) {
+        .grp  = item / p->n_tiles % p->n_groups,
+        .i3   = item / (p->n_tiles * p->n_groups),
+        .rho0 = rt * ATTN_TILE_ROWS,
+        .nr   = MIN(ATTN_TILE_ROWS, p->n_rows - rt * ATTN_TILE_ROWS),
     };
-    return tile;
 }
 
 // head and query row of a tile's row r
@@ -441,79 +505,131 @@ static int64_t attn_row_query(const struct attn_job * job, const struct attn_til
     return (tile->rho0 + r) / job->plan.G;
 }
 
-// Runs the online softmax of a tile's rows over keys [c_begin, c_end): M[r],
-// S[r] and acc (nr x DV) start empty and end with the partial result.
-static void attn_tile_keys(const struct attn_job * job, float * scratch, const struct attn_tile * tile,
-                           int64_t c_begin, int64_t c_end, float * M, float * S) {
-    const int64_t DK = job->DK;
+// the running state of tile t of an item, in the thread's scratch: its rows'
+// query vectors in F32, value accumulators, maxima M, sums S, ALiBi slopes
+struct attn_state {
+    float * q, * acc, * M, * S, * slope;
+};
+
+static struct attn_state attn_state_of(const struct attn_job * job, float * scratch, int64_t t) {
+    const struct attn_plan * p = &job->plan;
+    const int64_t row0 = t * p->tile_rows;
+    float * st = scratch + p->state + 3*row0;
+    return (struct attn_state) {
+        .q     = scratch + p->q + row0*job->DK,
+        .acc   = scratch + p->acc + row0*job->DV,
+        .M     = st,
+        .S     = st + p->tile_rows,
+        .slope = st + 2*p->tile_rows,
+    };
+}
+
+// a tile's rows before any key: M = -INF, S = 0, acc = 0, q in F32
+static void attn_tile_start(const struct attn_job * job, const struct attn_tile * tile, const struct attn_state * st) {
+    const struct ggml_tensor * q = job->q;
+    for (int64_t r = 0; r < tile->nr; r++) {
+        const int64_t h = attn_row_head(job, tile, r);
+        const int64_t i = attn_row_query(job, tile, r);
+        st->slope[r] = attn_alibi_slope(job, h);
+        st->M[r] = -INFINITY;
+        st->S[r] = 0.0f;
+        const char * qr = (const char *) q->data + i*q->nb[1] + h*q->nb[2] + tile->i3*q->nb[3];
+        for (int64_t d = 0; d < job->DK; d++) {
+            st->q[r*job->DK + d] = *(const float *)(qr + d*q->nb[0]);
+        }
+        memset(st->acc + r*job->DV, 0, (size_t) job->DV * sizeof(float));
+    }
+}
+
+// the mask row of a tile's row r from key c0 on (NULL without a mask)
+static const ggml_fp16_t * attn_mask_row(const struct attn_job * job, const struct attn_tile * tile, int64_t r,
+                                         int64_t c0) {
+    const struct ggml_tensor * mask = job->mask;
+    if (mask == NULL) {
+        return NULL;
+    }
+    const int64_t h = attn_row_head(job, tile, r);
+    const int64_t i = attn_row_query(job, tile, r);
+    return (const ggml_fp16_t *)((const char *) mask->data + i*mask->nb[1] + (h % mask->ne[2])*mask->nb[2] +
+                                 (tile->i3 % mask->ne[3])*mask->nb[3]) + c0;
+}
+
+// The online-softmax step of a tile's rows over keys [c0, c0 + nc) (nc <= the
+// plan's block); the tile's next keys, up to c_end, are asked for meanwhile.
+static void attn_tile_block(const struct attn_job * job, float * scratch, const struct attn_tile * tile,
+                            const struct attn_state * st, int64_t c0, int64_t nc, int64_t c_end) {
     const int64_t DV = job->DV;
     const int64_t nb = job->plan.block;
     const int64_t nr = tile->nr;
-    const int64_t i3 = tile->i3;
-    const struct ggml_tensor * q    = job->q;
-    const struct ggml_tensor * mask = job->mask;
-
-    float * qf    = scratch + job->plan.q;
-    float * acc   = scratch + job->plan.acc;
     float * logit = scratch + job->plan.logit;
-    float * kconv = scratch + job->plan.kconv;
-    float * vconv = scratch + job->plan.vconv;
+
+    bool live[ATTN_TILE_ROWS];
+    bool any = false;
+    for (int64_t r = 0; r < nr; r++) {
+        live[r] = attn_block_mask(job, attn_mask_row(job, tile, r, c0), nc, st->slope[r], logit + r*nb);
+        any |= live[r];
+    }
+    if (!any) {
+        return;
+    }
 
     // every head of the group reads the same K and V head
     const int64_t h0  = tile->grp * job->plan.G;
-    const int64_t ik2 = h0 / job->rk2, ik3 = i3 / job->rk3;
-    const int64_t iv2 = h0 / job->rv2, iv3 = i3 / job->rv3;
+    const int64_t ik2 = h0 / job->rk2, ik3 = tile->i3 / job->rk3;
+    const int64_t iv2 = h0 / job->rv2, iv3 = tile->i3 / job->rv3;
+    const struct attn_rows kb = attn_block_rows(job->k, job->use_ref, nr, ik2, ik3, c0, nc, scratch + job->plan.kconv);
+    const struct attn_rows vb = attn_block_rows(job->v, job->use_ref, nr, iv2, iv3, c0, nc, scratch + job->plan.vconv);
 
-    float slope[ATTN_TILE_ROWS];
-    const ggml_fp16_t * mrow[ATTN_TILE_ROWS];
-    bool live[ATTN_TILE_ROWS];
-
-    for (int64_t r = 0; r < nr; r++) {
-        const int64_t h = attn_row_head(job, tile, r);
-        const int64_t i = attn_row_query(job, tile, r);
-        slope[r] = attn_alibi_slope(job, h);
-        M[r] = -INFINITY;
-        S[r] = 0.0f;
-        mrow[r] = mask == NULL ? NULL : (const ggml_fp16_t *)((const char *) mask->data + i*mask->nb[1] +
-                                          (h % mask->ne[2])*mask->nb[2] + (i3 % mask->ne[3])*mask->nb[3]);
-        const char * qr = (const char *) q->data + i*q->nb[1] + h*q->nb[2] + i3*q->nb[3];
-        for (int64_t d = 0; d < DK; d++) {
-            qf[r*DK + d] = *(const float *)(qr + d*q->nb[0]);
+    // the next keys: rows read in place a few keys ahead (over the logits),
+    // rows converted and the mask rows a block ahead
+    const bool k_in_place = attn_rows_in_place(job->k, nr);
+    const bool v_in_place = attn_rows_in_place(job->v, nr);
+    const struct attn_ahead ahead = {
+        .k        = k_in_place ? kb.base : NULL,
+        .v        = v_in_place ? vb.base : NULL,
+        .k_stride = job->k->nb[1],
+        .v_stride = job->v->nb[1],
+        .k_row    = ggml_row_size(job->k->type, job->DK),
+        .v_row    = ggml_row_size(job->v->type, job->DV),
+        .n        = c_end - c0,
+    };
+    if (c0 + nb < c_end) {
+        const int64_t nn = MIN(nb, c_end - c0 - nb);
+        if (!k_in_place) {
+            attn_prefetch_rows(job->k, ik2, ik3, c0 + nb, nn);
         }
-        memset(acc + r*DV, 0, (size_t) DV * sizeof(float));
+        if (!v_in_place) {
+            attn_prefetch_rows(job->v, iv2, iv3, c0 + nb, nn);
+        }
+        for (int64_t r = 0; r < nr && job->mask != NULL; r++) {
+            attn_prefetch(attn_mask_row(job, tile, r, c0 + nb), (size_t) nn * sizeof(ggml_fp16_t));
+        }
     }
 
-    for (int64_t c0 = c_begin; c0 < c_end; c0 += nb) {
-        const int64_t nc = MIN(nb, c_end - c0);
+    attn_tile_logits(job, st->q, nr, &kb, nc, nb, logit, &ahead);
+    for (int64_t r = 0; r < nr; r++) {
+        live[r] = live[r] && attn_block_softmax(job, logit + r*nb, nc, st->acc + r*DV, &st->M[r], &st->S[r]);
+    }
+    attn_tile_pv(job, logit, live, nr, nc, nb, &vb, st->acc);
+}
 
-        bool any = false;
-        for (int64_t r = 0; r < nr; r++) {
-            live[r] = attn_block_mask(job, mrow[r] ? mrow[r] + c0 : NULL, nc, slope[r], logit + r*nb);
-            any |= live[r];
+// Runs the online softmax of an item's rows over keys [c_begin, c_end): each
+// tile's state starts empty and ends with its partial result. The tiles of a
+// wide item take each block in turn.
+static void attn_item_keys(const struct attn_job * job, float * scratch, int64_t item, int64_t c_begin, int64_t c_end) {
+    const struct attn_plan * p = &job->plan;
+    for (int64_t t = 0; t < p->item_tiles; t++) {
+        const struct attn_tile tile = attn_item_tile(job, item, t);
+        const struct attn_state st  = attn_state_of(job, scratch, t);
+        attn_tile_start(job, &tile, &st);
+    }
+    for (int64_t c0 = c_begin; c0 < c_end; c0 += p->block) {
+        const int64_t nc = MIN(p->block, c_end - c0);
+        for (int64_t t = 0; t < p->item_tiles; t++) {
+            const struct attn_tile tile = attn_item_tile(job, item, t);
+            const struct attn_state st  = attn_state_of(job, scratch, t);
+            attn_tile_block(job, scratch, &tile, &st, c0, nc, c_end);
         }
-        if (!any) {
-            continue;
-        }
-
-        const struct attn_rows kb = attn_block_rows(job->k, job->use_ref, nr, ik2, ik3, c0, nc, kconv);
-        const struct attn_rows vb = attn_block_rows(job->v, job->use_ref, nr, iv2, iv3, c0, nc, vconv);
-        if (c0 + nb < c_end) {
-            const int64_t nn = MIN(nb, c_end - c0 - nb);
-            attn_prefetch_rows(job->k, ik2, ik3, c0 + nb, nn);
-            if (!attn_rows_in_place(job->v, nr)) {
-                // (V rows read in place stream better without: measured)
-                attn_prefetch_rows(job->v, iv2, iv3, c0 + nb, nn);
-            }
-            for (int64_t r = 0; r < nr && mask != NULL; r++) {
-                attn_prefetch(mrow[r] + c0 + nb, (size_t) nn * sizeof(ggml_fp16_t));
-            }
-        }
-
-        attn_tile_logits(job, qf, nr, &kb, nc, nb, logit);
-        for (int64_t r = 0; r < nr; r++) {
-            live[r] = live[r] && attn_block_softmax(job, logit + r*nb, nc, acc + r*DV, &M[r], &S[r]);
-        }
-        attn_tile_pv(job, logit, live, nr, nc, nb, &vb, acc);
     }
 }
 
@@ -541,65 +657,70 @@ static void attn_row_finish(const struct attn_job * job, const struct attn_tile 
     }
 }
 
-// the whole tile, all keys
-static void attn_tile_compute(const struct attn_job * job, float * scratch, int64_t item) {
-    const struct attn_tile tile = attn_tile_of(job, item);
-    float M[ATTN_TILE_ROWS];
-    float S[ATTN_TILE_ROWS];
-    attn_tile_keys(job, scratch, &tile, 0, job->n_kv, M, S);
-    for (int64_t r = 0; r < tile.nr; r++) {
-        attn_row_finish(job, &tile, r, scratch + job->plan.acc + r*job->DV, M[r], S[r]);
+// the whole item, all keys
+static void attn_item_compute(const struct attn_job * job, float * scratch, int64_t item) {
+    attn_item_keys(job, scratch, item, 0, job->n_kv);
+    for (int64_t t = 0; t < job->plan.item_tiles; t++) {
+        const struct attn_tile tile = attn_item_tile(job, item, t);
+        const struct attn_state st  = attn_state_of(job, scratch, t);
+        for (int64_t r = 0; r < tile.nr; r++) {
+            attn_row_finish(job, &tile, r, st.acc + r*job->DV, st.M[r], st.S[r]);
+        }
     }
 }
 
-// partial result of chunk c of a tile: per row M, S and the DV accumulators
-static float * attn_partial(const struct attn_job * job, float * partials, int64_t item, int64_t c, int64_t r) {
+// partial result of chunk c of an item: per row (row r of tile t) M, S and
+// the DV accumulators
+static float * attn_partial(const struct attn_job * job, float * partials, int64_t item, int64_t c, int64_t t,
+                            int64_t r) {
     const struct attn_plan * p = &job->plan;
-    return partials + ((item*p->n_chunks + c)*ATTN_TILE_ROWS + r)*p->partial_row;
+    return partials + (((item*p->n_chunks + c)*p->item_tiles + t)*p->tile_rows + r)*p->partial_row;
 }
 
 static void attn_chunk_compute(const struct attn_job * job, float * scratch, float * partials, int64_t item, int64_t c) {
-    const struct attn_tile tile = attn_tile_of(job, item);
     const int64_t c_begin = c * job->plan.chunk_len;
-    const int64_t c_end   = MIN(job->n_kv, c_begin + job->plan.chunk_len);
-    float M[ATTN_TILE_ROWS];
-    float S[ATTN_TILE_ROWS];
-    attn_tile_keys(job, scratch, &tile, c_begin, c_end, M, S);
-    for (int64_t r = 0; r < tile.nr; r++) {
-        float * part = attn_partial(job, partials, item, c, r);
-        part[0] = M[r];
-        part[1] = S[r];
-        memcpy(part + 2, scratch + job->plan.acc + r*job->DV, (size_t) job->DV * sizeof(float));
+    attn_item_keys(job, scratch, item, c_begin, MIN(job->n_kv, c_begin + job->plan.chunk_len));
+    for (int64_t t = 0; t < job->plan.item_tiles; t++) {
+        const struct attn_tile tile = attn_item_tile(job, item, t);
+        const struct attn_state st  = attn_state_of(job, scratch, t);
+        for (int64_t r = 0; r < tile.nr; r++) {
+            float * part = attn_partial(job, partials, item, c, t, r);
+            part[0] = st.M[r];
+            part[1] = st.S[r];
+            memcpy(part + 2, st.acc + r*job->DV, (size_t) job->DV * sizeof(float));
+        }
     }
 }
 
-// combines a tile's chunks in their order: each scaled by exp(M_c - M)
+// combines an item's chunks in their order: each scaled by exp(M_c - M)
 static void attn_chunks_combine(const struct attn_job * job, float * scratch, float * partials, int64_t item) {
-    const struct attn_tile tile = attn_tile_of(job, item);
     const int64_t DV = job->DV;
     float * acc = scratch + job->plan.acc;
-    for (int64_t r = 0; r < tile.nr; r++) {
-        float M = -INFINITY;
-        for (int64_t c = 0; c < job->plan.n_chunks; c++) {
-            M = MAX(M, attn_partial(job, partials, item, c, r)[0]);
-        }
-        float S = 0.0f;
-        memset(acc, 0, (size_t) DV * sizeof(float));
-        for (int64_t c = 0; c < job->plan.n_chunks; c++) {
-            const float * part = attn_partial(job, partials, item, c, r);
-            if (part[0] == -INFINITY) {
-                S += part[1]; // 0: every key of the chunk masked; NaN: it saw a NaN logit
-                continue;
+    for (int64_t t = 0; t < job->plan.item_tiles; t++) {
+        const struct attn_tile tile = attn_item_tile(job, item, t);
+        for (int64_t r = 0; r < tile.nr; r++) {
+            float M = -INFINITY;
+            for (int64_t c = 0; c < job->plan.n_chunks; c++) {
+                M = MAX(M, attn_partial(job, partials, item, c, t, r)[0]);
             }
-            const float w = expf(part[0] - M);
-            S += w * part[1];
-            if (job->use_ref) {
-                ggml_vec_mad_f32_ref(DV, acc, part + 2, w);
-            } else {
-                ggml_vec_mad_f32(DV, acc, part + 2, w);
+            float S = 0.0f;
+            memset(acc, 0, (size_t) DV * sizeof(float));
+            for (int64_t c = 0; c < job->plan.n_chunks; c++) {
+                const float * part = attn_partial(job, partials, item, c, t, r);
+                if (part[0] == -INFINITY) {
+                    S += part[1]; // 0: every key of the chunk masked; NaN: it saw a NaN logit
+                    continue;
+                }
+                const float w = expf(part[0] - M);
+                S += w * part[1];
+                if (job->use_ref) {
+                    ggml_vec_mad_f32_ref(DV, acc, part + 2, w);
+                } else {
+                    ggml_vec_mad_f32(DV, acc, part + 2, w);
+                }
             }
+            attn_row_finish(job, &tile, r, acc, M, S);
         }
-        attn_row_finish(job, &tile, r, acc, M, S);
     }
 }
 
@@ -616,10 +737,9 @@ static void forward_flash_attn_ext(const struct ggml_compute_params * params, st
     float * partials = (float *) params->wdata;
     float * scratch  = partials + p->partials + (size_t) params->ith * p->per_thread;
 
-    // items in the order (i3, head group, rows[, chunk]): consecutive items share K/V
     if (p->n_chunks == 1) {
         for (int64_t it = ggml_cpu_next_chunk(params); it < p->n_items; it = ggml_cpu_next_chunk(params)) {
-            attn_tile_compute(&job, scratch, it);
+            attn_item_compute(&job, scratch, it);
         }
         return;
     }
