@@ -35,7 +35,7 @@
 #define ATTN_MIN_ITEMS      16  // fewer items than this: split the keys too
 #define ATTN_MIN_CHUNK      256 // fewest keys per chunk (an item per tile)
 #define ATTN_WIDE_ROWS      8   // head groups of up to this many rows: an item takes every group
-#define ATTN_WIDE_MIN_CHUNK 32  // fewest keys per chunk of those items
+#define ATTN_WIDE_MIN_CHUNK 64  // fewest keys per chunk of those items
 #define ATTN_IN_PLACE_ROWS  4   // F16 K and V rows are read in place by tiles of up to this many rows
 
 // How a node is cut into work, from its shapes alone (so that the rounding
@@ -534,8 +534,12 @@ static void attn_tile_start(const struct attn_job * job, const struct attn_tile 
         st->M[r] = -INFINITY;
         st->S[r] = 0.0f;
         const char * qr = (const char *) q->data + i*q->nb[1] + h*q->nb[2] + tile->i3*q->nb[3];
-        for (int64_t d = 0; d < job->DK; d++) {
-            st->q[r*job->DK + d] = *(const float *)(qr + d*q->nb[0]);
+        if (q->nb[0] == sizeof(float)) {
+            memcpy(st->q + r*job->DK, qr, (size_t) job->DK * sizeof(float));
+        } else {
+            for (int64_t d = 0; d < job->DK; d++) {
+                st->q[r*job->DK + d] = *(const float *)(qr + d*q->nb[0]);
+            }
         }
         memset(st->acc + r*job->DV, 0, (size_t) job->DV * sizeof(float));
     }
