@@ -269,22 +269,48 @@ static void attn_prefetch_rows(const struct ggml_tensor * t, int64_t i2, int64_t
     }
 }
 
-// K and V rows read in place (NULL: converted), asked for ATTN_AHEAD_KEYS
-// keys ahead of the logits being computed: a few lines at a time, spread over
-// the block (asked for a block at a time, they were not brought in sooner:
-// measured, token generation from a KV cache)
+// What a tile asks for while it computes a block's logits, a few lines at a
+// time spread over the block (asked for a block at a time, in one burst, they
+// were not brought in sooner: measured, token generation from a KV cache):
+// the rows it reads in place, ATTN_AHEAD_KEYS keys ahead; in a wide item, its
+// share of the next block's rows of every head instead (tile t of T asks for
+// the t-th T-th of them, so that the item's tiles ask for the block in
+// address order).
 #define ATTN_AHEAD_KEYS 4
 
 struct attn_ahead {
-    const char * k, * v;             // rows of the block's first key
+    const char * k, * v;             // rows of the block's first key read in place (NULL: none)
     size_t k_stride, v_stride;       // bytes from one key's row to the next
     size_t k_row, v_row;             // bytes of a row
     int64_t n;                       // keys from the block's first that may be asked for
+    const char * next_k, * next_v;   // wide: the share of the next block's rows (NULL: none)
+    size_t next_k_len, next_v_len;   // its bytes
+    int64_t nc;                      // keys of the block (over which the share is spread)
 };
 
-// keys [j, j + 4) of a block's rows
+// lines [len*j0/nc, len*j1/nc) of the next block's K and V shares, K's and
+// V's in turn
+static void attn_prefetch_shares(const struct attn_ahead * a, int64_t j0, int64_t j1) {
+    const size_t line = GGML_CPU_CACHE_LINE;
+    const size_t k0 = (a->next_k_len * (size_t) j0 / (size_t) a->nc) & ~(line - 1);
+    const size_t k1 = a->next_k_len * (size_t) j1 / (size_t) a->nc;
+    const size_t v0 = (a->next_v_len * (size_t) j0 / (size_t) a->nc) & ~(line - 1);
+    const size_t v1 = a->next_v_len * (size_t) j1 / (size_t) a->nc;
+    for (size_t ok = k0, ov = v0; ok < k1 || ov < v1; ok += line, ov += line) {
+#if defined(__GNUC__) || defined(__clang__)
+        if (ok < k1) {
+            __builtin_prefetch(a->next_k + ok, 0, 3);
+        }
+        if (ov < v1) {
+            __builtin_prefetch(a->next_v + ov, 0, 3);
+        }
+#endif
+    }
+}
+
+// keys [j, j + 4) of the block: rows ATTN_AHEAD_KEYS keys ahead, the share of the next block
 static void attn_ahead_keys(const struct attn_ahead * a, int64_t j) {
-    for (int64_t t = j; t < j + 4 && t < a->n; t++) {
+    for (int64_t t = j + ATTN_AHEAD_KEYS; t < j + ATTN_AHEAD_KEYS + 4 && t < a->n; t++) {
         if (a->k != NULL) {
             attn_prefetch(a->k + t*a->k_stride, a->k_row);
         }
@@ -292,6 +318,25 @@ static void attn_ahead_keys(const struct attn_ahead * a, int64_t j) {
             attn_prefetch(a->v + t*a->v_stride, a->v_row);
         }
     }
+    if (a->next_k != NULL) {
+        attn_prefetch_shares(a, j, MIN(j + 4, a->nc));
+    }
+}
+
+// Part `part` of `parts` of rows [c, c + n) of every head of K or V batch
+// index i3, when the heads lie side by side within the rows (a KV cache):
+// then those rows are one range of memory. False otherwise.
+static bool attn_rows_share(const struct ggml_tensor * t, int64_t i3, int64_t c, int64_t n, int64_t part,
+                            int64_t parts, const char ** p, size_t * len) {
+    const size_t span = (size_t)(t->ne[2] - 1) * t->nb[2] + ggml_row_size(t->type, t->ne[0]);
+    if (n <= 0 || (t->ne[2] > 1 && (t->nb[2] >= t->nb[1] || span > t->nb[1]))) {
+        return false;
+    }
+    const size_t all = (size_t)(n - 1) * t->nb[1] + span;
+    const size_t a = all * (size_t) part / (size_t) parts;
+    *p   = (const char *) t->data + c*t->nb[1] + i3*t->nb[3] + a;
+    *len = all * (size_t)(part + 1) / (size_t) parts - a;
+    return true;
 }
 
 // Reads one byte of every cache line of rows [c0, c0 + nc) of every head of
@@ -364,7 +409,7 @@ static void attn_tile_logits(const struct attn_job * job, const float * qf, int6
     const int64_t qr = job->use_ref ? 1 : ATTN_QK_ROWS;
     for (int64_t j = 0; j < nc; j += 4) {
         const int64_t n4 = MIN(4, nc - j);
-        attn_ahead_keys(ahead, j + ATTN_AHEAD_KEYS);
+        attn_ahead_keys(ahead, j);
         for (int64_t r = 0; r < nr; r += qr) {
             const int64_t nq = MIN(qr, nr - r);
             bool any = false;
@@ -586,7 +631,8 @@ static const ggml_fp16_t * attn_mask_row(const struct attn_job * job, const stru
 // The online-softmax step of a tile's rows over keys [c0, c0 + nc) (nc <= the
 // plan's block); the tile's next keys, up to c_end, are asked for meanwhile.
 // In a wide item (touched not NULL), the first tile with a key not masked
-// touches the block's rows of every head (and sets *touched).
+// touches the block's rows of every head (and sets *touched), and each tile
+// asks for its share of the next block.
 static void attn_tile_block(const struct attn_job * job, float * scratch, const struct attn_tile * tile,
                             const struct attn_state * st, int64_t c0, int64_t nc, int64_t c_end, bool * touched) {
     const int64_t DV = job->DV;
@@ -616,11 +662,13 @@ static void attn_tile_block(const struct attn_job * job, float * scratch, const 
     const struct attn_rows kb = attn_block_rows(job->k, job->use_ref, nr, ik2, ik3, c0, nc, scratch + job->plan.kconv);
     const struct attn_rows vb = attn_block_rows(job->v, job->use_ref, nr, iv2, iv3, c0, nc, scratch + job->plan.vconv);
 
-    // the next keys: rows read in place a few keys ahead (over the logits),
-    // rows converted and the mask rows a block ahead
+    // the next keys (attn_ahead): in a wide item this tile's share of the next
+    // block, when the heads lie side by side in the rows; otherwise the rows
+    // read in place a few keys ahead. Rows converted, and the mask rows, a
+    // block ahead.
     const bool k_in_place = attn_rows_in_place(job->k, nr);
     const bool v_in_place = attn_rows_in_place(job->v, nr);
-    const struct attn_ahead ahead = {
+    struct attn_ahead ahead = {
         .k        = k_in_place ? kb.base : NULL,
         .v        = v_in_place ? vb.base : NULL,
         .k_stride = job->k->nb[1],
@@ -629,8 +677,21 @@ static void attn_tile_block(const struct attn_job * job, float * scratch, const 
         .v_row    = ggml_row_size(job->v->type, job->DV),
         .n        = c_end - c0,
     };
-    if (c0 + nb < c_end) {
-        const int64_t nn = MIN(nb, c_end - c0 - nb);
+    const int64_t nn = MIN(nb, c_end - c0 - nb); // keys of the next block (none if <= 0)
+    const char * next_k, * next_v;
+    size_t next_k_len, next_v_len;
+    if (touched != NULL && nn > 0 &&
+        attn_rows_share(job->k, ik3, c0 + nb, nn, tile->grp, job->plan.item_tiles, &next_k, &next_k_len) &&
+        attn_rows_share(job->v, iv3, c0 + nb, nn, tile->grp, job->plan.item_tiles, &next_v, &next_v_len)) {
+        ahead.k          = NULL;
+        ahead.v          = NULL;
+        ahead.next_k     = next_k;
+        ahead.next_v     = next_v;
+        ahead.next_k_len = next_k_len;
+        ahead.next_v_len = next_v_len;
+        ahead.nc         = nc;
+    }
+    if (nn > 0) {
         if (!k_in_place) {
             attn_prefetch_rows(job->k, ik2, ik3, c0 + nb, nn);
         }
