@@ -56,7 +56,9 @@
 // there an item is a chunk of keys for every head group at once, each block
 // of keys taken by every group in turn: a thread reads all of a block's cache
 // rows before the next block's, and the threads read different chunks. The
-// block's rows are first touched in address order (attn_touch_rows).
+// block's rows are first touched in address order (attn_touch_rows), and each
+// group asks for its share of the next block's rows as it computes
+// (attn_ahead).
 struct attn_plan {
     int64_t G;
     int64_t n_groups;   // head groups: n_head / G
