@@ -15,7 +15,8 @@
 // K/V as permuted views into a larger cache, and permuted or transposed q.
 // Each case runs with 1, 2 and 3 threads (results must be bit-identical) on
 // the vector path and on the scalar path (use_ref). FA_VERBOSE=1 prints each
-// case's largest error.
+// case's largest error. K and V rows of keys masked for every query are set
+// to NaN in some cases: the results must stay the same bits.
 //
 // Also checked: what the backend's supports_op answers (K/V and q types,
 // contiguity, mask and V shapes, precisions), and, once the CPU backend has
@@ -622,9 +623,108 @@ static void test_supports(void) {
     ggml_free(ctx);
 }
 
+// Keys masked (-INF) for every query row take no part: their K and V rows
+// are never used, whatever they hold (a KV cache's cells not yet written).
+// Those rows are set to NaN (F16 and F32 values, Q8_0 block scales) and the
+// result must be the same bits as with the rows as they were, on the wide
+// path of token generation (F16 rows read in place, converted, F32, Q8_0)
+// and on tiles of one head group.
+static void poison_row(struct ggml_tensor * t, int64_t j, int64_t h, int64_t i3) {
+    char * row = (char *) t->data + j*t->nb[1] + h*t->nb[2] + i3*t->nb[3];
+    const uint16_t nan16 = 0x7E00;
+    switch (t->type) {
+        case GGML_TYPE_F32:
+            for (int64_t d = 0; d < t->ne[0]; d++) {
+                ((float *) row)[d] = NAN;
+            }
+            break;
+        case GGML_TYPE_F16:
+            for (int64_t d = 0; d < t->ne[0]; d++) {
+                memcpy(row + d*sizeof(uint16_t), &nan16, sizeof(nan16));
+            }
+            break;
+        case GGML_TYPE_Q8_0:
+            for (int64_t b = 0; b < t->ne[0] / 32; b++) {
+                memcpy(row + b*ggml_type_size(GGML_TYPE_Q8_0), &nan16, sizeof(nan16)); // the block's scale d
+            }
+            break;
+        default:
+            GGML_ABORT("poison_row: type %s", ggml_type_name(t->type));
+    }
+}
+
+static void test_masked_rows_unused(void) {
+    const struct fa_case cases[] = {
+        { .name = "generation, f16 in place, cache", .DK = 128, .DV = 128, .n_kv = 700, .n_batch = 1, .n_head = 16,
+          .n_head_kv = 4, .ne3 = 1, .tk = GGML_TYPE_F16, .tv = GGML_TYPE_F16, .mask = MASK_RANDOM, .mask_ne2 = 1,
+          .mask_ne3 = 1, .scale = 0.0883883476f, .kv_view = true },
+        { .name = "generation, f16 converted", .DK = 64, .DV = 64, .n_kv = 513, .n_batch = 1, .n_head = 16,
+          .n_head_kv = 2, .ne3 = 2, .tk = GGML_TYPE_F16, .tv = GGML_TYPE_F16, .mask = MASK_RANDOM, .mask_ne2 = 1,
+          .mask_ne3 = 2, .scale = 0.125f },
+        { .name = "generation, q8_0, 2 queries", .DK = 64, .DV = 64, .n_kv = 600, .n_batch = 2, .n_head = 8,
+          .n_head_kv = 4, .ne3 = 1, .tk = GGML_TYPE_Q8_0, .tv = GGML_TYPE_Q8_0, .mask = MASK_RANDOM, .mask_ne2 = 1,
+          .mask_ne3 = 1, .scale = 0.125f, .kv_view = true },
+        { .name = "one head group, f32", .DK = 40, .DV = 40, .n_kv = 100, .n_batch = 1, .n_head = 2,
+          .n_head_kv = 2, .ne3 = 1, .tk = GGML_TYPE_F32, .tv = GGML_TYPE_F32, .mask = MASK_RANDOM, .mask_ne2 = 1,
+          .mask_ne3 = 1, .scale = 0.2f },
+        { .name = "prompt tile, f16", .DK = 64, .DV = 64, .n_kv = 300, .n_batch = 3, .n_head = 8,
+          .n_head_kv = 2, .ne3 = 1, .tk = GGML_TYPE_F16, .tv = GGML_TYPE_F16, .mask = MASK_RANDOM, .mask_ne2 = 1,
+          .mask_ne3 = 1, .scale = 0.125f },
+    };
+    for (size_t ci = 0; ci < sizeof(cases) / sizeof(cases[0]); ci++) {
+        const struct fa_case * c = &cases[ci];
+        struct ggml_context * ctx = tt_ctx_new(64);
+        const struct fa_graph g = build_case(ctx, c, 900 + ci);
+        const size_t nbytes = ggml_nbytes(g.out);
+        float * clean  = (float *) malloc(nbytes);
+        float * result = (float *) malloc(nbytes);
+        float * clean_ref = (float *) malloc(nbytes);
+        compute(g.out, 1, false, clean);
+        compute(g.out, 1, true, clean_ref);
+
+        int64_t n_poisoned = 0;
+        for (int64_t j = 0; j < c->n_kv; j++) {
+            bool masked = true;
+            for (int64_t i3 = 0; i3 < c->ne3; i3++) {
+                for (int64_t i1 = 0; i1 < c->n_batch; i1++) {
+                    const ggml_fp16_t * m = (const ggml_fp16_t *)((const char *) g.mask->data + j*g.mask->nb[0] +
+                                                                  i1*g.mask->nb[1] + (i3 % c->mask_ne3)*g.mask->nb[3]);
+                    masked &= ggml_fp16_to_fp32(*m) == -INFINITY;
+                }
+            }
+            if (!masked) {
+                continue;
+            }
+            n_poisoned++;
+            for (int64_t i3 = 0; i3 < c->ne3; i3++) {
+                for (int64_t h = 0; h < g.k->ne[2]; h++) {
+                    poison_row(g.k, j, h, i3);
+                }
+                for (int64_t h = 0; h < g.v->ne[2]; h++) {
+                    poison_row(g.v, j, h, i3);
+                }
+            }
+        }
+        CHECK_MSG(n_poisoned > 0, "%s: no key masked for every row", c->name);
+        for (int n_threads = 1; n_threads <= 2; n_threads++) {
+            compute(g.out, n_threads, false, result);
+            CHECK_MSG(memcmp(clean, result, nbytes) == 0, "%s (vector path, %d threads): NaN rows of masked keys "
+                      "changed the result", c->name, n_threads);
+            compute(g.out, n_threads, true, result);
+            CHECK_MSG(memcmp(clean_ref, result, nbytes) == 0, "%s (scalar path, %d threads): NaN rows of masked "
+                      "keys changed the result", c->name, n_threads);
+        }
+        free(clean);
+        free(clean_ref);
+        free(result);
+        ggml_free(ctx);
+    }
+}
+
 int main(void) {
     test_supports();
     test_two_nodes();
+    test_masked_rows_unused();
     for (size_t i = 0; i < sizeof(g_cases) / sizeof(g_cases[0]); i++) {
         run_case(&g_cases[i], 1000 + 17*i);
     }
