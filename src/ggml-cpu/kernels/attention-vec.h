@@ -77,16 +77,23 @@ static inline void attn_softcap_ref(int64_t n, float * x, float scale, float cap
 // Tile shapes, by the vector registers there are. The logit kernel keeps
 // ATTN_QK_ROWS x 4 accumulators; the paired weighted sum keeps two rows' 4
 // vectors each (AVX-512 only: with 16 registers, AVX2 would spill; arm64 is
-// unmeasured and keeps the shapes it had).
+// unmeasured and keeps the shapes it had). F16 K and V rows are read in
+// place, converted on load by each row's kernels, by tiles of up to
+// ATTN_IN_PLACE_ROWS rows (more rows: converted to F32 once per block); on
+// AVX2, 4 rows in place (a GQA group of token generation) computed a KV cache
+// 1.7x as fast as converted (Zen 3).
 #if GGML_VF_WIDTH == 16
-#define ATTN_QK_ROWS  4
-#define ATTN_PV_PAIRS 1
+#define ATTN_QK_ROWS       4
+#define ATTN_PV_PAIRS      1
+#define ATTN_IN_PLACE_ROWS 4
 #elif GGML_VF_WIDTH == 8
-#define ATTN_QK_ROWS  2 // 8 of the 16 registers accumulate
-#define ATTN_PV_PAIRS 0
+#define ATTN_QK_ROWS       2 // 8 of the 16 registers accumulate
+#define ATTN_PV_PAIRS      0
+#define ATTN_IN_PLACE_ROWS 4
 #else
-#define ATTN_QK_ROWS  1
-#define ATTN_PV_PAIRS 0
+#define ATTN_QK_ROWS       1
+#define ATTN_PV_PAIRS      0
+#define ATTN_IN_PLACE_ROWS 1
 #endif
 
 // v, kept in a register. A loaded vector used by several FMAs is otherwise
@@ -364,7 +371,8 @@ static inline void attn_softcap(int64_t n, float * x, float scale, float cap) {
 
 #else // portable
 
-#define ATTN_QK_ROWS 1
+#define ATTN_QK_ROWS       1
+#define ATTN_IN_PLACE_ROWS 1
 
 static inline void attn_qk_f32(int64_t n, const float * const q[1], const float * const k[4], float out[1][4]) {
     attn_dot4_ref_f32(n, q[0], k, out[0]);

@@ -36,7 +36,6 @@
 #define ATTN_MIN_CHUNK      256 // fewest keys per chunk (an item per tile)
 #define ATTN_WIDE_ROWS      8   // head groups of up to this many rows: an item takes every group
 #define ATTN_WIDE_MIN_CHUNK 64  // fewest keys per chunk of those items
-#define ATTN_IN_PLACE_ROWS  4   // F16 K and V rows are read in place by tiles of up to this many rows
 
 // How a node is cut into work, from its shapes alone (so that the rounding
 // does not depend on the number of threads).
