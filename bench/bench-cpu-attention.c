@@ -145,10 +145,14 @@ int main(int argc, char ** argv) {
     free(flush);
 
     const double flop = 4.0 * n_batch * (double) n_kv * D * n_head;
-    printf("flash_attn_ext n_batch %d, n_kv %d, %d heads (%d kv) of %d, %s K/V%s, %d threads: "
-           "%.3f ms/call, %.1f GFLOPS; K and V out of the caches: %.3f ms/call, %.1f GFLOPS, %.1f GB/s of K and V\n",
+    printf("flash_attn_ext n_batch %d, n_kv %d, %d heads (%d kv) of %d, %s K/V%s, %d threads: %.3f ms/call, %.1f GFLOPS",
            n_batch, n_kv, n_head, n_head_kv, D, ggml_type_name(type), cache ? " (cache layout)" : "", n_threads,
-           best * 1e3, flop / best * 1e-9, best_cold * 1e3, flop / best_cold * 1e-9, (double) kv_bytes / best_cold * 1e-9);
+           best * 1e3, flop / best * 1e-9);
+    if (best_cold < INFINITY) {
+        printf("; K and V out of the caches: %.3f ms/call, %.1f GFLOPS, %.1f GB/s of K and V",
+               best_cold * 1e3, flop / best_cold * 1e-9, (double) kv_bytes / best_cold * 1e-9);
+    }
+    printf("\n");
 
     free(plan.work_data);
     ggml_threadpool_free(tp);
