@@ -432,6 +432,13 @@ static const struct fa_case g_cases[] = {
     { .name = "generation, K and V heads grouped differently", .DK = 64, .DV = 80, .n_kv = 700, .n_batch = 1, .n_head = 8,
       .n_head_kv = 4, .n_head_v = 2, .ne3 = 2, .tk = GGML_TYPE_F16, .tv = GGML_TYPE_F16, .mask = MASK_RANDOM,
       .mask_ne2 = 1, .mask_ne3 = 2, .scale = 0.125f, .kv_view = false },
+    // head sizes with a partial vector at the end (the logits' and the weighted sums' tails; rows of 4 at once)
+    { .name = "generation, gqa, head size 52", .DK = 52, .DV = 52, .n_kv = 300, .n_batch = 1, .n_head = 8,
+      .n_head_kv = 2, .ne3 = 1, .tk = GGML_TYPE_F16, .tv = GGML_TYPE_F16, .mask = MASK_CAUSAL, .mask_ne2 = 1,
+      .mask_ne3 = 1, .scale = 0.14f, .kv_view = true },
+    { .name = "f32 prompt, DK 36, DV 44", .DK = 36, .DV = 44, .n_kv = 130, .n_batch = 7, .n_head = 4, .n_head_kv = 1,
+      .ne3 = 1, .tk = GGML_TYPE_F32, .tv = GGML_TYPE_F32, .mask = MASK_CAUSAL, .mask_ne2 = 1, .mask_ne3 = 1,
+      .scale = 0.17f },
     { .name = "long f16 prompt", .DK = 128, .DV = 128, .n_kv = 1000, .n_batch = 32, .n_head = 2, .n_head_kv = 1, .ne3 = 1,
       .tk = GGML_TYPE_F16, .tv = GGML_TYPE_F16, .mask = MASK_CAUSAL, .mask_ne2 = 1, .mask_ne3 = 1,
       .scale = 0.0883883476f },

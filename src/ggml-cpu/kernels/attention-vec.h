@@ -86,13 +86,25 @@ static inline void attn_softcap_ref(int64_t n, float * x, float scale, float cap
 #define ATTN_QK_ROWS       4
 #define ATTN_PV_PAIRS      1
 #define ATTN_IN_PLACE_ROWS 4
+#define ATTN_QK_KEY_PAIRS  0
+#define ATTN_PV_QUADS      0
 #elif GGML_VF_WIDTH == 8
-#define ATTN_QK_ROWS       2 // 8 of the 16 registers accumulate
+// AVX2: 4 rows against 2 keys at a time (8 of the 16 registers accumulate),
+// and the weighted sum of V for 4 rows at once, 2 vectors wide: each K and
+// V vector is converted from F16 once for the 4 rows of a GQA group. A
+// conversion (vcvtph2ps) issues at half the FMAs' rate on Zen 3 (measured:
+// 0.29-0.34 ns per converted FMA against 0.18-0.23 loaded); 2 rows against 4
+// keys and V per row converted each vector 2 and 4 times.
+#define ATTN_QK_ROWS       4
+#define ATTN_QK_KEY_PAIRS  1
 #define ATTN_PV_PAIRS      0
+#define ATTN_PV_QUADS      1
 #define ATTN_IN_PLACE_ROWS 4
 #else
 #define ATTN_QK_ROWS       1
+#define ATTN_QK_KEY_PAIRS  0
 #define ATTN_PV_PAIRS      0
+#define ATTN_PV_QUADS      0
 #define ATTN_IN_PLACE_ROWS 1
 #endif
 
@@ -152,6 +164,48 @@ static GGML_VF_INLINE void attn_qk_rows(int64_t n, int nq, const float * const *
             for (int t = 0; t < 4; t++) {
                 a[r][t] = ggml_vf_fma(kv[t], qv, a[r][t]);
             }
+        }
+    }
+    for (int r = 0; r < nq; r++) {
+        ggml_vf_reduce_add4(a[r][0], a[r][1], a[r][2], a[r][3], out[r]);
+    }
+}
+
+// The same sums as attn_qk_rows (the same bits for every (r, t)), in two
+// passes over the key pairs t = 0, 1 and 2, 3: 2*nq accumulators, each K
+// vector loaded (converted) once for the nq rows
+static GGML_VF_INLINE void attn_qk_rows_pairs(int64_t n, int nq, const float * const * q, const void * const k[4],
+                                              bool f16, float out[][4]) {
+    ggml_vf a[ATTN_QK_ROWS][4];
+    for (int t0 = 0; t0 < 4; t0 += 2) {
+        ggml_vf b[ATTN_QK_ROWS][2];
+        for (int r = 0; r < nq; r++) {
+            b[r][0] = ggml_vf_zero();
+            b[r][1] = ggml_vf_zero();
+        }
+        int64_t i = 0;
+        for (; i + ATTN_W <= n; i += ATTN_W) {
+            const ggml_vf k0 = attn_in_reg(attn_row_load(k[t0],     i, f16));
+            const ggml_vf k1 = attn_in_reg(attn_row_load(k[t0 + 1], i, f16));
+            for (int r = 0; r < nq; r++) {
+                const ggml_vf qv = attn_in_reg(ggml_vf_load(q[r] + i));
+                b[r][0] = ggml_vf_fma(k0, qv, b[r][0]);
+                b[r][1] = ggml_vf_fma(k1, qv, b[r][1]);
+            }
+        }
+        if (i < n) {
+            const int m = (int)(n - i);
+            const ggml_vf k0 = attn_row_load_part(k[t0],     i, m, f16);
+            const ggml_vf k1 = attn_row_load_part(k[t0 + 1], i, m, f16);
+            for (int r = 0; r < nq; r++) {
+                const ggml_vf qv = ggml_vf_load_part(q[r] + i, m);
+                b[r][0] = ggml_vf_fma(k0, qv, b[r][0]);
+                b[r][1] = ggml_vf_fma(k1, qv, b[r][1]);
+            }
+        }
+        for (int r = 0; r < nq; r++) {
+            a[r][t0]     = b[r][0];
+            a[r][t0 + 1] = b[r][1];
         }
     }
     for (int r = 0; r < nq; r++) {
@@ -289,6 +343,68 @@ static GGML_VF_INLINE void attn_pv2_rows(int64_t nc, const float * p0, const flo
 #endif
 }
 
+#if ATTN_PV_QUADS
+
+// acc_r[0:n] += sum_j p_r[j] v_j[0:n] for the four rows r (p_r at p + r*ps,
+// acc_r at acc + r*as), 2W elements at a time: each V vector loaded once for
+// the four. No p_r[j] may be 0 (every V row is read: attn_none_zero). Per
+// row the same operations as attn_pv_row (elements below a multiple of 4W
+// take the keys in order, the rest attn_pv_part): the same bits.
+static GGML_VF_INLINE void attn_pv4_rows(int64_t nc, const float * p, int64_t ps, const char * v, size_t stride,
+                                         bool f16, int64_t n, float * acc, int64_t as) {
+    const size_t esize = f16 ? sizeof(ggml_fp16_t) : sizeof(float);
+    const int64_t n4 = n / (4*ATTN_W) * (4*ATTN_W);
+    for (int64_t d = 0; d < n4; d += 2*ATTN_W) {
+        ggml_vf a[4][2];
+        for (int r = 0; r < 4; r++) {
+            a[r][0] = ggml_vf_load(acc + r*as + d);
+            a[r][1] = ggml_vf_load(acc + r*as + d + ATTN_W);
+        }
+        const char * vd = v + (size_t) d*esize;
+        for (int64_t j = 0; j < nc; j++) {
+            const char * vj = vd + j*stride;
+            const ggml_vf v0 = attn_in_reg(attn_row_load(vj, 0,      f16));
+            const ggml_vf v1 = attn_in_reg(attn_row_load(vj, ATTN_W, f16));
+            for (int r = 0; r < 4; r++) {
+                const ggml_vf w = ggml_vf_set1(p[r*ps + j]);
+                a[r][0] = ggml_vf_fma(v0, w, a[r][0]);
+                a[r][1] = ggml_vf_fma(v1, w, a[r][1]);
+            }
+        }
+        for (int r = 0; r < 4; r++) {
+            ggml_vf_store(acc + r*as + d,          a[r][0]);
+            ggml_vf_store(acc + r*as + d + ATTN_W, a[r][1]);
+        }
+    }
+    for (int64_t d = n4; d < n; d += ATTN_W) {
+        for (int r = 0; r < 4; r++) {
+            attn_pv_part(nc, p + r*ps, v + (size_t) d*esize, stride, f16, (int) MIN(ATTN_W, n - d), acc + r*as + d);
+        }
+    }
+}
+
+// true if none of p_r[0:nc] (rows r < nr at p + r*ps, each >= 0 or NaN) is
+// 0. x86's max returns its second operand where either is NaN: NaN lanes are
+// passed over.
+static GGML_VF_INLINE bool attn_none_zero(int64_t nc, const float * p, int64_t ps, int nr) {
+    ggml_vf m = ggml_vf_set1(-INFINITY);
+    for (int r = 0; r < nr; r++) {
+        const float * pr = p + r*ps;
+        int64_t j = 0;
+        for (; j + ATTN_W <= nc; j += ATTN_W) {
+            m = ggml_vf_max(ggml_vf_sub(ggml_vf_zero(), ggml_vf_load(pr + j)), m);
+        }
+        for (; j < nc; j++) {
+            if (pr[j] == 0.0f) {
+                return false;
+            }
+        }
+    }
+    return ggml_vf_reduce_max(m) < 0.0f;
+}
+
+#endif // ATTN_PV_QUADS
+
 // the entry points of ops-attention.c, per row type
 
 static inline void attn_dot4_f32(int64_t n, const float * q, const float * const k[4], float out[4]) {
@@ -303,15 +419,29 @@ static inline void attn_dot4_f16(int64_t n, const float * q, const ggml_fp16_t *
     attn_qk_rows(n, 1, &q, kk, true, (float (*)[4]) out);
 #endif
 }
-static inline void attn_qk_f32(int64_t n, const float * const q[ATTN_QK_ROWS], const float * const k[4],
-                               float out[ATTN_QK_ROWS][4]) {
-    const void * const kk[4] = { k[0], k[1], k[2], k[3] };
-    attn_qk_rows(n, ATTN_QK_ROWS, q, kk, false, out);
+// nq (> 1) rows of q, ATTN_QK_ROWS pointers (the last repeated)
+static GGML_VF_INLINE void attn_qk_any(int64_t n, int nq, const float * const q[ATTN_QK_ROWS], const void * const k[4],
+                                       bool f16, float out[ATTN_QK_ROWS][4]) {
+#if ATTN_QK_KEY_PAIRS
+    if (nq <= 2) {
+        attn_qk_rows(n, 2, q, k, f16, out);
+        return;
+    }
+    attn_qk_rows_pairs(n, ATTN_QK_ROWS, q, k, f16, out);
+#else
+    (void) nq;
+    attn_qk_rows(n, ATTN_QK_ROWS, q, k, f16, out);
+#endif
 }
-static inline void attn_qk_f16(int64_t n, const float * const q[ATTN_QK_ROWS], const ggml_fp16_t * const k[4],
+static inline void attn_qk_f32(int64_t n, int nq, const float * const q[ATTN_QK_ROWS], const float * const k[4],
                                float out[ATTN_QK_ROWS][4]) {
     const void * const kk[4] = { k[0], k[1], k[2], k[3] };
-    attn_qk_rows(n, ATTN_QK_ROWS, q, kk, true, out);
+    attn_qk_any(n, nq, q, kk, false, out);
+}
+static inline void attn_qk_f16(int64_t n, int nq, const float * const q[ATTN_QK_ROWS], const ggml_fp16_t * const k[4],
+                               float out[ATTN_QK_ROWS][4]) {
+    const void * const kk[4] = { k[0], k[1], k[2], k[3] };
+    attn_qk_any(n, nq, q, kk, true, out);
 }
 static inline void attn_pv_f32(int64_t nc, const float * p, const char * v, size_t stride, int64_t n, float * acc) {
     attn_pv_row(nc, p, v, stride, false, n, acc);
@@ -327,6 +457,16 @@ static inline void attn_pv2_f16(int64_t nc, const float * p0, const float * p1, 
                                 int64_t n, float * acc0, float * acc1) {
     attn_pv2_rows(nc, p0, p1, v, stride, true, n, acc0, acc1);
 }
+#if ATTN_PV_QUADS
+static inline void attn_pv4_f32(int64_t nc, const float * p, int64_t ps, const char * v, size_t stride, int64_t n,
+                                float * acc, int64_t as) {
+    attn_pv4_rows(nc, p, ps, v, stride, false, n, acc, as);
+}
+static inline void attn_pv4_f16(int64_t nc, const float * p, int64_t ps, const char * v, size_t stride, int64_t n,
+                                float * acc, int64_t as) {
+    attn_pv4_rows(nc, p, ps, v, stride, true, n, acc, as);
+}
+#endif
 
 // exp(d) by vec-math.h's exp, with results below FLT_MIN (d < ln FLT_MIN)
 // taken as 0, as the per-ISA kernels did: no subnormal weights in the
@@ -372,12 +512,15 @@ static inline void attn_softcap(int64_t n, float * x, float scale, float cap) {
 #else // portable
 
 #define ATTN_QK_ROWS       1
+#define ATTN_PV_QUADS      0
 #define ATTN_IN_PLACE_ROWS 1
 
-static inline void attn_qk_f32(int64_t n, const float * const q[1], const float * const k[4], float out[1][4]) {
+static inline void attn_qk_f32(int64_t n, int nq, const float * const q[1], const float * const k[4], float out[1][4]) {
+    (void) nq;
     attn_dot4_ref_f32(n, q[0], k, out[0]);
 }
-static inline void attn_qk_f16(int64_t n, const float * const q[1], const ggml_fp16_t * const k[4], float out[1][4]) {
+static inline void attn_qk_f16(int64_t n, int nq, const float * const q[1], const ggml_fp16_t * const k[4], float out[1][4]) {
+    (void) nq;
     attn_dot4_ref_f16(n, q[0], k, out[0]);
 }
 static inline void attn_dot4_f32(int64_t n, const float * q, const float * const k[4], float out[4]) {

@@ -394,9 +394,9 @@ static void attn_qk(const struct attn_job * job, const float * qf, int64_t r, in
             qrows[i] = qf + (r + MIN(i, nq - 1))*job->DK;
         }
         if (k->f16) {
-            attn_qk_f16(job->DK, qrows, k16, out);
+            attn_qk_f16(job->DK, (int) nq, qrows, k16, out);
         } else {
-            attn_qk_f32(job->DK, qrows, k32, out);
+            attn_qk_f32(job->DK, (int) nq, qrows, k32, out);
         }
     }
 }
@@ -491,6 +491,19 @@ static void attn_tile_pv(const struct attn_job * job, const float * p, const boo
         if (!live[r]) {
             continue;
         }
+#if ATTN_PV_QUADS
+        // four live rows none of whose keys is masked (or weighs 0): V read once for the four
+        if (!job->use_ref && r + 3 < nr && live[r + 1] && live[r + 2] && live[r + 3] &&
+            attn_none_zero(nc, p + r*nb, nb, 4)) {
+            if (v->f16) {
+                attn_pv4_f16(nc, p + r*nb, nb, v->base, v->stride, DV, acc + r*DV, DV);
+            } else {
+                attn_pv4_f32(nc, p + r*nb, nb, v->base, v->stride, DV, acc + r*DV, DV);
+            }
+            r += 3;
+            continue;
+        }
+#endif
         if (job->use_ref) {
             if (v->f16) {
                 attn_pv_ref_f16(nc, p + r*nb, v->base, v->stride, DV, acc + r*DV);
