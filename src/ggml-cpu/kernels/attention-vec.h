@@ -2,7 +2,7 @@
 
 // attention-vec.h: the vector kernels of fused attention (ops-attention.c):
 // logits of several query rows against four keys, probability-weighted sums
-// of V rows for one or two query rows, exp of shifted logits, softcap.
+// of V rows for one, two or four query rows, exp of shifted logits, softcap.
 //
 // Each has a scalar version (*_ref) for ggml_backend_cpu_set_use_ref that is
 // also the portable fallback, and one vector version written on the float

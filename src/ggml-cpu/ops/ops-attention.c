@@ -482,8 +482,9 @@ static bool attn_block_softmax(const struct attn_job * job, float * logit, int64
 }
 
 // acc_r += sum_j p_r[j] v_j over the block's nc keys (p_r at p + r*nb) for the
-// tile's rows with live[r], two rows at a time where both are live; a V row
-// with p_r[j] == 0 (masked key) is not read for row r
+// tile's rows with live[r]: four rows at a time where all four are live and
+// none of their p is 0 (AVX2), else two at a time where both are live; a V
+// row with p_r[j] == 0 (masked key) is not read for row r
 static void attn_tile_pv(const struct attn_job * job, const float * p, const bool * live, int64_t nr, int64_t nc,
                          int64_t nb, const struct attn_rows * v, float * acc) {
     const int64_t DV = job->DV;
