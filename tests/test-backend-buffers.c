@@ -937,10 +937,76 @@ static void test_graph_reset(void) {
     test_backend_reg_free(reg);
 }
 
+// Host buffers of 4 MiB and more are advised as wanting transparent huge
+// pages (Linux): the mapping that holds a large CPU buffer carries the "hg"
+// flag in /proc/self/smaps, and not with GGML_NO_HUGEPAGES set. 40 MiB: above
+// glibc's largest mmap threshold, so each buffer is a fresh mapping.
+#if defined(__linux__)
+// the VmFlags of the mapping holding p: "hg" present (1), absent (0), not found (-1)
+static int mapping_has_hg(const void * p) {
+    FILE * f = fopen("/proc/self/smaps", "r");
+    if (f == NULL) {
+        return -1;
+    }
+    char line[512];
+    bool inside = false;
+    int result = -1;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) { // a mapping's first line
+            inside = (uintptr_t) p >= lo && (uintptr_t) p < hi;
+            continue;
+        }
+        if (inside && strncmp(line, "VmFlags:", 8) == 0) {
+            result = strstr(line, " hg") != NULL ? 1 : 0;
+            break;
+        }
+    }
+    fclose(f);
+    return result;
+}
+#endif
+
+static void test_host_hugepages(void) {
+#if defined(__linux__)
+    FILE * f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    char mode[128] = "";
+    if (f != NULL) {
+        if (fgets(mode, sizeof(mode), f) == NULL) {
+            mode[0] = 0;
+        }
+        fclose(f);
+    }
+    if (mode[0] == 0 || strstr(mode, "[never]") != NULL) {
+        printf("test_host_hugepages: skipped (no transparent huge pages here)\n");
+        return;
+    }
+    const size_t size = (size_t) 40 << 20;
+    ggml_backend_buffer_type_t buft = ggml_backend_cpu_buffer_type();
+    for (int off = 0; off < 2; off++) {
+        if (off) {
+            setenv("GGML_NO_HUGEPAGES", "1", 1);
+        }
+        ggml_backend_buffer_t buf = ggml_backend_buft_alloc_buffer(buft, size);
+        CHECK(buf != NULL);
+        if (buf == NULL) {
+            break;
+        }
+        char * base = (char *) ggml_backend_buffer_get_base(buf);
+        memset(base, 0x5a, size);
+        CHECK(base[0] == 0x5a && base[size - 1] == 0x5a);
+        CHECK_EQ_INT(mapping_has_hg(base + size / 2), off ? 0 : 1);
+        ggml_backend_buffer_free(buf);
+    }
+    unsetenv("GGML_NO_HUGEPAGES");
+#endif
+}
+
 int main(void) {
     ggml_log_set(count_errors, NULL);
 
     test_host_buffer_types();
+    test_host_hugepages();
     test_failing_buffer_type();
     test_device_tensor_access();
     test_2d_access();

@@ -58,10 +58,18 @@ void run_weight_source_free(struct run_weight_source * src) {
 
 static bool source_read_file(int fd, size_t size, const char * path, void ** out) {
     void * mem = NULL;
-    if (posix_memalign(&mem, (size_t) sysconf(_SC_PAGESIZE), size > 0 ? size : 1) != 0) {
+    const size_t page = (size_t) sysconf(_SC_PAGESIZE);
+    if (posix_memalign(&mem, page, size > 0 ? size : 1) != 0) {
         run_error("out of memory reading %s (%zu bytes)", path, size);
         return false;
     }
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    // huge pages for the weights, as ggml's own host buffers ask for them
+    // (ggml_aligned_malloc): every weight is streamed once per token
+    if (getenv("GGML_NO_HUGEPAGES") == NULL && size >= page) {
+        (void) madvise(mem, size / page * page, MADV_HUGEPAGE);
+    }
+#endif
     for (size_t done = 0; done < size;) {
         const ssize_t n = pread(fd, (char *) mem + done, size - done, (off_t) done);
         if (n <= 0) {
