@@ -21,6 +21,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 //
 // helpers
 //
@@ -941,7 +945,7 @@ static void test_graph_reset(void) {
 // pages (Linux): the mapping that holds a large CPU buffer carries the "hg"
 // flag in /proc/self/smaps, and not with GGML_NO_HUGEPAGES set. 40 MiB: above
 // glibc's largest mmap threshold, so each buffer is a fresh mapping.
-#if defined(__linux__)
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
 // the VmFlags of the mapping holding p: "hg" present (1), absent (0), not found (-1)
 static int mapping_has_hg(const void * p) {
     FILE * f = fopen("/proc/self/smaps", "r");
@@ -968,7 +972,7 @@ static int mapping_has_hg(const void * p) {
 #endif
 
 static void test_host_hugepages(void) {
-#if defined(__linux__)
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
     FILE * f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
     char mode[128] = "";
     if (f != NULL) {
@@ -977,7 +981,15 @@ static void test_host_hugepages(void) {
         }
         fclose(f);
     }
-    if (mode[0] == 0 || strstr(mode, "[never]") != NULL) {
+    // and a kernel that takes the advice and shows it (not a sandbox that
+    // refuses it, nor an emulator that drops it)
+    bool advisable = false;
+    void * probe = mmap(NULL, (size_t) 4 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (probe != MAP_FAILED) {
+        advisable = madvise(probe, (size_t) 4 << 20, MADV_HUGEPAGE) == 0 && mapping_has_hg(probe) == 1;
+        munmap(probe, (size_t) 4 << 20);
+    }
+    if (mode[0] == 0 || strstr(mode, "[never]") != NULL || !advisable) {
         printf("test_host_hugepages: skipped (no transparent huge pages here)\n");
         return;
     }
