@@ -7,11 +7,14 @@
 // editing functions (replace-or-append, remove, copy, retyping, alignment)
 // must give the offsets and orders computed here by hand.
 
+#define _GNU_SOURCE
+
 #include "ggml.h"
 #include "ggml-alloc.h"
 #include "ggml-backend.h"
 #include "gguf.h"
 #include "gguf-bytes.h"
+#include "mapped-pages.h"
 #include "test-backend.h"
 #include "testing.h"
 
@@ -990,6 +993,40 @@ static void test_embedded_file(void) {
     ggml_free(gctx);
 }
 
+// gguf_write_to_file writes through a 4 MiB buffer, in whole pieces at
+// multiples of 4 MiB, so that a file just written and mapped lies in 2 MiB
+// pages. Tensors of 1.5 MiB, each written by one fwrite of less than 2 MiB,
+// left the whole file in 4 KiB folios before. Skipped where a probe file shows
+// that new files do not get large folios (mapped-pages.h).
+static void test_written_in_large_folios(void) {
+    if (!large_folios_here(".")) {
+        printf("test_written_in_large_folios: skipped (no large folios for new files here)\n");
+        return;
+    }
+    enum { N_PIECES = 12, NE0 = 384, NE1 = 1024 };
+    const struct ggml_init_params ip = {
+        .mem_size = N_PIECES * (NE0 * NE1 * sizeof(float) + ggml_tensor_overhead()) + (1 << 16),
+        .mem_buffer = NULL, .no_alloc = false };
+    struct ggml_context * gctx = ggml_init(ip);
+    struct gguf_context * ctx = gguf_init_empty();
+    for (int t = 0; t < (int) N_PIECES; t++) {
+        struct ggml_tensor * w = ggml_new_tensor_2d(gctx, GGML_TYPE_F32, NE0, NE1);
+        ggml_format_name(w, "w%d", t);
+        for (int i = 0; i < NE0 * NE1; i++) {
+            ((float *) w->data)[i] = (float) (t + i % 97);
+        }
+        gguf_add_tensor(ctx, w);
+    }
+    CHECK(gguf_write_to_file(ctx, TMP_FILE, false));
+    long long size;
+    const long kib = mapped_in_pmds_kib(TMP_FILE, &size);
+    const long full = (long) (size >> 21) * 2048; // the whole 2 MiB ranges of the file
+    CHECK_MSG(full >= 16384 && kib >= full / 2, "a file of %lld bytes is mapped with %ld KiB of 2 MiB pages of %ld",
+              size, kib, full);
+    gguf_free(ctx);
+    ggml_free(gctx);
+}
+
 static void test_failures(void) {
     struct ggml_context * gctx = (struct ggml_context *) &gctx; // must be reset to NULL
     int before = g_log_errors;
@@ -1031,6 +1068,7 @@ int main(void) {
     roundtrip(64, false);
     roundtrip(8, true);
     test_embedded_file();
+    test_written_in_large_folios();
     CHECK_EQ_INT(g_log_errors, 0); // nothing valid was reported as an error
     test_failures();
 

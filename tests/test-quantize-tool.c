@@ -27,12 +27,16 @@
 //   importance) so that no group quantizes to zeros; a weight of 1e15 is
 //   quantized by the grid types (they aborted);
 // - SIGINT and SIGTERM during a conversion end it by that signal, with no
-//   temporary file left.
+//   temporary file left;
+// - the output is written in aligned 4 MiB pieces: mapped right after, its
+//   first 4 MiB lie in 2 MiB pages (where a probe file shows that this kernel
+//   and file system keep new files in large folios).
 
 #define _GNU_SOURCE
 
 #include "testing.h"
 #include "run-program.h"
+#include "mapped-pages.h"
 
 #include "ggml.h"
 #include "gguf.h"
@@ -1105,6 +1109,45 @@ static void test_threads(void) {
     remove(out3);
 }
 
+//
+// the output in the page cache
+//
+
+// ggml-quantize writes its output in aligned 4 MiB pieces (output-file.h), so
+// that a model quantized and then mapped is mapped in 2 MiB pages. The matrix
+// quantized to Q4_0 in pieces of 1024 rows (2.4 MB each, at offsets that are
+// not multiples of 2 MiB) left its first 4 MiB in 4 KiB folios before.
+static void test_output_in_large_folios(void) {
+    if (!large_folios_here(g_dir)) {
+        printf("test_output_in_large_folios: skipped (no large folios for new files here)\n");
+        return;
+    }
+    enum { NE0 = 4096, NE1 = 2048 };
+    char in[300], out[300];
+    temp_path(in, sizeof(in), "folios.gguf");
+    temp_path(out, sizeof(out), "folios-q4_0.gguf");
+    float * x = (float *) malloc(sizeof(float) * NE0 * NE1);
+    CHECK(x != NULL);
+    if (x == NULL) {
+        return;
+    }
+    for (int i = 0; i < NE0 * NE1; i++) {
+        x[i] = (float) ((int) (((long) i * 7919) % 1001)) / 1000.0f - 0.5f;
+    }
+    CHECK(write_matrix_model(in, "blk.0.ffn_up.weight", x, NE0, NE1, GGML_TYPE_F32));
+    free(x);
+    struct program_result r;
+    quantize(in, out, "q4_0", NULL, 0, &r);
+    CHECK_EXIT(r, 0);
+    long long size;
+    const long kib = mapped_in_pmds_kib(out, &size);
+    CHECK(size > (4ll << 20));
+    CHECK_MSG(kib >= 4096, "the output (%lld bytes) is mapped with %ld KiB of 2 MiB pages, not its first 4 MiB",
+              size, kib);
+    remove(in);
+    remove(out);
+}
+
 int main(void) {
     const char * tmp = getenv("TMPDIR");
     snprintf(g_dir, sizeof(g_dir), "%s/test-quantize-tool-XXXXXX", tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
@@ -1130,6 +1173,7 @@ int main(void) {
     test_imatrix_values();
     test_weight_values();
     test_signals();
+    test_output_in_large_folios();
 
     char garbage[300];
     temp_path(garbage, sizeof(garbage), "garbage.gguf");

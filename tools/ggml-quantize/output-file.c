@@ -209,7 +209,7 @@ static int output_create_temp(const char * dest, char ** tmp_out, struct gq_temp
 }
 
 bool gq_output_open(struct gq_output * out, const char * path) {
-    *out = (struct gq_output) { .file = NULL, .dest = NULL, .tmp = NULL, .slot = NULL };
+    *out = (struct gq_output) { .file = NULL, .dest = NULL, .tmp = NULL, .slot = NULL, .buf = NULL };
     char * dest = output_resolve(path);
     if (dest == NULL) {
         return false;
@@ -242,7 +242,14 @@ bool gq_output_open(struct gq_output * out, const char * path) {
         free(dest);
         return false;
     }
-    *out = (struct gq_output) { .file = f, .dest = dest, .tmp = tmp, .slot = slot };
+    // whole buffers reach the file at multiples of their size (see the
+    // header); without the memory the stream keeps its own small buffer
+    void * buf = malloc(GQ_OUTPUT_BUFFER_BYTES);
+    if (buf != NULL && setvbuf(f, (char *) buf, _IOFBF, GQ_OUTPUT_BUFFER_BYTES) != 0) {
+        free(buf);
+        buf = NULL;
+    }
+    *out = (struct gq_output) { .file = f, .dest = dest, .tmp = tmp, .slot = slot, .buf = buf };
     return true;
 }
 
@@ -250,7 +257,8 @@ static void output_release(struct gq_output * out) {
     temp_slot_release(out->slot);
     free(out->dest);
     free(out->tmp);
-    *out = (struct gq_output) { .file = NULL, .dest = NULL, .tmp = NULL, .slot = NULL };
+    free(out->buf); // the stream is closed: nothing uses it any more
+    *out = (struct gq_output) { .file = NULL, .dest = NULL, .tmp = NULL, .slot = NULL, .buf = NULL };
 }
 
 void gq_output_abort(struct gq_output * out) {

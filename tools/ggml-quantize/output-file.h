@@ -21,6 +21,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#define GQ_OUTPUT_BUFFER_BYTES ((size_t) 4 << 20)
+
 struct gq_temp_slot;
 
 struct gq_output {
@@ -28,6 +30,7 @@ struct gq_output {
     char * dest;      // the path renamed over (symbolic links resolved)
     char * tmp;       // the temporary file's path
     struct gq_temp_slot * slot; // where the signal handler finds tmp
+    void * buf;       // the stream's buffer (see gq_output_open), or NULL
 };
 
 // Installs the handlers that remove the temporary files on a fatal signal
@@ -36,6 +39,12 @@ bool gq_output_catch_signals(void);
 
 // False after printing why: the destination is a directory, not a regular
 // file, a dangling link, or the temporary file cannot be created.
+//
+// The stream writes through a buffer of GQ_OUTPUT_BUFFER_BYTES, so that the
+// file is written in whole, aligned 4 MiB pieces: the page cache then keeps
+// the new file in 2 MiB folios, and a program mapping it right after (ggml-run,
+// llama.cpp) maps its weights with 2 MiB pages instead of 4 KiB ones
+// (pieces of a few MiB at unaligned offsets leave it almost all in 4 KiB).
 bool gq_output_open(struct gq_output * out, const char * path);
 
 // Flushes, syncs, closes and renames into place. False after printing why

@@ -495,6 +495,25 @@ static bool gq_same_file(const char * a, const char * b) {
     return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+// the metadata with its padding, through the stream's buffer like the data
+// (gguf_write_to_file_ptr would flush it, and the 4 MiB pieces after it
+// would no longer lie at multiples of 4 MiB: see output-file.h)
+static bool gq_write_meta(struct gq_io * io, const struct gguf_context * out, const char * tmp_path) {
+    const size_t size = gguf_get_meta_size(out);
+    void * meta = malloc(size > 0 ? size : 1);
+    if (meta == NULL) {
+        gq_error("out of memory writing the metadata (%zu bytes)", size);
+        return false;
+    }
+    gguf_get_meta_data(out, meta);
+    const bool ok = gq_write(io, meta, size);
+    free(meta);
+    if (!ok) {
+        gq_error("cannot write the metadata to %s", tmp_path);
+    }
+    return ok;
+}
+
 // the metadata (with its padding), then the tensors in order, each padded,
 // into a temporary file that replaces out_path when all is written
 static bool gq_write_output(struct gq_io * io, const struct gguf_context * in, const struct gq_plan * plan,
@@ -509,10 +528,7 @@ static bool gq_write_output(struct gq_io * io, const struct gguf_context * in, c
     if (!ok) {
         gq_error("cannot open %s: %s", io->in_path, strerror(errno));
     }
-    ok = ok && gguf_write_to_file_ptr(out, io->out, true);
-    if (!ok && io->in != NULL) {
-        gq_error("cannot write the metadata to %s", output.tmp);
-    }
+    ok = ok && gq_write_meta(io, out, output.tmp);
     ok = ok && gq_write_tensors(io, in, plan, out, params, stats);
     if (io->in != NULL) {
         fclose(io->in);
