@@ -203,7 +203,9 @@ static void test_all_layers_in_window(void) {
               program_ending(&r, e, sizeof(e)), r.output);
 }
 
-// --profile: the per-token table, its rows for the products and the weights' bandwidth
+// --profile: the per-token table, its rows for the products and the weights'
+// bandwidth, then the 3 tokens paired with reads of 64 MiB per thread, each
+// token's share of the read after it a positive, finite percentage
 static void test_profile_option(void) {
     const char * args[] = { "--size", "tiny", "-pp", "4", "-tg", "3", "-r", "2", "--profile", "-dev", "none", "-t", "2", NULL };
     struct program_result r;
@@ -212,6 +214,11 @@ static void test_profile_option(void) {
     CHECK_MSG(ended(&r, 0) && strstr(r.output, "generation profile: 6 tokens, 2 threads") != NULL &&
               strstr(r.output, "MUL_MAT q8_0") != NULL && strstr(r.output, "weights read:") != NULL,
               "--profile ended by %s:\n%s", program_ending(&r, e, sizeof(e)), r.output);
+    const char * paired = strstr(r.output, "paired: 3 tokens, each followed by a read of 128 MiB (2 threads, ");
+    const char * share  = paired != NULL ? strstr(paired, "each token reads the weights at ") : NULL;
+    double pct = -1.0;
+    CHECK_MSG(share != NULL && sscanf(share, "each token reads the weights at %lf%%", &pct) == 1 && pct > 0.0 &&
+              isfinite(pct), "--profile's paired reads (share %g):\n%s", pct, r.output);
 }
 
 static void test_address_space(void) {

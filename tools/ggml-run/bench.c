@@ -4,6 +4,7 @@
 #include "ggml-backend.h"
 #include "membw.h"
 #include "profile.h"
+#include "read-bandwidth.h"
 #include "run-common.h"
 #include "sampling.h"
 
@@ -67,6 +68,60 @@ static bool bench_generate(struct run_context * rc, const struct run_bench_param
         }
     }
     return true;
+}
+
+// The paired phase of --profile (profile.h, struct run_paired): after the
+// timed repetitions, the prompt again and n_gen tokens, each followed by one
+// pass of the read measure over 64 MiB per thread (twice the last-level cache
+// of the hosts measured; a token reads the weights once, which evicts them).
+// The pattern is the fastest of one pass of each before the tokens.
+#define BENCH_PAIRED_BYTES ((size_t) 64 << 20)
+
+static bool bench_paired(struct run_context * rc, const struct run_bench_params * bp, const int32_t * tokens,
+                         struct run_paired * pr) {
+    char err[256];
+    const int n_threads = rc->params.n_threads;
+    struct tools_read_probe * probe = tools_read_probe_init(n_threads, BENCH_PAIRED_BYTES, err, sizeof(err));
+    if (probe == NULL) {
+        run_error("--profile: %s", err);
+        return false;
+    }
+    pr->token_s  = (double *) run_calloc((size_t) bp->n_gen, sizeof(double), "the paired reads");
+    pr->read_gbs = (double *) run_calloc((size_t) bp->n_gen, sizeof(double), "the paired reads");
+    bool ok = pr->token_s != NULL && pr->read_gbs != NULL;
+    int pattern = 0;
+    double best = 0.0;
+    for (int i = 0; ok && i < tools_read_n_patterns(); i++) {
+        const double gbs = tools_read_probe_pass(probe, i, err, sizeof(err));
+        ok = gbs > 0.0;
+        if (gbs > best) {
+            best    = gbs;
+            pattern = i;
+        }
+    }
+    tools_read_pattern(pattern, &pr->streams, &pr->ahead);
+    if (ok) {
+        run_context_reset(rc);
+        ok = bench_prompt(rc, bp, tokens, bp->n_reps - 1);
+    }
+    for (int64_t i = 0; ok && i < bp->n_gen; i++) {
+        const int64_t t0 = ggml_time_us();
+        const int32_t next = run_argmax(run_get_logits(rc, 0), rc->model->hp.n_vocab);
+        ok = run_decode(rc, &next, 1);
+        const int64_t t1 = ggml_time_us();
+        const double gbs = ok ? tools_read_probe_pass(probe, pattern, err, sizeof(err)) : 0.0;
+        ok = ok && gbs > 0.0;
+        pr->token_s[i]  = (double) (t1 > t0 ? t1 - t0 : 1) * 1e-6;
+        pr->read_gbs[i] = gbs;
+        pr->n = (int) i + 1;
+    }
+    if (!ok && err[0] != '\0') {
+        run_error("--profile: %s", err);
+    }
+    tools_read_probe_free(probe);
+    pr->n_threads = n_threads;
+    pr->bytes     = BENCH_PAIRED_BYTES * (size_t) n_threads;
+    return ok;
 }
 
 // the MPI backend's counters (ggml-mpi.h), read through its registry: the
@@ -169,11 +224,16 @@ bool run_bench(struct run_context * rc, const struct run_bench_params * bp, stru
     if (bp->progress) {
         progress_clear();
     }
+    struct run_paired paired;
+    memset(&paired, 0, sizeof(paired));
+    if (ok && bp->profile && bp->n_gen > 0) {
+        ok = bench_paired(rc, bp, tokens, &paired);
+    }
     if (ok) {
         mean_std(pp, bp->n_reps, &result->pp_mean, &result->pp_std);
         mean_std(tg, bp->n_reps, &result->tg_mean, &result->tg_std);
         if (bp->profile) {
-            run_profile_print(stdout, rc, &prof, bp->n_gen * bp->n_reps, gen_ns, bw_before);
+            run_profile_print(stdout, rc, &prof, bp->n_gen * bp->n_reps, gen_ns, bw_before, &paired);
         }
         const double n_tok = (double) bp->n_gen * bp->n_reps;
         if (gen_mpi.have && n_tok > 0 && (gen_mpi.sent > 0 || gen_mpi.received > 0)) {
@@ -184,6 +244,8 @@ bool run_bench(struct run_context * rc, const struct run_bench_params * bp, stru
         }
     }
     run_profile_free(&prof);
+    free(paired.token_s);
+    free(paired.read_gbs);
     free(tokens);
     free(pp);
     free(tg);

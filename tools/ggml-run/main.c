@@ -87,7 +87,9 @@ static void print_usage(const char * argv0) {
            "        --no-progress       no progress bar (there is none unless stdout is a terminal)\n"
            "        --profile           where a generated token's time goes: per kind of node, the CPU's\n"
            "                            time in kernels, waiting and hand-offs, bytes moved and GB/s;\n"
-           "                            then the read bandwidth, measured with 256 MiB per thread\n"
+           "                            then the read bandwidth, measured with 256 MiB per thread,\n"
+           "                            and the tokens again, each followed by a read of 64 MiB\n"
+           "                            per thread: each token's share of the read after it\n"
            "\n", argv0);
     // (two parts: ISO C promises string literals of 4095 characters only)
     printf("devices and memory:\n"

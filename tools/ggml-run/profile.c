@@ -72,8 +72,44 @@ static ggml_backend_cpu_profile_print_table_t cpu_print_table_fn(const struct ru
     return NULL;
 }
 
+static int cmp_double(const void * a, const void * b) {
+    const double x = *(const double *) a, y = *(const double *) b;
+    return x < y ? -1 : x > y;
+}
+
+// the median and quartiles of v[0, n) (sorted in place)
+static void quartiles(double * v, int n, double * q1, double * med, double * q3) {
+    qsort(v, (size_t) n, sizeof(double), cmp_double);
+    *q1  = v[n / 4];
+    *med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    *q3  = v[(3 * n) / 4 < n ? (3 * n) / 4 : n - 1];
+}
+
+static void print_paired(FILE * f, const struct run_paired * pr, double weights) {
+    double * share = (double *) malloc((size_t) pr->n * sizeof(double));
+    double * reads = (double *) malloc((size_t) pr->n * sizeof(double));
+    if (share == NULL || reads == NULL) {
+        free(share);
+        free(reads);
+        return;
+    }
+    for (int i = 0; i < pr->n; i++) {
+        share[i] = 100.0 * weights / pr->token_s[i] * 1e-9 / pr->read_gbs[i];
+        reads[i] = pr->read_gbs[i];
+    }
+    double s1, sm, s3, r1, rm, r3;
+    quartiles(share, pr->n, &s1, &sm, &s3);
+    quartiles(reads, pr->n, &r1, &rm, &r3);
+    fprintf(f, "paired: %d tokens, each followed by a read of %zu MiB (%d threads, %d streams each, prefetch %zu B ahead)\n"
+               "        at %.2f GB/s (median; quartiles %.2f-%.2f): each token reads the weights at %.1f%% of the read "
+               "after it (median; quartiles %.1f-%.1f%%)\n",
+            pr->n, pr->bytes >> 20, pr->n_threads, pr->streams, pr->ahead, rm, r1, r3, sm, s1, s3);
+    free(share);
+    free(reads);
+}
+
 void run_profile_print(FILE * f, const struct run_context * rc, const struct run_profile * prof,
-                       int64_t n_tokens, double gen_ns, double bw_before) {
+                       int64_t n_tokens, double gen_ns, double bw_before, const struct run_paired * paired) {
     const struct ggml_cpu_profile * p = &prof->cpu;
     ggml_backend_cpu_profile_print_table_t print_table = cpu_print_table_fn(rc);
     if (n_tokens <= 0 || p->n_graphs == 0 || print_table == NULL) {
@@ -109,5 +145,8 @@ void run_profile_print(FILE * f, const struct run_context * rc, const struct run
         fprintf(f, "read bandwidth measured before / after: %.2f / %.2f GB/s (%d threads): generation reads the "
                    "weights at %.1f%% of the higher\n",
                 bw_before, bw_after, p->n_threads, 100.0 * weights / (gen_ns / tok) / bw);
+    }
+    if (paired != NULL && paired->n > 0) {
+        print_paired(f, paired, weights);
     }
 }

@@ -30,11 +30,27 @@ bool run_profile_begin(struct run_context * rc, struct run_profile * prof);
 // takes it back from them
 void run_profile_end(struct run_context * rc, struct run_profile * prof);
 
+// Generation paired with reads (bench.c): tokens generated one at a time,
+// each followed by one pass of the read measure (tools/common/read-bandwidth.h)
+// over buffers far larger than the caches. A shared host's bandwidth moves by
+// half within seconds; a token and the read right after it see the same
+// machine, so the share of each token is set against its own read.
+struct run_paired {
+    int      n;             // tokens paired
+    double * token_s;       // each token's time (s)
+    double * read_gbs;      // the read after it (GB/s)
+    int      streams;       // the read's pattern: streams per thread,
+    size_t   ahead;         // prefetch distance (bytes, 0: none),
+    size_t   bytes;         // bytes read per pass (all threads)
+    int      n_threads;
+};
+
 // the report, for n_tokens generated in gen_ns nanoseconds; bw_before: the
 // read bandwidth measured right before the generation (GB/s, 0: none), set
-// beside the one measured when this is called
+// beside the one measured when this is called; paired: NULL, or the tokens
+// paired with reads
 void run_profile_print(FILE * f, const struct run_context * rc, const struct run_profile * prof,
-                       int64_t n_tokens, double gen_ns, double bw_before);
+                       int64_t n_tokens, double gen_ns, double bw_before, const struct run_paired * paired);
 
 void run_profile_free(struct run_profile * prof);
 
