@@ -446,6 +446,48 @@ static void check_generation(const struct run_model * model, const struct t_weig
     run_context_free(rc);
 }
 
+// Graph reuse (context.h): a prompt, then 40 greedy tokens in a context of
+// 48 cells, with the last graph computed again for a batch of its shape and
+// with a new graph for every batch: the same logits, bit for bit, at every
+// step. Reusing, 3 graphs are built (the prompt's; single tokens reading 32
+// cells; then 48), unless a layer writes its cache by a copy into a view at
+// the position (a graph per token then too).
+static void check_graph_reuse(const struct run_model * model, const char * what, bool kv_offload) {
+    struct run_context * rc[2] = { NULL, NULL };
+    for (int i = 0; i < 2; i++) {
+        struct run_context_params cp = run_context_default_params();
+        cp.n_ctx       = 48;
+        cp.n_threads   = 2;
+        cp.kv_offload  = kv_offload;
+        cp.graph_reuse = i == 0;
+        rc[i] = run_context_new(model, &cp);
+    }
+    CHECK_MSG(rc[0] != NULL && rc[1] != NULL, "%s: no context", what);
+    if (rc[0] != NULL && rc[1] != NULL) {
+        int32_t tokens[8];
+        const int64_t n_prompt = run_tokenize(&model->vocab, "hello world", 11, true, tokens, 8);
+        bool same = run_decode(rc[0], tokens, n_prompt) && run_decode(rc[1], tokens, n_prompt);
+        const size_t row = (size_t) model->hp.n_vocab * sizeof(float);
+        int step = 0;
+        for (; same && step < 40; step++) {
+            same = memcmp(run_get_logits(rc[0], 0), run_get_logits(rc[1], 0), row) == 0;
+            const int32_t next = run_argmax(run_get_logits(rc[0], 0), (int) model->hp.n_vocab);
+            same = same && run_decode(rc[0], &next, 1) && run_decode(rc[1], &next, 1);
+        }
+        same = same && memcmp(run_get_logits(rc[0], 0), run_get_logits(rc[1], 0), row) == 0;
+        CHECK_MSG(same, "%s: reusing the graph, the logits differ (or a decode failed) at step %d", what, step);
+        bool copies = false;
+        for (int64_t il = 0; il < rc[0]->kv.n_layer; il++) {
+            copies = copies || rc[0]->kv.write[il] != RUN_KV_WRITE_SET_ROWS;
+        }
+        CHECK_MSG(rc[0]->n_graph_builds == (copies ? 41 : 3) && rc[1]->n_graph_builds == 41,
+                  "%s: %lld graphs built reusing, %lld not", what, (long long) rc[0]->n_graph_builds,
+                  (long long) rc[1]->n_graph_builds);
+    }
+    run_context_free(rc[0]);
+    run_context_free(rc[1]);
+}
+
 static void test_model_cpu(const char * path, const struct t_weights * w) {
     struct run_model_params mp = run_model_default_params();
     mp.devices = "none";
@@ -471,6 +513,7 @@ static void test_model_cpu(const char * path, const struct t_weights * w) {
     for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
         check_generation(model, w, &runs[i]);
     }
+    check_graph_reuse(model, "cpu", true);
     run_model_free(model);
 
     // read into memory instead of mapped
@@ -527,6 +570,8 @@ static void test_model_device(const char * path, const struct t_weights * w) {
         check_generation(model, w, &run);
         const struct t_run run_batch = { "device batch 3 f16", 3, 2, GGML_TYPE_F16, -1, 2e-2 };
         check_generation(model, w, &run_batch);
+        check_graph_reuse(model, run.what, true); // -ngl 3: the device's layers write their cache by copies
+        check_graph_reuse(model, "device, cache in host memory", false);
         struct test_backend_counters counters;
         test_backend_get_counters(dev, &counters);
         CHECK((counters.n_nodes_computed > 0) == (ngl[i] > 0));

@@ -21,7 +21,8 @@ struct run_context_params run_context_default_params(void) {
         .kv_type    = GGML_TYPE_F16,
         .flash_attn = -1,
         .kv_offload = true,
-        .all_logits = false,
+        .all_logits  = false,
+        .graph_reuse = true,
     };
 }
 
@@ -178,6 +179,16 @@ static bool context_check_params(const struct run_context_params * params) {
     return true;
 }
 
+// forgets the graph kept for reuse (its metadata lies in graph_mem, which the
+// next graph overwrites)
+static void context_drop_graph(struct run_context * rc) {
+    if (rc->graph_ctx != NULL) {
+        ggml_free(rc->graph_ctx);
+    }
+    rc->graph_ctx = NULL;
+    rc->graph     = NULL;
+}
+
 // sizes the compute buffers for the largest graph: a full batch over the whole cache
 static bool context_reserve(struct run_context * rc) {
     const struct run_graph_shape shape = {
@@ -188,6 +199,7 @@ static bool context_reserve(struct run_context * rc) {
         .all_logits = rc->params.all_logits,
     };
     const struct ggml_init_params ip = { .mem_size = rc->graph_mem_size, .mem_buffer = rc->graph_mem, .no_alloc = true };
+    context_drop_graph(rc);
     ggml_backend_sched_reset(rc->sched);
     struct ggml_context * ctx = ggml_init(ip);
     if (ctx == NULL) {
@@ -241,6 +253,7 @@ void run_context_free(struct run_context * rc) {
     if (rc == NULL) {
         return;
     }
+    context_drop_graph(rc);
     if (rc->sched != NULL) {
         ggml_backend_sched_free(rc->sched);
     }
@@ -340,6 +353,22 @@ static bool set_inputs(struct run_context * rc, const struct run_graph_inputs * 
     return ok;
 }
 
+// the graph kept can compute a batch of this shape (context.h): the same but
+// for the position, unless a layer writes its cache into a view at it
+static bool context_graph_fits(const struct run_context * rc, const struct run_graph_shape * shape) {
+    const struct run_graph_shape * g = &rc->graph_shape;
+    if (rc->graph == NULL || !rc->params.graph_reuse || g->n_tokens != shape->n_tokens || g->n_kv != shape->n_kv ||
+        g->flash_attn != shape->flash_attn || g->all_logits != shape->all_logits) {
+        return false;
+    }
+    for (int64_t il = 0; g->n_past != shape->n_past && il < rc->kv.n_layer; il++) {
+        if (rc->kv.write[il] != RUN_KV_WRITE_SET_ROWS) {
+            return false;
+        }
+    }
+    return true;
+}
+
 // one graph: tokens[0, n_tokens) at n_past; logits go to row out_row onwards
 static bool decode_batch(struct run_context * rc, const int32_t * tokens, int64_t n_tokens, int64_t out_row) {
     const int64_t n_kv_used = rc->n_past + n_tokens;
@@ -351,23 +380,32 @@ static bool decode_batch(struct run_context * rc, const int32_t * tokens, int64_
         .flash_attn = rc->flash_attn,
         .all_logits = rc->params.all_logits,
     };
-    // the last graph's tensors are about to be overwritten: the scheduler lets go of them first
-    ggml_backend_sched_reset(rc->sched);
-    const struct ggml_init_params ip = { .mem_size = rc->graph_mem_size, .mem_buffer = rc->graph_mem, .no_alloc = true };
-    struct ggml_context * ctx = ggml_init(ip);
-    if (ctx == NULL) {
-        run_error("cannot create the graph context");
-        return false;
+    if (!context_graph_fits(rc, &shape)) {
+        // the last graph's tensors are about to be overwritten: the scheduler lets go of them first
+        context_drop_graph(rc);
+        ggml_backend_sched_reset(rc->sched);
+        const struct ggml_init_params ip = { .mem_size = rc->graph_mem_size, .mem_buffer = rc->graph_mem, .no_alloc = true };
+        struct ggml_context * ctx = ggml_init(ip);
+        if (ctx == NULL) {
+            run_error("cannot create the graph context");
+            return false;
+        }
+        struct run_graph_inputs in;
+        struct ggml_cgraph * gf = run_graph_build(ctx, rc->model, &rc->kv, &shape, &in);
+        if (!ggml_backend_sched_alloc_graph(rc->sched, gf)) {
+            run_error("cannot allocate the graph of %lld tokens", (long long) n_tokens);
+            ggml_free(ctx);
+            return false;
+        }
+        rc->n_graph_builds++;
+        rc->graph_ctx   = ctx;
+        rc->graph       = gf;
+        rc->graph_in    = in;
+        rc->graph_shape = shape;
     }
-    struct run_graph_inputs in;
-    struct ggml_cgraph * gf = run_graph_build(ctx, rc->model, &rc->kv, &shape, &in);
-    bool ok = ggml_backend_sched_alloc_graph(rc->sched, gf);
-    if (!ok) {
-        run_error("cannot allocate the graph of %lld tokens", (long long) n_tokens);
-    }
-    ok = ok && set_inputs(rc, &in, tokens, n_tokens, shape.n_kv);
+    bool ok = set_inputs(rc, &rc->graph_in, tokens, n_tokens, shape.n_kv);
     if (ok) {
-        const enum ggml_status status = ggml_backend_sched_graph_compute(rc->sched, gf);
+        const enum ggml_status status = ggml_backend_sched_graph_compute(rc->sched, rc->graph);
         if (status != GGML_STATUS_SUCCESS) {
             run_error("computing the graph failed (%s)", ggml_status_to_string(status));
             ok = false;
@@ -375,11 +413,13 @@ static bool decode_batch(struct run_context * rc, const int32_t * tokens, int64_
     }
     if (ok) {
         rc->n_splits = ggml_backend_sched_get_n_splits(rc->sched);
+        const struct ggml_tensor * logits = rc->graph_in.logits;
         const size_t row = (size_t) rc->model->hp.n_vocab * sizeof(float);
-        ggml_backend_tensor_get(in.logits, rc->logits + out_row * rc->model->hp.n_vocab, 0, row * (size_t) in.logits->ne[1]);
+        ggml_backend_tensor_get(logits, rc->logits + out_row * rc->model->hp.n_vocab, 0, row * (size_t) logits->ne[1]);
         rc->n_past += n_tokens;
+    } else {
+        context_drop_graph(rc); // built anew next time
     }
-    ggml_free(ctx);
     return ok;
 }
 

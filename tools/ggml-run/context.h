@@ -25,6 +25,7 @@ struct run_context_params {
     int            flash_attn;  // 1: fused attention, 0: mul_mat + soft_max, -1: fused where supported
     bool           kv_offload;  // cache on the layers' devices (else in host memory)
     bool           all_logits;  // logits of every token (else of the last token of each run_decode)
+    bool           graph_reuse; // a batch of the last graph's shape computes that graph again (default)
 };
 
 struct run_context_params run_context_default_params(void);
@@ -40,11 +41,16 @@ struct run_context {
     bool                      flash_attn;   // what the graphs use
     void                    * graph_mem;    // metadata of the graph being built
     size_t                    graph_mem_size;
+    struct ggml_context     * graph_ctx;    // the last decode's graph, in graph_mem, kept to compute
+    struct ggml_cgraph      * graph;        // again for a batch of its shape (NULL: none kept)
+    struct run_graph_inputs   graph_in;
+    struct run_graph_shape    graph_shape;
     float                   * logits;       // [n_outputs][n_vocab]
     int64_t                   n_outputs;
     int64_t                   logits_cap;   // rows logits can hold
     int64_t                   n_past;       // tokens in the cache
     int                       n_splits;     // of the last graph
+    int64_t                   n_graph_builds; // graphs built (a graph computed again is not counted)
 };
 
 // NULL (reported) when a backend cannot be started, the CPU's threads
@@ -55,6 +61,14 @@ void run_context_free(struct run_context * rc);
 
 // Evaluates n_tokens tokens after the ones in the cache. False (reported)
 // on invalid tokens, a full context or a failed computation.
+//
+// With graph_reuse, a batch of the last one's shape (tokens, cache cells
+// read, attention kind, outputs; and position where a layer writes its cache
+// with a copy into a view) does not build, split and allocate a new graph:
+// the last one, still allocated by the scheduler, gets the new inputs
+// (tokens, positions, cells, masks) and is computed again. One token after
+// another reads the same cells (the cache read is padded) until the padding
+// fills; the same bits as a new graph.
 bool run_decode(struct run_context * rc, const int32_t * tokens, int64_t n_tokens);
 
 // logits of output i of the last run_decode (0 .. n_outputs - 1)
