@@ -189,6 +189,22 @@ static void context_drop_graph(struct run_context * rc) {
     rc->graph     = NULL;
 }
 
+// a new graph of this shape in graph_mem (the kept one dropped, the scheduler
+// reset: the last graph's tensors are about to be overwritten, the scheduler
+// lets go of them first); NULL (reported) when the context cannot be made
+static struct ggml_cgraph * context_build_graph(struct run_context * rc, const struct run_graph_shape * shape,
+                                                struct ggml_context ** ctx, struct run_graph_inputs * in) {
+    context_drop_graph(rc);
+    ggml_backend_sched_reset(rc->sched);
+    const struct ggml_init_params ip = { .mem_size = rc->graph_mem_size, .mem_buffer = rc->graph_mem, .no_alloc = true };
+    *ctx = ggml_init(ip);
+    if (*ctx == NULL) {
+        run_error("cannot create the graph context");
+        return NULL;
+    }
+    return run_graph_build(*ctx, rc->model, &rc->kv, shape, in);
+}
+
 // sizes the compute buffers for the largest graph: a full batch over the whole cache
 static bool context_reserve(struct run_context * rc) {
     const struct run_graph_shape shape = {
@@ -198,16 +214,12 @@ static bool context_reserve(struct run_context * rc) {
         .flash_attn = rc->flash_attn,
         .all_logits = rc->params.all_logits,
     };
-    const struct ggml_init_params ip = { .mem_size = rc->graph_mem_size, .mem_buffer = rc->graph_mem, .no_alloc = true };
-    context_drop_graph(rc);
-    ggml_backend_sched_reset(rc->sched);
-    struct ggml_context * ctx = ggml_init(ip);
-    if (ctx == NULL) {
-        run_error("cannot create the graph context");
+    struct ggml_context * ctx;
+    struct run_graph_inputs in;
+    struct ggml_cgraph * gf = context_build_graph(rc, &shape, &ctx, &in);
+    if (gf == NULL) {
         return false;
     }
-    struct run_graph_inputs in;
-    struct ggml_cgraph * gf = run_graph_build(ctx, rc->model, &rc->kv, &shape, &in);
     const bool ok = ggml_backend_sched_reserve(rc->sched, gf);
     if (!ok) {
         run_error("cannot allocate the compute buffers");
@@ -381,17 +393,12 @@ static bool decode_batch(struct run_context * rc, const int32_t * tokens, int64_
         .all_logits = rc->params.all_logits,
     };
     if (!context_graph_fits(rc, &shape)) {
-        // the last graph's tensors are about to be overwritten: the scheduler lets go of them first
-        context_drop_graph(rc);
-        ggml_backend_sched_reset(rc->sched);
-        const struct ggml_init_params ip = { .mem_size = rc->graph_mem_size, .mem_buffer = rc->graph_mem, .no_alloc = true };
-        struct ggml_context * ctx = ggml_init(ip);
-        if (ctx == NULL) {
-            run_error("cannot create the graph context");
+        struct ggml_context * ctx;
+        struct run_graph_inputs in;
+        struct ggml_cgraph * gf = context_build_graph(rc, &shape, &ctx, &in);
+        if (gf == NULL) {
             return false;
         }
-        struct run_graph_inputs in;
-        struct ggml_cgraph * gf = run_graph_build(ctx, rc->model, &rc->kv, &shape, &in);
         if (!ggml_backend_sched_alloc_graph(rc->sched, gf)) {
             run_error("cannot allocate the graph of %lld tokens", (long long) n_tokens);
             ggml_free(ctx);
