@@ -445,6 +445,12 @@ static void * ggml_backend_cpu_get_proc_address(ggml_backend_reg_t reg, const ch
     if (strcmp(name, "ggml_threadpool_free") == 0) {
         return GGML_FN_TO_PTR(ggml_threadpool_free);
     }
+    if (strcmp(name, "ggml_threadpool_pause") == 0) {
+        return GGML_FN_TO_PTR(ggml_threadpool_pause);
+    }
+    if (strcmp(name, "ggml_threadpool_resume") == 0) {
+        return GGML_FN_TO_PTR(ggml_threadpool_resume);
+    }
     if (strcmp(name, "ggml_backend_cpu_set_threadpool") == 0) {
         return GGML_FN_TO_PTR(ggml_backend_cpu_set_threadpool);
     }

@@ -217,6 +217,9 @@ static bool spin_for_job(struct ggml_threadpool * tp, int last_job) {
         if (atomic_load(&tp->job_id) != last_job || atomic_load(&tp->stop)) {
             return true;
         }
+        if (atomic_load(&tp->paused)) {
+            return false; // paused while polling: sleep now, not at the end of the poll
+        }
         ggml_cpu_spin_pause();
         if ((i & 255) == 0 && ggml_time_us() - t0 > limit_us) {
             return false;

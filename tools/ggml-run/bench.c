@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define BENCH_BAR_WIDTH 30
 
@@ -75,15 +74,14 @@ static bool bench_generate(struct run_context * rc, const struct run_bench_param
 // timed repetitions, the prompt again and n_gen tokens, each followed by one
 // pass of the read measure over 64 MiB per thread (twice the last-level cache
 // of the hosts measured; a token reads the weights once, which evicts them).
-// The pattern is the fastest of one pass of each before the tokens. Each read
-// waits BENCH_PAIRED_QUIET_US first: after a graph the CPU backend's workers
-// poll for the next one (up to 1 ms with the threadpool's default poll of 50,
-// 2 ms at the most) on the cores the read needs, and a read sharing them ran
-// slower (each token's share 104-151% on the Zen 3 host, 91-101% with the wait).
-// The workers are asleep then when the next token starts, which costs that
-// token their wake-up: the share errs low, not high.
-#define BENCH_PAIRED_BYTES    ((size_t) 64 << 20)
-#define BENCH_PAIRED_QUIET_US 3000
+// The pattern is the fastest of one pass of each before the tokens. The CPU
+// backends' pools are paused for each read (run_context_pause): after a graph
+// their workers poll for the next one (up to 1 ms with the threadpool's
+// default poll of 50) on the cores the read needs, and a read sharing them
+// ran slower (each token's share 104-151% on the Zen 3 host). Paused, they
+// sleep at once; the next token wakes them, which costs that token their
+// wake-up: the share errs low, not high.
+#define BENCH_PAIRED_BYTES ((size_t) 64 << 20)
 
 // False only when a decode fails; without the probe's memory or threads the
 // pairing is left out with a warning (pr->n = 0), as the measures before and
@@ -98,8 +96,7 @@ static bool bench_paired(struct run_context * rc, const struct run_bench_params 
     bool probing = pr->token_s != NULL && pr->read_gbs != NULL;
     int pattern = 0;
     double best = 0.0;
-    const struct timespec quiet = { 0, BENCH_PAIRED_QUIET_US * 1000L };
-    nanosleep(&quiet, NULL);
+    run_context_pause(rc, true);
     for (int i = 0; probing && i < tools_read_n_patterns(); i++) {
         const double gbs = tools_read_probe_pass(probe, i, err, sizeof(err));
         probing = gbs > 0.0;
@@ -108,6 +105,7 @@ static bool bench_paired(struct run_context * rc, const struct run_bench_params 
             pattern = i;
         }
     }
+    run_context_pause(rc, false);
     tools_read_pattern(pattern, &pr->streams, &pr->ahead);
     bool ok = true;
     if (probing) {
@@ -119,8 +117,9 @@ static bool bench_paired(struct run_context * rc, const struct run_bench_params 
         const int32_t next = run_argmax(run_get_logits(rc, 0), rc->model->hp.n_vocab);
         ok = run_decode(rc, &next, 1);
         const int64_t t1 = ggml_time_us();
-        nanosleep(&quiet, NULL);
+        run_context_pause(rc, true);
         const double gbs = ok ? tools_read_probe_pass(probe, pattern, err, sizeof(err)) : 0.0;
+        run_context_pause(rc, false);
         probing = gbs > 0.0;
         if (ok && probing) {
             pr->token_s[i]  = (double) (t1 > t0 ? t1 - t0 : 1) * 1e-6;

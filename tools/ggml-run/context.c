@@ -287,6 +287,18 @@ void run_context_free(struct run_context * rc) {
     free(rc);
 }
 
+void run_context_pause(struct run_context * rc, bool pause) {
+    for (int i = 0; i < rc->n_backends; i++) {
+        void * sym = rc->threadpools[i] != NULL
+            ? backend_proc(rc->backends[i], pause ? "ggml_threadpool_pause" : "ggml_threadpool_resume") : NULL;
+        if (sym != NULL) {
+            void (*fn)(struct ggml_threadpool *);
+            memcpy(&fn, &sym, sizeof(sym));
+            fn(rc->threadpools[i]);
+        }
+    }
+}
+
 void run_context_reset(struct run_context * rc) {
     rc->n_past    = 0;
     rc->n_outputs = 0;

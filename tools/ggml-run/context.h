@@ -77,6 +77,13 @@ const float * run_get_logits(const struct run_context * rc, int64_t i);
 // forget the sequence
 void run_context_reset(struct run_context * rc);
 
+// Pauses (or resumes) the thread pools of the CPU backends: paused, their
+// workers sleep at once instead of polling for the next graph on their
+// cores (which the next graph's wake-up costs), for work of other threads
+// in between (ggml-run --profile's paired reads). A paused pool still
+// computes graphs.
+void run_context_pause(struct run_context * rc, bool pause);
+
 // Tokens a generation of n_predict tokens after a prompt of n_prompt can make
 // in a context of n_ctx positions: n_predict, or fewer when the context fills
 // first; -1 when the prompt itself does not fit. A prompt that fills the
