@@ -132,6 +132,10 @@ static void * read_buffer_alloc(size_t size) {
     return buf;
 }
 
+size_t tools_read_probe_bytes(const struct tools_read_probe * probe) {
+    return (size_t) probe->n_threads * probe->per_thread;
+}
+
 void tools_read_probe_free(struct tools_read_probe * probe) {
     if (probe == NULL) {
         return;

@@ -131,9 +131,9 @@ static bool bench_paired(struct run_context * rc, const struct run_bench_params 
         run_warn("--profile: no reads paired with the tokens%s%s", err[0] != '\0' ? ": " : "", err);
         pr->n = 0;
     }
-    tools_read_probe_free(probe);
     pr->n_threads = n_threads;
-    pr->bytes     = BENCH_PAIRED_BYTES * (size_t) n_threads;
+    pr->bytes     = probe != NULL ? tools_read_probe_bytes(probe) : 0;
+    tools_read_probe_free(probe);
     return ok;
 }
 
