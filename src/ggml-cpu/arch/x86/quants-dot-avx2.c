@@ -418,7 +418,8 @@ static QD_INLINE void qd_q4_0_act_pair_vbmi(const block_q8_0 * yb, __m512i act_i
 // blocks. The one-block loop below spends those on each block: for Q4_0 it
 // issues 14 vector instructions a block and row where the pair issues 8, and
 // on a Zen 3 core it was bound by them, not by the memory (one thread, the
-// weights in L2: 2.0 -> 1.3 ns a block; Q5_0 2.7 -> 1.9).
+// weights in L2, best of repeated runs: 1.70 -> 1.23 ns a block; Q4_1 1.99
+// -> 1.25, Q5_0 2.25 -> 1.99, Q5_1 2.55 -> 1.89).
 
 // acc + the products of two byte pairs, u0*s0 + u1*s1, summed by 4 adjacent
 // bytes per int32 lane; u <= 31 and |s| <= 127 keep the 16-bit sums of the
