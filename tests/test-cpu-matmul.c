@@ -815,12 +815,54 @@ static void test_type_traits(void) {
     free(x);
 }
 
+// The row dots of few columns meet several rows and columns per step (the
+// weights decoded once for the columns, the activations loaded once for the
+// rows); every result must be formed by the same operations whatever the
+// step, so a column's products do not depend on the columns computed with it:
+// each column of a 5-column product (below the tile kernels' 6; steps of 2 or
+// 4 columns, then 1) against the product of that column alone, bit for bit.
+// Rows 37 (steps of 2 or 4 rows, then single rows); k 96 (an odd count of
+// 32-value blocks) and 512 (whole K-quant superblocks).
+static void test_mul_mat_columns(void) {
+    static const enum ggml_type types[] = {
+        GGML_TYPE_F16, GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_Q8_0,
+        GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K,
+    };
+    const int64_t n = 37, m = 5;
+    for (size_t t = 0; t < sizeof(types)/sizeof(types[0]); t++) {
+        for (int64_t k = 96; k <= 512; k += 416) {
+            if (k % ggml_blck_size(types[t]) != 0) {
+                continue;
+            }
+            char what[64];
+            snprintf(what, sizeof(what), "%s k=%lld: columns", ggml_type_name(types[t]), (long long) k);
+            struct ggml_context * ctx = ctx_new(ggml_row_size(types[t], k) * n + (size_t)(k * m + 2 * n * m) * sizeof(float) +
+                                                (m + 2) * CTX_OVERHEAD);
+            struct ggml_tensor * w = ggml_new_tensor_2d(ctx, types[t], k, n);
+            struct ggml_tensor * x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, k, m);
+            tt_fill_uniform(w, -1.0, 1.0, 41);
+            tt_fill_uniform(x, -1.0, 1.0, 42);
+            float * all = run(ctx, ggml_mul_mat(ctx, w, x), 1, false);   // [n, m]: column j at all + j*n
+            for (int64_t j = 0; j < m; j++) {
+                struct ggml_tensor * xj = ggml_view_2d(ctx, x, k, 1, x->nb[1], (size_t) j * x->nb[1]);
+                float * one = run(ctx, ggml_mul_mat(ctx, w, xj), 1, false);
+                CHECK_MSG(memcmp(one, all + j*n, (size_t) n * sizeof(float)) == 0,
+                          "%s: column %lld alone differs from it among %lld", what, (long long) j, (long long) m);
+                free(one);
+            }
+            free(all);
+            ggml_free(ctx);
+        }
+    }
+}
+
 int main(void) {
     pools_init();
     test_type_traits();
     test_quantize_q8();
     test_mul_mat();
     test_mul_mat_id();
+    test_mul_mat_columns();
     test_out_prod();
     pools_free();
     return TEST_RESULT();

@@ -205,12 +205,12 @@ static QD_INLINE void qk_step_45(const bool q5, const int R, const int C, int64_
     }
 }
 
-// Q4_K against one activation column (generation): two rows in one register,
-// row 0 in the low 128-bit half and row 1 in the high one, so that the
-// activations are loaded once for both (128-bit broadcasts), the group scales
-// of both rows come from one byte shuffle, and the values 0..15 and 16..31
-// of a group, under the same scale, are added in int16 before it (pair sums
-// of codes <= 15 and |y| <= 128: |sum| <= 7680). The lanes of the step
+// Q4_K and Q5_K against one activation column (generation): two rows in one
+// register, row 0 in the low 128-bit half and row 1 in the high one, so that
+// the activations are loaded once for both (128-bit broadcasts), the group
+// scales of both rows come from one byte shuffle, and the values 0..15 and
+// 16..31 of a group, under the same scale, are added in int16 before it (pair
+// sums of codes <= 31 and |y| <= 128: |sum| <= 15872). The lanes of the step
 // above, bit for bit.
 
 // byte-shuffle controls: byte j of each half zero-extended to all 16-bit
@@ -241,19 +241,55 @@ static QD_INLINE __m256i qk_bcast_y(const int8_t * y) {
     return _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) y));
 }
 
-// the scaled int32 lanes of the Q4_K superblocks with codes q0 (low half)
-// and q1 (high half), scale bytes sm, against the activations y
-static QD_INLINE __m256i qk4_isum_pair(const uint8_t * q0, const uint8_t * q1, __m256i sm, const int8_t * y) {
+// bit k of every byte of v moved to bit 4 and kept alone (0x10 or 0); the
+// 16-bit shifts bring no bit of the other byte there (|4 - k| <= 4)
+static QD_INLINE __m256i qk_bit_to_4(__m256i v, int k) {
+    const __m256i m10 = _mm256_set1_epi8(0x10);
+    switch (k) {
+        case 0:  return _mm256_and_si256(_mm256_slli_epi16(v, 4), m10);
+        case 1:  return _mm256_and_si256(_mm256_slli_epi16(v, 3), m10);
+        case 2:  return _mm256_and_si256(_mm256_slli_epi16(v, 2), m10);
+        case 3:  return _mm256_and_si256(_mm256_slli_epi16(v, 1), m10);
+        case 4:  return _mm256_and_si256(v, m10);
+        case 5:  return _mm256_and_si256(_mm256_srli_epi16(v, 1), m10);
+        case 6:  return _mm256_and_si256(_mm256_srli_epi16(v, 2), m10);
+        default: return _mm256_and_si256(_mm256_srli_epi16(v, 3), m10);
+    }
+}
+
+// the scaled int32 lanes of the Q4_K / Q5_K superblocks with codes q0 (low
+// half) and q1 (high half), fifth bits h0 and h1 (Q5_K), scale bytes sm,
+// against the activations y
+static QD_INLINE __m256i qk45_isum_pair(const bool q5, const uint8_t * q0, const uint8_t * q1,
+                                        const uint8_t * h0, const uint8_t * h1, __m256i sm, const int8_t * y) {
     const __m256i m4 = _mm256_set1_epi8(0x0F);
+    __m256i ha = _mm256_setzero_si256(), hb = _mm256_setzero_si256();
+    if (q5) {
+        ha = qk_load_pair(h0, h1);             // the fifth bits of values 0..15 of every group
+        hb = qk_load_pair(h0 + 16, h1 + 16);   // of values 16..31
+    }
     __m256i isum = _mm256_setzero_si256();
+    // unrolled: the shifts of qk_bit_to_4 are constants then (GCC keeps the
+    // loop of Q5_K otherwise, with a jump table for them)
+#if defined(__GNUC__)
+#pragma GCC unroll 4
+#endif
     for (int h = 0; h < QK_K/64; h++) {
         const __m256i a = qk_load_pair(q0 + 32*h, q1 + 32*h);             // values 0..15 of groups 2h, 2h + 1
         const __m256i b = qk_load_pair(q0 + 32*h + 16, q1 + 32*h + 16);   // values 16..31
-        const __m256i pl = _mm256_add_epi16(_mm256_maddubs_epi16(_mm256_and_si256(a, m4), qk_bcast_y(y + 64*h)),
-                                            _mm256_maddubs_epi16(_mm256_and_si256(b, m4), qk_bcast_y(y + 64*h + 16)));
-        const __m256i ph = _mm256_add_epi16(
-            _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(a, 4), m4), qk_bcast_y(y + 64*h + 32)),
-            _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(b, 4), m4), qk_bcast_y(y + 64*h + 48)));
+        __m256i al = _mm256_and_si256(a, m4), ah = _mm256_and_si256(_mm256_srli_epi16(a, 4), m4);
+        __m256i bl = _mm256_and_si256(b, m4), bh = _mm256_and_si256(_mm256_srli_epi16(b, 4), m4);
+        if (q5) {
+            // group 2h takes bit 2h of qh, group 2h + 1 bit 2h + 1
+            al = _mm256_or_si256(al, qk_bit_to_4(ha, 2*h));
+            ah = _mm256_or_si256(ah, qk_bit_to_4(ha, 2*h + 1));
+            bl = _mm256_or_si256(bl, qk_bit_to_4(hb, 2*h));
+            bh = _mm256_or_si256(bh, qk_bit_to_4(hb, 2*h + 1));
+        }
+        const __m256i pl = _mm256_add_epi16(_mm256_maddubs_epi16(al, qk_bcast_y(y + 64*h)),
+                                            _mm256_maddubs_epi16(bl, qk_bcast_y(y + 64*h + 16)));
+        const __m256i ph = _mm256_add_epi16(_mm256_maddubs_epi16(ah, qk_bcast_y(y + 64*h + 32)),
+                                            _mm256_maddubs_epi16(bh, qk_bcast_y(y + 64*h + 48)));
         isum = _mm256_add_epi32(isum, _mm256_add_epi32(_mm256_madd_epi16(pl, _mm256_shuffle_epi8(sm, qk_scale_ctrl_of(2*h))),
                                                        _mm256_madd_epi16(ph, _mm256_shuffle_epi8(sm, qk_scale_ctrl_of(2*h + 1)))));
     }
@@ -261,26 +297,32 @@ static QD_INLINE __m256i qk4_isum_pair(const uint8_t * q0, const uint8_t * q1, _
 }
 
 // rows x and x + xs (R = 2), or x alone (R = 1: computed as both rows)
-static QD_INLINE void qk_step_q4_1col(const int R, int64_t nb, const char * x, size_t xs,
+static QD_INLINE void qk_step_45_1col(const bool q5, const int R, int64_t nb, const char * x, size_t xs,
                                       const block_q8_K * y, float * s, int64_t i0, int64_t is) {
+    const size_t  bsx     = q5 ? sizeof(block_q5_K) : sizeof(block_q4_K);
     const __m256i lanes_d = _mm256_setr_epi32(0, 0, 0, 0, 2, 2, 2, 2);
     const __m256i lanes_m = _mm256_setr_epi32(1, 1, 1, 1, 3, 3, 3, 3);
     __m256 acc = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
-        const block_q4_K * x0 = (const block_q4_K *) x + b;
-        const block_q4_K * x1 = R == 2 ? (const block_q4_K *)(x + xs) + b : x0;
-        ggml_cpu_stream_prefetch(x0, sizeof(block_q4_K));
+        const char * x0 = x + b*bsx;
+        const char * x1 = R == 2 ? x0 + xs : x0;
+        ggml_cpu_stream_prefetch(x0, bsx);
         if (R == 2) {
-            ggml_cpu_stream_prefetch(x1, sizeof(block_q4_K));
+            ggml_cpu_stream_prefetch(x1, bsx);
         }
-        const __m256i sm   = qk_scales_mins_bytes(x0->scales, x1->scales);
-        const __m256i isum = qk4_isum_pair(x0->qs, x1->qs, sm, y[b].qs);
+        // both block types: d, dmin, the 12 bytes of scales; then Q5_K's qh
+        const size_t o_sc = offsetof(block_q4_K, scales);
+        const size_t o_qh = offsetof(block_q5_K, qh);
+        const size_t o_qs = q5 ? offsetof(block_q5_K, qs) : offsetof(block_q4_K, qs);
+        const __m256i sm   = qk_scales_mins_bytes((const uint8_t *) x0 + o_sc, (const uint8_t *) x1 + o_sc);
+        const __m256i isum = qk45_isum_pair(q5, (const uint8_t *) x0 + o_qs, (const uint8_t *) x1 + o_qs,
+                                            (const uint8_t *) x0 + o_qh, (const uint8_t *) x1 + o_qh, sm, y[b].qs);
         const __m256i ysum = _mm256_broadcastsi128_si256(qk_bsums32(y + b));
         const __m256i msum = _mm256_madd_epi16(_mm256_shuffle_epi8(sm, qk_scale_ctrl_of(8)), ysum);
         // d, dmin of both rows, times dy
         uint32_t dm0, dm1;
-        memcpy(&dm0, &x0->d, sizeof(dm0));
-        memcpy(&dm1, &x1->d, sizeof(dm1));
+        memcpy(&dm0, x0, sizeof(dm0));
+        memcpy(&dm1, x1, sizeof(dm1));
         const __m128 f  = _mm_mul_ps(_mm_cvtph_ps(_mm_insert_epi32(_mm_cvtsi32_si128((int) dm0), (int) dm1, 1)),
                                      _mm_set1_ps(y[b].d));
         const __m256 f8 = _mm256_castps128_ps256(f);
@@ -567,8 +609,8 @@ static QD_INLINE void qk_step(enum qk_kind kind, const int R, const int C, int64
     if (kind == QK_Q6) {
         qk_step_6(R, C, nb, x, xs, y, s, i0, is);
 #if !defined(GGML_VEC_AVX512)
-    } else if (kind == QK_Q4 && C == 1) {
-        qk_step_q4_1col(R, nb, x, xs, y[0], s[0], i0, is);
+    } else if (C == 1) {
+        qk_step_45_1col(kind == QK_Q5, R, nb, x, xs, y[0], s[0], i0, is);
 #endif
     } else {
         qk_step_45(kind == QK_Q5, R, C, nb, x, xs, y, s, i0, is);
