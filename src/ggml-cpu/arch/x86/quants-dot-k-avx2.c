@@ -650,31 +650,86 @@ GGML_CPU_DEFINE_DOT_ROWS(q4_K_dot__avx2, qk_rows_456, QK_Q4)
 GGML_CPU_DEFINE_DOT_ROWS(q5_K_dot__avx2, qk_rows_456, QK_Q5)
 GGML_CPU_DEFINE_DOT_ROWS(q6_K_dot__avx2, qk_rows_456, QK_Q6)
 
-// the scales of groups g0 (int16 lanes 0..7) and g0 + 1 (lanes 8..15): the
-// lanes of a maddubs over 32 values, 16 of each group
-static QD_INLINE __m256i qk_pair_scales(int s0, int s1) {
-    return _mm256_setr_m128i(_mm_set1_epi16((short) s0), _mm_set1_epi16((short) s1));
+// Q2_K and Q3_K: 16 groups of 16 values, their scales decoded with vector
+// instructions into 16 int16 lanes once per superblock; the values 128h + 32s
+// + l (l < 32) are the 2-bit field s of qs[32h + l] (and for Q3_K bit 4h + s
+// of hmask[l] above it), groups 8h + 2s (l < 16) and 8h + 2s + 1, whose
+// scales one byte shuffle puts under the lanes of a maddubs over the 32
+// values. The loops are unrolled so that the shifts are immediates.
+
+// the scales of groups 8h .. 8h + 7 (int16 lanes) in both 128-bit halves
+static QD_INLINE __m256i qk_half_scales(__m256i sc16, int h) {
+    return h == 0 ? _mm256_permute2x128_si256(sc16, sc16, 0x00) : _mm256_permute2x128_si256(sc16, sc16, 0x11);
+}
+
+// bit k of every byte of v at bit 2, alone (4 or 0): the 16-bit shifts bring
+// no bit of the other byte there (|k - 2| <= 5)
+static QD_INLINE __m256i qk_bit_to_2(__m256i v, int k) {
+    const __m256i m = _mm256_set1_epi8(0x04);
+    switch (k) {
+        case 0:  return _mm256_and_si256(_mm256_slli_epi16(v, 2), m);
+        case 1:  return _mm256_and_si256(_mm256_slli_epi16(v, 1), m);
+        case 2:  return _mm256_and_si256(v, m);
+        case 3:  return _mm256_and_si256(_mm256_srli_epi16(v, 1), m);
+        case 4:  return _mm256_and_si256(_mm256_srli_epi16(v, 2), m);
+        case 5:  return _mm256_and_si256(_mm256_srli_epi16(v, 3), m);
+        case 6:  return _mm256_and_si256(_mm256_srli_epi16(v, 4), m);
+        default: return _mm256_and_si256(_mm256_srli_epi16(v, 5), m);
+    }
+}
+
+// the 2-bit field s of every byte of q (0..3)
+static QD_INLINE __m256i qk_field2(__m256i q, int s) {
+    const __m256i m = _mm256_set1_epi8(0x03);
+    switch (s) {
+        case 0:  return _mm256_and_si256(q, m);
+        case 1:  return _mm256_and_si256(_mm256_srli_epi16(q, 2), m);
+        case 2:  return _mm256_and_si256(_mm256_srli_epi16(q, 4), m);
+        default: return _mm256_and_si256(_mm256_srli_epi16(q, 6), m);
+    }
+}
+
+// the 16 signed 6-bit scales of a Q3_K superblock (ggml_q3_K_scales) as int16
+// lanes: low nibbles of bytes 0..7 (groups 0..7) and their high nibbles
+// (8..15); the top two bits of group j are bits 2(j/4), 2(j/4) + 1 of byte
+// 8 + j%4, which a shift of the 32-bit word by 2(j/4) brings to the bottom
+// of byte j%4 of the word for group j
+static QD_INLINE __m256i qk3_scales16(const uint8_t * scales) {
+    uint64_t a;
+    uint32_t c;
+    memcpy(&a, scales, sizeof(a));
+    memcpy(&c, scales + 8, sizeof(c));
+    const __m128i va   = _mm_cvtsi64_si128((long long) a);
+    const __m128i low  = _mm_and_si128(_mm_unpacklo_epi64(va, _mm_srli_epi16(va, 4)), _mm_set1_epi8(0x0F));
+    const __m128i vc   = _mm_srlv_epi32(_mm_set1_epi32((int) c), _mm_setr_epi32(0, 2, 4, 6));
+    const __m128i high = _mm_slli_epi16(_mm_and_si128(vc, _mm_set1_epi8(0x03)), 4);
+    return _mm256_cvtepi8_epi16(_mm_sub_epi8(_mm_or_si128(low, high), _mm_set1_epi8(32)));
 }
 
 // Q2_K: codes 0..3; the minimums meet the bsums in one int16 multiply-add
 static float qk_dot_row_q2_K(int64_t nb, const void * xv, const block_q8_K * y) {
     const block_q2_K * x = (const block_q2_K *) xv;
-    const __m256i mask2 = _mm256_set1_epi8(0x03);
     __m256 acc  = _mm256_setzero_ps();
     __m256 macc = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
-        const __m128i sm = _mm_loadu_si128((const __m128i *) x[b].scales);
-        const __m256i mn = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sm, 4), _mm_set1_epi8(0x0F)));
+        ggml_cpu_stream_prefetch(x + b, sizeof(block_q2_K));
+        const __m128i sm   = _mm_loadu_si128((const __m128i *) x[b].scales);
+        const __m256i sc16 = _mm256_cvtepu8_epi16(_mm_and_si128(sm, _mm_set1_epi8(0x0F)));
+        const __m256i mn   = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sm, 4), _mm_set1_epi8(0x0F)));
         const __m256i msum = _mm256_madd_epi16(mn, _mm256_loadu_si256((const __m256i *) y[b].bsums));
         __m256i isum = _mm256_setzero_si256();
+#if defined(__GNUC__)
+#pragma GCC unroll 2
+#endif
         for (int h = 0; h < QK_K/128; h++) {
-            const __m256i q = _mm256_loadu_si256((const __m256i *)(x[b].qs + 32*h));
-            for (int sh = 0; sh < 4; sh++) {
-                const int g = 8*h + 2*sh;
-                const __m256i u  = _mm256_and_si256(_mm256_srl_epi16(q, _mm_cvtsi32_si128(2*sh)), mask2);
-                const __m256i yv = _mm256_loadu_si256((const __m256i *)(y[b].qs + 128*h + 32*sh));
-                const __m256i sc = qk_pair_scales(x[b].scales[g] & 0x0F, x[b].scales[g + 1] & 0x0F);
-                isum = _mm256_add_epi32(isum, qk_scaled_dot(u, yv, sc));
+            const __m256i q  = _mm256_loadu_si256((const __m256i *)(x[b].qs + 32*h));
+            const __m256i sh = qk_half_scales(sc16, h);
+#if defined(__GNUC__)
+#pragma GCC unroll 4
+#endif
+            for (int s4 = 0; s4 < 4; s4++) {
+                const __m256i yv = _mm256_loadu_si256((const __m256i *)(y[b].qs + 128*h + 32*s4));
+                isum = _mm256_add_epi32(isum, qk_scaled_dot(qk_field2(q, s4), yv, qk_bcast16(sh, 2*s4, 2*s4 + 1)));
             }
         }
         const float dy = y[b].d;
@@ -688,31 +743,27 @@ static float qk_dot_row_q2_K(int64_t nb, const void * xv, const block_q8_K * y) 
 // offset goes into the scaled bsums
 static float qk_dot_row_q3_K(int64_t nb, const void * xv, const block_q8_K * y) {
     const block_q3_K * x = (const block_q3_K *) xv;
-    const __m256i mask2 = _mm256_set1_epi8(0x03);
-    const __m256i one   = _mm256_set1_epi8(1);
     __m256 acc = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
-        int sc[QK_K/16];
-        ggml_q3_K_scales(x[b].scales, sc);
-        int16_t sc16[QK_K/16];
-        for (int g = 0; g < QK_K/16; g++) {
-            sc16[g] = (int16_t) sc[g];
-        }
-        const __m256i off = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *) sc16),
-                                              _mm256_loadu_si256((const __m256i *) y[b].bsums));
-        const __m256i hm = _mm256_loadu_si256((const __m256i *) x[b].hmask);
+        ggml_cpu_stream_prefetch(x + b, sizeof(block_q3_K));
+        const __m256i sc16 = qk3_scales16(x[b].scales);
+        const __m256i off  = _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *) y[b].bsums));
+        const __m256i hm   = _mm256_loadu_si256((const __m256i *) x[b].hmask);
         // sum sc*(u - 4)*y = sum sc*u*y - 4 * sum sc*bsums
         __m256i isum = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(off, 2));
+#if defined(__GNUC__)
+#pragma GCC unroll 2
+#endif
         for (int h = 0; h < QK_K/128; h++) {
-            const __m256i q = _mm256_loadu_si256((const __m256i *)(x[b].qs + 32*h));
-            for (int sh = 0; sh < 4; sh++) {
-                const int g = 8*h + 2*sh;
-                const __m256i lo = _mm256_and_si256(_mm256_srl_epi16(q, _mm_cvtsi32_si128(2*sh)), mask2);
-                // bit 4h + sh of hmask[l] after the 16-bit shift is bit 0 of each byte
-                const __m256i hb = _mm256_and_si256(_mm256_srl_epi16(hm, _mm_cvtsi32_si128(4*h + sh)), one);
-                const __m256i u  = _mm256_or_si256(lo, _mm256_slli_epi16(hb, 2));
-                const __m256i yv = _mm256_loadu_si256((const __m256i *)(y[b].qs + 128*h + 32*sh));
-                isum = _mm256_add_epi32(isum, qk_scaled_dot(u, yv, qk_pair_scales(sc[g], sc[g + 1])));
+            const __m256i q  = _mm256_loadu_si256((const __m256i *)(x[b].qs + 32*h));
+            const __m256i sh = qk_half_scales(sc16, h);
+#if defined(__GNUC__)
+#pragma GCC unroll 4
+#endif
+            for (int s4 = 0; s4 < 4; s4++) {
+                const __m256i u  = _mm256_or_si256(qk_field2(q, s4), qk_bit_to_2(hm, 4*h + s4));
+                const __m256i yv = _mm256_loadu_si256((const __m256i *)(y[b].qs + 128*h + 32*s4));
+                isum = _mm256_add_epi32(isum, qk_scaled_dot(u, yv, qk_bcast16(sh, 2*s4, 2*s4 + 1)));
             }
         }
         acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(qd_h2f(x[b].d) * y[b].d), acc);
