@@ -6,6 +6,7 @@
 
 #include "kernels/kernel-config.h"
 #include "simd/quants-simd.h"
+#include "simd/stream-prefetch.h"
 #include "ggml-quants.h"
 
 #if defined(QD_SIMD)
@@ -26,12 +27,55 @@ static QD_INLINE __m256i iq4_table(const int8_t * values) {
     return _mm256_setr_m128i(t, t);
 }
 
+// IQ4_NL and MXFP4 take two blocks b, b + 1 per step: their 16 code bytes
+// in one register [b | b + 1], a mask and a shift give the low nibbles
+// (values 0..15 of both) and the high ones (16..31), the activations are
+// loaded in that order, and one conversion and one FMA scale both blocks
+// (lanes 0-3 block b, 4-7 block b + 1). The two byte products are summed in
+// int32 lanes apart: a pair sum of table values reaches 2*127*127.
+
+// 16 bytes at p0 and 16 at p1 in one register
+static QD_INLINE __m256i iq4_pair_halves(const void * p0, const void * p1) {
+    return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *) p0)),
+                                   _mm_loadu_si128((const __m128i *) p1), 1);
+}
+
+// the int32 lanes of two blocks' sums: table values of the codes q (16 bytes
+// of each block) against the activations ylo (values 0..15 of each) and yhi
+static QD_INLINE __m256i iq4_pair_dot(__m256i q, __m256i table, __m256i ylo, __m256i yhi) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    const __m256i vl = _mm256_shuffle_epi8(table, _mm256_and_si256(q, m4));
+    const __m256i vh = _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(q, 4), m4));
+    return _mm256_add_epi32(iq4_dot_s8(vl, ylo), iq4_dot_s8(vh, yhi));
+}
+
+// [s0 x4, s1 x4]
+static QD_INLINE __m256 iq4_pair_lanes(__m128 s01) {
+    return _mm256_permutevar8x32_ps(_mm256_castps128_ps256(s01), _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1));
+}
+
+// the halves a0, a1, b0, b1 as floats, then [a0*b0, a1*b1] in lanes 0, 1
+static QD_INLINE __m128 iq4_h2f_products(ggml_half a0, ggml_half a1, ggml_half b0, ggml_half b1) {
+    const uint64_t v = (uint64_t) a0 | (uint64_t) a1 << 16 | (uint64_t) b0 << 32 | (uint64_t) b1 << 48;
+    const __m128   f = _mm_cvtph_ps(_mm_cvtsi64_si128((long long) v));
+    return _mm_mul_ps(f, _mm_movehl_ps(f, f));
+}
+
 static float iq4_dot_row_nl(int64_t n, const void * xv, const void * yv) {
     const block_iq4_nl * x = (const block_iq4_nl *) xv;
     const block_q8_0 * y = (const block_q8_0 *) yv;
     const __m256i table = iq4_table(ggml_kvalues_iq4nl());
+    const int64_t nb = n / 32;
     __m256 acc = _mm256_setzero_ps();
-    for (int64_t b = 0; b < n / 32; b++) {
+    int64_t b = 0;
+    for (; b + 2 <= nb; b += 2) {
+        ggml_cpu_stream_prefetch(x + b, 2*sizeof(block_iq4_nl));
+        const __m256i s = iq4_pair_dot(iq4_pair_halves(x[b].qs, x[b + 1].qs), table,
+                                       iq4_pair_halves(y[b].qs, y[b + 1].qs), iq4_pair_halves(y[b].qs + 16, y[b + 1].qs + 16));
+        const __m128 d = iq4_h2f_products(x[b].d, x[b + 1].d, y[b].d, y[b + 1].d);
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), iq4_pair_lanes(d), acc);
+    }
+    for (; b < nb; b++) {
         const __m256i v = iq4_lookup(x[b].qs, table);
         const __m256i s = iq4_dot_s8(v, _mm256_loadu_si256((const __m256i *) y[b].qs));
         acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(qd_h2f(x[b].d) * qd_h2f(y[b].d)), acc);
@@ -43,8 +87,19 @@ static float iq4_dot_row_mxfp4(int64_t n, const void * xv, const void * yv) {
     const block_mxfp4 * x = (const block_mxfp4 *) xv;
     const block_q8_0 * y = (const block_q8_0 *) yv;
     const __m256i table = iq4_table(ggml_kvalues_mxfp4());
+    const int64_t nb = n / 32;
     __m256 acc = _mm256_setzero_ps();
-    for (int64_t b = 0; b < n / 32; b++) {
+    int64_t b = 0;
+    for (; b + 2 <= nb; b += 2) {
+        ggml_cpu_stream_prefetch(x + b, 2*sizeof(block_mxfp4));
+        const __m256i s = iq4_pair_dot(iq4_pair_halves(x[b].qs, x[b + 1].qs), table,
+                                       iq4_pair_halves(y[b].qs, y[b + 1].qs), iq4_pair_halves(y[b].qs + 16, y[b + 1].qs + 16));
+        const uint32_t hy = (uint32_t) y[b].d | (uint32_t) y[b + 1].d << 16;
+        const __m128 dy = _mm_cvtph_ps(_mm_cvtsi32_si128((int) hy));
+        const __m128 d  = _mm_mul_ps(_mm_setr_ps(ggml_e8m0_to_fp32_half(x[b].e), ggml_e8m0_to_fp32_half(x[b + 1].e), 0.0f, 0.0f), dy);
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), iq4_pair_lanes(d), acc);
+    }
+    for (; b < nb; b++) {
         const __m256i v = iq4_lookup(x[b].qs, table);
         const __m256i s = iq4_dot_s8(v, _mm256_loadu_si256((const __m256i *) y[b].qs));
         acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(ggml_e8m0_to_fp32_half(x[b].e) * qd_h2f(y[b].d)), acc);
@@ -52,17 +107,33 @@ static float iq4_dot_row_mxfp4(int64_t n, const void * xv, const void * yv) {
     return qd_hsum256(acc);
 }
 
+// IQ4_XS: the 8 sub-block scales (6 bits, less 32) of a superblock decoded
+// once into int16 lanes 0..7 of both halves; each sub-block's byte-pair sums
+// meet their scale in the int16 multiply-add (|pair sum| <= 2*127*127, times
+// |scale| <= 32: the int32 lanes hold it)
 static float iq4_dot_row_xs(int64_t n, const void * xv, const void * yv) {
     const block_iq4_xs * x = (const block_iq4_xs *) xv;
     const block_q8_K * y = (const block_q8_K *) yv;
     const __m256i table = iq4_table(ggml_kvalues_iq4nl());
     __m256 acc = _mm256_setzero_ps();
     for (int64_t b = 0; b < n / QK_K; b++) {
+        ggml_cpu_stream_prefetch(x + b, sizeof(block_iq4_xs));
+        int16_t sc[8];
+        for (int ib = 0; ib < QK_K/32; ib++) {
+            sc[ib] = (int16_t) (ggml_iq4_xs_scale(&x[b], ib) - 32);
+        }
+        const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) sc));
         __m256i isum = _mm256_setzero_si256();
+#if defined(__GNUC__)
+#pragma GCC unroll 8
+#endif
         for (int ib = 0; ib < QK_K/32; ib++) {
             const __m256i v = iq4_lookup(x[b].qs + 16*ib, table);
-            const __m256i s = iq4_dot_s8(v, _mm256_loadu_si256((const __m256i *)(y[b].qs + 32*ib)));
-            isum = _mm256_add_epi32(isum, _mm256_mullo_epi32(s, _mm256_set1_epi32(ggml_iq4_xs_scale(&x[b], ib) - 32)));
+            const __m256i a = _mm256_loadu_si256((const __m256i *)(y[b].qs + 32*ib));
+            const __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(v, v), _mm256_sign_epi8(a, v));
+            // int16 lane ib of sc16 under every lane (both halves)
+            const __m256i s = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16((short) (0x0100 + 0x0202*ib)));
+            isum = _mm256_add_epi32(isum, _mm256_madd_epi16(p, s));
         }
         acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(qd_h2f(x[b].d) * y[b].d), acc);
     }
