@@ -107,6 +107,21 @@ static float iq4_dot_row_mxfp4(int64_t n, const void * xv, const void * yv) {
     return qd_hsum256(acc);
 }
 
+// the 8 sub-block scales of an IQ4_XS superblock (ggml_iq4_xs_scale, less
+// 32) as int16 lanes: the nibbles of scales_l in order (low, then high, of
+// each byte), and bits 2ib, 2ib + 1 of scales_h brought to the top of lane ib
+// by a multiply by 2^(14 - 2ib), then down by a shift
+static QD_INLINE __m128i iq4_xs_scales16(const block_iq4_xs * x) {
+    uint32_t l;
+    memcpy(&l, x->scales_l, sizeof(l));
+    const __m128i v   = _mm_cvtsi32_si128((int) l);
+    const __m128i m4  = _mm_set1_epi8(0x0F);
+    const __m128i nib = _mm_unpacklo_epi8(_mm_and_si128(v, m4), _mm_and_si128(_mm_srli_epi16(v, 4), m4));
+    const __m128i hi  = _mm_srli_epi16(_mm_mullo_epi16(_mm_set1_epi16((short) x->scales_h),
+                                                       _mm_setr_epi16(1 << 14, 1 << 12, 1 << 10, 1 << 8, 1 << 6, 1 << 4, 1 << 2, 1)), 14);
+    return _mm_sub_epi16(_mm_or_si128(_mm_cvtepu8_epi16(nib), _mm_slli_epi16(hi, 4)), _mm_set1_epi16(32));
+}
+
 // IQ4_XS: the 8 sub-block scales (6 bits, less 32) of a superblock decoded
 // once into int16 lanes 0..7 of both halves; each sub-block's byte-pair sums
 // meet their scale in the int16 multiply-add (|pair sum| <= 2*127*127, times
@@ -118,11 +133,7 @@ static float iq4_dot_row_xs(int64_t n, const void * xv, const void * yv) {
     __m256 acc = _mm256_setzero_ps();
     for (int64_t b = 0; b < n / QK_K; b++) {
         ggml_cpu_stream_prefetch(x + b, sizeof(block_iq4_xs));
-        int16_t sc[8];
-        for (int ib = 0; ib < QK_K/32; ib++) {
-            sc[ib] = (int16_t) (ggml_iq4_xs_scale(&x[b], ib) - 32);
-        }
-        const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) sc));
+        const __m256i sc16 = _mm256_broadcastsi128_si256(iq4_xs_scales16(&x[b]));
         __m256i isum = _mm256_setzero_si256();
 #if defined(__GNUC__)
 #pragma GCC unroll 8
