@@ -1,7 +1,7 @@
 // quants-dot-iq4-avx2.c: the x86 row dots of the table formats (IQ4_NL,
 // MXFP4 . Q8_0 rows; IQ4_XS . Q8_K rows); quants-dot-iq4.c has the portable
-// path they follow. The 32 codes of a block are looked up with one byte
-// shuffle and the signed bytes multiplied by the sign trick (|a| . sign(b, a)):
+// path they follow. The codes of a block are looked up with byte
+// shuffles and the signed bytes multiplied by the sign trick (|a| . sign(b, a)):
 // table values are at most 127 in magnitude, so the pair sums fit int16.
 
 #include "kernels/kernel-config.h"
@@ -54,57 +54,79 @@ static QD_INLINE __m256 iq4_pair_lanes(__m128 s01) {
     return _mm256_permutevar8x32_ps(_mm256_castps128_ps256(s01), _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1));
 }
 
-// the halves a0, a1, b0, b1 as floats, then [a0*b0, a1*b1] in lanes 0, 1
-static QD_INLINE __m128 iq4_h2f_products(ggml_half a0, ggml_half a1, ggml_half b0, ggml_half b1) {
-    const uint64_t v = (uint64_t) a0 | (uint64_t) a1 << 16 | (uint64_t) b0 << 32 | (uint64_t) b1 << 48;
-    const __m128   f = _mm_cvtph_ps(_mm_cvtsi64_si128((long long) v));
-    return _mm_mul_ps(f, _mm_movehl_ps(f, f));
+// the factors of weight blocks b, b + 1 (IQ4_NL: the halves d; MXFP4: the
+// E8M0 exponents) as floats in lanes 0, 1
+static QD_INLINE __m128 iq4_pair_factors(const bool mx, const char * blk0, const char * blk1) {
+    if (mx) {
+        return _mm_setr_ps(ggml_e8m0_to_fp32_half(((const block_mxfp4 *) blk0)->e),
+                           ggml_e8m0_to_fp32_half(((const block_mxfp4 *) blk1)->e), 0.0f, 0.0f);
+    }
+    const uint32_t h = (uint32_t) ((const block_iq4_nl *) blk0)->d | (uint32_t) ((const block_iq4_nl *) blk1)->d << 16;
+    return _mm_cvtph_ps(_mm_cvtsi32_si128((int) h));
 }
 
-static float iq4_dot_row_nl(int64_t n, const void * xv, const void * yv) {
-    const block_iq4_nl * x = (const block_iq4_nl *) xv;
-    const block_q8_0 * y = (const block_q8_0 *) yv;
-    const __m256i table = iq4_table(ggml_kvalues_iq4nl());
-    const int64_t nb = n / 32;
-    __m256 acc = _mm256_setzero_ps();
-    int64_t b = 0;
-    for (; b + 2 <= nb; b += 2) {
-        ggml_cpu_stream_prefetch(x + b, 2*sizeof(block_iq4_nl));
-        const __m256i s = iq4_pair_dot(iq4_pair_halves(x[b].qs, x[b + 1].qs), table,
-                                       iq4_pair_halves(y[b].qs, y[b + 1].qs), iq4_pair_halves(y[b].qs + 16, y[b + 1].qs + 16));
-        const __m128 d = iq4_h2f_products(x[b].d, x[b + 1].d, y[b].d, y[b + 1].d);
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), iq4_pair_lanes(d), acc);
-    }
-    for (; b < nb; b++) {
-        const __m256i v = iq4_lookup(x[b].qs, table);
-        const __m256i s = iq4_dot_s8(v, _mm256_loadu_si256((const __m256i *) y[b].qs));
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(qd_h2f(x[b].d) * qd_h2f(y[b].d)), acc);
-    }
-    return qd_hsum256(acc);
+static QD_INLINE float iq4_factor(const bool mx, const char * blk) {
+    return mx ? ggml_e8m0_to_fp32_half(((const block_mxfp4 *) blk)->e) : qd_h2f(((const block_iq4_nl *) blk)->d);
 }
 
-static float iq4_dot_row_mxfp4(int64_t n, const void * xv, const void * yv) {
-    const block_mxfp4 * x = (const block_mxfp4 *) xv;
-    const block_q8_0 * y = (const block_q8_0 *) yv;
-    const __m256i table = iq4_table(ggml_kvalues_mxfp4());
-    const int64_t nb = n / 32;
-    __m256 acc = _mm256_setzero_ps();
+// One step of IQ4_NL (mx false) or MXFP4 rows against one Q8_0 column: R rows
+// (R <= 4), x + r*xs, into s[i0 + r*is]; the activations of a pair of blocks
+// are loaded once for the R rows, whose sums are independent chains. Each
+// result is formed by the same operations whatever R is.
+static QD_INLINE void iq4_step32(const bool mx, const int R, int64_t nb, const char * x, size_t xs,
+                                 const block_q8_0 * y, float * s, int64_t i0, int64_t is) {
+    const size_t  bsx   = mx ? sizeof(block_mxfp4) : sizeof(block_iq4_nl);
+    const size_t  oqs   = mx ? offsetof(block_mxfp4, qs) : offsetof(block_iq4_nl, qs);
+    const __m256i table = iq4_table(mx ? ggml_kvalues_mxfp4() : ggml_kvalues_iq4nl());
+    __m256 acc[4];
+    for (int r = 0; r < R; r++) {
+        acc[r] = _mm256_setzero_ps();
+    }
     int64_t b = 0;
     for (; b + 2 <= nb; b += 2) {
-        ggml_cpu_stream_prefetch(x + b, 2*sizeof(block_mxfp4));
-        const __m256i s = iq4_pair_dot(iq4_pair_halves(x[b].qs, x[b + 1].qs), table,
-                                       iq4_pair_halves(y[b].qs, y[b + 1].qs), iq4_pair_halves(y[b].qs + 16, y[b + 1].qs + 16));
+        const __m256i ylo = iq4_pair_halves(y[b].qs, y[b + 1].qs);
+        const __m256i yhi = iq4_pair_halves(y[b].qs + 16, y[b + 1].qs + 16);
         const uint32_t hy = (uint32_t) y[b].d | (uint32_t) y[b + 1].d << 16;
-        const __m128 dy = _mm_cvtph_ps(_mm_cvtsi32_si128((int) hy));
-        const __m128 d  = _mm_mul_ps(_mm_setr_ps(ggml_e8m0_to_fp32_half(x[b].e), ggml_e8m0_to_fp32_half(x[b + 1].e), 0.0f, 0.0f), dy);
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), iq4_pair_lanes(d), acc);
+        const __m128  dy  = _mm_cvtph_ps(_mm_cvtsi32_si128((int) hy));
+        for (int r = 0; r < R; r++) {
+            const char * blk0 = x + r*xs + b*bsx;
+            const char * blk1 = blk0 + bsx;
+            ggml_cpu_stream_prefetch(blk0, 2*bsx);
+            const __m256i sum = iq4_pair_dot(iq4_pair_halves(blk0 + oqs, blk1 + oqs), table, ylo, yhi);
+            const __m128  d   = _mm_mul_ps(iq4_pair_factors(mx, blk0, blk1), dy);
+            acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), iq4_pair_lanes(d), acc[r]);
+        }
     }
     for (; b < nb; b++) {
-        const __m256i v = iq4_lookup(x[b].qs, table);
-        const __m256i s = iq4_dot_s8(v, _mm256_loadu_si256((const __m256i *) y[b].qs));
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(ggml_e8m0_to_fp32_half(x[b].e) * qd_h2f(y[b].d)), acc);
+        const __m256i yv = _mm256_loadu_si256((const __m256i *) y[b].qs);
+        const float   dy = qd_h2f(y[b].d);
+        for (int r = 0; r < R; r++) {
+            const char * blk = x + r*xs + b*bsx;
+            const __m256i sum = iq4_dot_s8(iq4_lookup((const uint8_t *) blk + oqs, table), yv);
+            acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), _mm256_set1_ps(iq4_factor(mx, blk) * dy), acc[r]);
+        }
     }
-    return qd_hsum256(acc);
+    for (int r = 0; r < R; r++) {
+        s[i0 + r*is] = qd_hsum256(acc[r]);
+    }
+}
+
+// the rows of IQ4_NL or MXFP4: for each column, steps of 4 rows taken from
+// the four quarters of the rows (four long streams), then the rows left one
+// by one
+static QD_INLINE void iq4_rows32(const bool mx, int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
+                                 const void * const * y, float * const * s, int64_t nc) {
+    const int64_t nb = n / 32;
+    const int64_t q  = nr / 4;
+    for (int64_t c = 0; c < nc; c++) {
+        const block_q8_0 * yc = (const block_q8_0 *) y[c];
+        for (int64_t r = 0; r < q; r++) {
+            iq4_step32(mx, 4, nb, (const char *) x + r*bx, q*bx, yc, s[c], r, q);
+        }
+        for (int64_t r = 4*q; r < nr; r++) {
+            iq4_step32(mx, 1, nb, (const char *) x + r*bx, bx, yc, s[c], r, 0);
+        }
+    }
 }
 
 // the 8 sub-block scales of an IQ4_XS superblock (ggml_iq4_xs_scale, less
@@ -162,9 +184,9 @@ static QD_INLINE void iq4_rows_simd(float (*dot)(int64_t n, const void * x, cons
     }
 }
 
-GGML_CPU_DEFINE_DOT_ROWS(iq4_nl_dot__avx2, iq4_rows_simd, iq4_dot_row_nl)
+GGML_CPU_DEFINE_DOT_ROWS(iq4_nl_dot__avx2, iq4_rows32, false)
 GGML_CPU_DEFINE_DOT_ROWS(iq4_xs_dot__avx2, iq4_rows_simd, iq4_dot_row_xs)
-GGML_CPU_DEFINE_DOT_ROWS(mxfp4_dot__avx2, iq4_rows_simd, iq4_dot_row_mxfp4)
+GGML_CPU_DEFINE_DOT_ROWS(mxfp4_dot__avx2, iq4_rows32, true)
 
 void ggml_cpu_add_kernels_x86_quants_dot_iq4(struct ggml_cpu_kernel_config * cfg) {
     GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_IQ4_NL, dot_rows, iq4_nl_dot__avx2, GGML_CPU_ISA_TAG);
