@@ -315,6 +315,11 @@ static QD_INLINE void iqx_rows(enum ggml_type type, int64_t n, const char * x, s
             for (int64_t b = 0; b < nb; b++) {
                 const char * blk = xr + b*bs;
                 __m256i isum = _mm256_setzero_si256();
+                // unrolled: the chunk index selects constants (TQ1_0's
+                // powers of 3, TQ2_0's shifts) and branches at compile time
+#if defined(__GNUC__)
+#pragma GCC unroll 8
+#endif
                 for (int i = 0; i < QK_K/32; i++) {
                     struct iqx_chunk ch;
                     iqx_decode(type, blk, i, g, &ch);
@@ -335,6 +340,9 @@ static QD_INLINE void iqx_rows(enum ggml_type type, int64_t n, const char * x, s
             for (int64_t b = 0; b < nb; b++) {
                 const char * blk = xr + b*bs;
                 struct iqx_chunk ch[QK_K/32];
+#if defined(__GNUC__)
+#pragma GCC unroll 8
+#endif
                 for (int i = 0; i < QK_K/32; i++) {
                     iqx_decode(type, blk, i, g, &ch[i]);
                 }
