@@ -24,6 +24,10 @@
 //                 (scripts/llama-bench-bandwidth.py sets generation speeds against it)]
 //                [--chain n L: L products of [k, n] weights, one node each (a model's
 //                 layers), against one product of the same bytes (see bench_chain)]
+//                [--in-cache: one-column products whose weights (about 256 KiB, k = 2048)
+//                 stay in the L2 cache: the kernels' own speed, in ns per 32 weights
+//                 of a row and GB/s, best of repeated runs (-t 1 for one core: on a
+//                 shared host the best of many runs is the figure that repeats)]
 //                [--repack: the weights in the CPU device's extra buffer type
 //                 CPU_REPACK, in the layout of its kernels where it has one for
 //                 the type (BF16, Q4_0), as llama.cpp places a model's matrices]
@@ -424,6 +428,7 @@ int main(int argc, char ** argv) {
     bool gen_only = false;
     bool bandwidth_only = false;
     bool repack = false;
+    bool in_cache = false;
     int64_t gen_k = 4096;
     int64_t chain_n = 0, chain_L = 0;
     for (int i = 1; i < argc; i++) {
@@ -444,6 +449,8 @@ int main(int argc, char ** argv) {
             chain_L = atoll(argv[++i]);
         } else if (strcmp(argv[i], "--repack") == 0) {
             repack = true;
+        } else if (strcmp(argv[i], "--in-cache") == 0) {
+            in_cache = true;
         } else if (strcmp(argv[i], "--list-kernels") == 0) {
             // the CPU backend prints its kernel table when it starts with
             // GGML_CPU_KERNELS set (through the public API: upstream prints nothing)
@@ -451,7 +458,7 @@ int main(int argc, char ** argv) {
             ggml_cpu_init();
             return 0;
         } else {
-            fprintf(stderr, "usage: %s [-t threads] [-r seconds per shape] [-T type] [-g] [-k k] [--list-kernels] [--bandwidth] [--repack] [--chain n L]\n", argv[0]);
+            fprintf(stderr, "usage: %s [-t threads] [-r seconds per shape] [-T type] [-g] [-k k] [--list-kernels] [--bandwidth] [--repack] [--in-cache] [--chain n L]\n", argv[0]);
             return 1;
         }
     }
@@ -490,6 +497,30 @@ int main(int argc, char ** argv) {
     }
     if (bandwidth_only) {
         printf("threads %d: read bandwidth %.1f GB/s\n", n_threads, measure_read_gbs(n_threads));
+        return 0;
+    }
+    if (in_cache) {
+        struct ggml_threadpool_params tpp = ggml_threadpool_params_default(n_threads);
+        struct bench_ctx bc = { .pool = ggml_threadpool_new(&tpp), .n_threads = n_threads, .seconds = seconds };
+        const int64_t k = 2048;
+        printf("one column, weights [%lld, n] of about 256 KiB (in the L2 cache), %d thread%s, best of %.1f s:\n",
+               (long long) k, n_threads, n_threads == 1 ? "" : "s", seconds);
+        printf("%-8s %6s %14s %9s\n", "type", "n", "ns / 32 weights", "GB/s");
+        for (size_t t = 0; t < sizeof(k_types)/sizeof(k_types[0]); t++) {
+            const enum ggml_type type = k_types[t];
+            if (only && strcmp(only, ggml_type_name(type)) != 0) {
+                continue;
+            }
+            // rows for about 256 KiB, a multiple of 16
+            const int64_t n16 = (int64_t)(256*1024 / ggml_row_size(type, k)) / 16 * 16;
+            const int64_t n   = n16 > 16 ? n16 : 16;
+            size_t wb;
+            const struct bench_time bt = bench_mul_mat(&bc, type, k, n, 1, &wb);
+            printf("%-8s %6lld %14.3f %9.1f\n", ggml_type_name(type), (long long) n,
+                   bt.wall * 1e9 / ((double) k * (double) n / 32.0), (double) wb / bt.wall * 1e-9);
+            fflush(stdout);
+        }
+        ggml_threadpool_free(bc.pool);
         return 0;
     }
 
