@@ -706,6 +706,31 @@ static QD_INLINE __m256i qk3_scales16(const uint8_t * scales) {
     return _mm256_cvtepi8_epi16(_mm_sub_epi8(_mm_or_si128(low, high), _mm_set1_epi8(32)));
 }
 
+// isum + the scaled int32 lanes of a Q2_K (q3 false) or Q3_K superblock's
+// 256 codes (2-bit fields of qs, and for Q3_K the bits of hm above them)
+// against the activations y, the group scales in sc16
+static QD_INLINE __m256i qk23_isum(const bool q3, __m256i isum, const uint8_t * qs, __m256i hm, __m256i sc16, const int8_t * y) {
+#if defined(__GNUC__)
+#pragma GCC unroll 2
+#endif
+    for (int h = 0; h < QK_K/128; h++) {
+        const __m256i q  = _mm256_loadu_si256((const __m256i *)(qs + 32*h));
+        const __m256i sh = qk_half_scales(sc16, h);
+#if defined(__GNUC__)
+#pragma GCC unroll 4
+#endif
+        for (int s4 = 0; s4 < 4; s4++) {
+            __m256i u = qk_field2(q, s4);
+            if (q3) {
+                u = _mm256_or_si256(u, qk_bit_to_2(hm, 4*h + s4));
+            }
+            const __m256i yv = _mm256_loadu_si256((const __m256i *)(y + 128*h + 32*s4));
+            isum = _mm256_add_epi32(isum, qk_scaled_dot(u, yv, qk_bcast16(sh, 2*s4, 2*s4 + 1)));
+        }
+    }
+    return isum;
+}
+
 // Q2_K: codes 0..3; the minimums meet the bsums in one int16 multiply-add
 static float qk_dot_row_q2_K(int64_t nb, const void * xv, const block_q8_K * y) {
     const block_q2_K * x = (const block_q2_K *) xv;
@@ -717,21 +742,7 @@ static float qk_dot_row_q2_K(int64_t nb, const void * xv, const block_q8_K * y) 
         const __m256i sc16 = _mm256_cvtepu8_epi16(_mm_and_si128(sm, _mm_set1_epi8(0x0F)));
         const __m256i mn   = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sm, 4), _mm_set1_epi8(0x0F)));
         const __m256i msum = _mm256_madd_epi16(mn, _mm256_loadu_si256((const __m256i *) y[b].bsums));
-        __m256i isum = _mm256_setzero_si256();
-#if defined(__GNUC__)
-#pragma GCC unroll 2
-#endif
-        for (int h = 0; h < QK_K/128; h++) {
-            const __m256i q  = _mm256_loadu_si256((const __m256i *)(x[b].qs + 32*h));
-            const __m256i sh = qk_half_scales(sc16, h);
-#if defined(__GNUC__)
-#pragma GCC unroll 4
-#endif
-            for (int s4 = 0; s4 < 4; s4++) {
-                const __m256i yv = _mm256_loadu_si256((const __m256i *)(y[b].qs + 128*h + 32*s4));
-                isum = _mm256_add_epi32(isum, qk_scaled_dot(qk_field2(q, s4), yv, qk_bcast16(sh, 2*s4, 2*s4 + 1)));
-            }
-        }
+        const __m256i isum = qk23_isum(false, _mm256_setzero_si256(), x[b].qs, _mm256_setzero_si256(), sc16, y[b].qs);
         const float dy = y[b].d;
         acc  = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(qd_h2f(x[b].d) * dy), acc);
         macc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_set1_ps(qd_h2f(x[b].dmin) * dy), macc);
@@ -750,22 +761,8 @@ static float qk_dot_row_q3_K(int64_t nb, const void * xv, const block_q8_K * y) 
         const __m256i off  = _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *) y[b].bsums));
         const __m256i hm   = _mm256_loadu_si256((const __m256i *) x[b].hmask);
         // sum sc*(u - 4)*y = sum sc*u*y - 4 * sum sc*bsums
-        __m256i isum = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(off, 2));
-#if defined(__GNUC__)
-#pragma GCC unroll 2
-#endif
-        for (int h = 0; h < QK_K/128; h++) {
-            const __m256i q  = _mm256_loadu_si256((const __m256i *)(x[b].qs + 32*h));
-            const __m256i sh = qk_half_scales(sc16, h);
-#if defined(__GNUC__)
-#pragma GCC unroll 4
-#endif
-            for (int s4 = 0; s4 < 4; s4++) {
-                const __m256i u  = _mm256_or_si256(qk_field2(q, s4), qk_bit_to_2(hm, 4*h + s4));
-                const __m256i yv = _mm256_loadu_si256((const __m256i *)(y[b].qs + 128*h + 32*s4));
-                isum = _mm256_add_epi32(isum, qk_scaled_dot(u, yv, qk_bcast16(sh, 2*s4, 2*s4 + 1)));
-            }
-        }
+        const __m256i isum = qk23_isum(true, _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(off, 2)),
+                                       x[b].qs, hm, sc16, y[b].qs);
         acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(qd_h2f(x[b].d) * y[b].d), acc);
     }
     return qd_hsum256(acc);
