@@ -127,6 +127,36 @@ static QD_INLINE __m256i qd_dot_u8s8(__m256i acc, __m256i u, __m256i s) {
 #endif
 }
 
+// 16 bytes at p0 (low 128-bit half) and 16 at p1 (high half)
+static QD_INLINE __m256i qd_load_halves(const void * p0, const void * p1) {
+    return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *) p0)),
+                                   _mm_loadu_si128((const __m128i *) p1), 1);
+}
+
+// bit `from` of every byte of v moved to bit `to` and kept alone (or 0);
+// from and to are constants at the call (the switch folds). The 16-bit shifts
+// bring no bit of the other byte there.
+static QD_INLINE __m256i qd_move_bit(__m256i v, int from, int to) {
+    const __m256i m = _mm256_set1_epi8((char) (1 << to));
+    switch (to - from) {
+        case  7: return _mm256_and_si256(_mm256_slli_epi16(v, 7), m);
+        case  6: return _mm256_and_si256(_mm256_slli_epi16(v, 6), m);
+        case  5: return _mm256_and_si256(_mm256_slli_epi16(v, 5), m);
+        case  4: return _mm256_and_si256(_mm256_slli_epi16(v, 4), m);
+        case  3: return _mm256_and_si256(_mm256_slli_epi16(v, 3), m);
+        case  2: return _mm256_and_si256(_mm256_slli_epi16(v, 2), m);
+        case  1: return _mm256_and_si256(_mm256_slli_epi16(v, 1), m);
+        case  0: return _mm256_and_si256(v, m);
+        case -1: return _mm256_and_si256(_mm256_srli_epi16(v, 1), m);
+        case -2: return _mm256_and_si256(_mm256_srli_epi16(v, 2), m);
+        case -3: return _mm256_and_si256(_mm256_srli_epi16(v, 3), m);
+        case -4: return _mm256_and_si256(_mm256_srli_epi16(v, 4), m);
+        case -5: return _mm256_and_si256(_mm256_srli_epi16(v, 5), m);
+        case -6: return _mm256_and_si256(_mm256_srli_epi16(v, 6), m);
+        default: return _mm256_and_si256(_mm256_srli_epi16(v, 7), m);
+    }
+}
+
 // the 32 nibbles of a Q4 block in value order (low nibbles, then high nibbles)
 static QD_INLINE __m256i qd_unpack_nibbles(const uint8_t * qs) {
     const __m128i q = _mm_loadu_si128((const __m128i *) qs);

@@ -433,12 +433,6 @@ static QD_INLINE __m256i qd_dot2_u8s8(__m256i acc, __m256i u0, __m256i s0, __m25
 #endif
 }
 
-// 16 bytes at p0 and 16 at p1 in one register
-static QD_INLINE __m256i qd_pair_halves(const void * p0, const void * p1) {
-    return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *) p0)),
-                                   _mm_loadu_si128((const __m128i *) p1), 1);
-}
-
 // the fifth bits of a pair of Q5 blocks for the low nibbles (values 0-15 of
 // both) and for the high ones: 0x10 in byte j of a half where bit j (or
 // 16 + j) of that block's qh is set
@@ -637,8 +631,8 @@ static QD_INLINE void qd_rows_step(enum ggml_type type, const int R, const int C
                 const char * y0 = y[c] + b0*bsy;
                 const char * y1 = y0 + bsy;
                 const size_t oq = affine ? offsetof(block_q8_1, qs) : offsetof(block_q8_0, qs);
-                ylo[c] = qd_pair_halves(y0 + oq,      y1 + oq);
-                yhi[c] = qd_pair_halves(y0 + oq + 16, y1 + oq + 16);
+                ylo[c] = qd_load_halves(y0 + oq,      y1 + oq);
+                yhi[c] = qd_load_halves(y0 + oq + 16, y1 + oq + 16);
                 const __m128 d4 = qd_pair_h2f((const ggml_half *) y0, (const ggml_half *) y1, affine ? 2 : 1);
                 dy[c] = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(d4), dup);
                 // [0, s0, 0, s1]: the lanes of the weights' minima
@@ -656,7 +650,7 @@ static QD_INLINE void qd_rows_step(enum ggml_type type, const int R, const int C
                 // every weight block starts with d (and m for the affine
                 // types); the codes are the last 16 bytes, after the fifth
                 // bits of Q5
-                const __m256i q  = qd_pair_halves(blk0 + bsx - 16, blk1 + bsx - 16);
+                const __m256i q  = qd_load_halves(blk0 + bsx - 16, blk1 + bsx - 16);
                 __m256i lo = _mm256_and_si256(q, m4);
                 __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
                 if (q5) {

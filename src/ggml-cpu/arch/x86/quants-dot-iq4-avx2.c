@@ -34,12 +34,6 @@ static QD_INLINE __m256i iq4_table(const int8_t * values) {
 // (lanes 0-3 block b, 4-7 block b + 1). The two byte products are summed in
 // int32 lanes apart: a pair sum of table values reaches 2*127*127.
 
-// 16 bytes at p0 and 16 at p1 in one register
-static QD_INLINE __m256i iq4_pair_halves(const void * p0, const void * p1) {
-    return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *) p0)),
-                                   _mm_loadu_si128((const __m128i *) p1), 1);
-}
-
 // the int32 lanes of two blocks' sums: table values of the codes q (16 bytes
 // of each block) against the activations ylo (values 0..15 of each) and yhi
 static QD_INLINE __m256i iq4_pair_dot(__m256i q, __m256i table, __m256i ylo, __m256i yhi) {
@@ -84,15 +78,15 @@ static QD_INLINE void iq4_step32(const bool mx, const int R, int64_t nb, const c
     }
     int64_t b = 0;
     for (; b + 2 <= nb; b += 2) {
-        const __m256i ylo = iq4_pair_halves(y[b].qs, y[b + 1].qs);
-        const __m256i yhi = iq4_pair_halves(y[b].qs + 16, y[b + 1].qs + 16);
+        const __m256i ylo = qd_load_halves(y[b].qs, y[b + 1].qs);
+        const __m256i yhi = qd_load_halves(y[b].qs + 16, y[b + 1].qs + 16);
         const uint32_t hy = (uint32_t) y[b].d | (uint32_t) y[b + 1].d << 16;
         const __m128  dy  = _mm_cvtph_ps(_mm_cvtsi32_si128((int) hy));
         for (int r = 0; r < R; r++) {
             const char * blk0 = x + r*xs + b*bsx;
             const char * blk1 = blk0 + bsx;
             ggml_cpu_stream_prefetch(blk0, 2*bsx);
-            const __m256i sum = iq4_pair_dot(iq4_pair_halves(blk0 + oqs, blk1 + oqs), table, ylo, yhi);
+            const __m256i sum = iq4_pair_dot(qd_load_halves(blk0 + oqs, blk1 + oqs), table, ylo, yhi);
             const __m128  d   = _mm_mul_ps(iq4_pair_factors(mx, blk0, blk1), dy);
             acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), iq4_pair_lanes(d), acc[r]);
         }

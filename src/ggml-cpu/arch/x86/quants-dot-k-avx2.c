@@ -231,30 +231,8 @@ static QD_INLINE __m256i qk_scale_ctrl_of(int j) {
     return _mm256_load_si256((const __m256i *) qk_scale_ctrl[j]);
 }
 
-// 16 bytes at p0 (low half) and at p1 (high half)
-static QD_INLINE __m256i qk_load_pair(const uint8_t * p0, const uint8_t * p1) {
-    return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *) p0)),
-                                   _mm_loadu_si128((const __m128i *) p1), 1);
-}
-
 static QD_INLINE __m256i qk_bcast_y(const int8_t * y) {
     return _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) y));
-}
-
-// bit k of every byte of v moved to bit 4 and kept alone (0x10 or 0); the
-// 16-bit shifts bring no bit of the other byte there (|4 - k| <= 4)
-static QD_INLINE __m256i qk_bit_to_4(__m256i v, int k) {
-    const __m256i m10 = _mm256_set1_epi8(0x10);
-    switch (k) {
-        case 0:  return _mm256_and_si256(_mm256_slli_epi16(v, 4), m10);
-        case 1:  return _mm256_and_si256(_mm256_slli_epi16(v, 3), m10);
-        case 2:  return _mm256_and_si256(_mm256_slli_epi16(v, 2), m10);
-        case 3:  return _mm256_and_si256(_mm256_slli_epi16(v, 1), m10);
-        case 4:  return _mm256_and_si256(v, m10);
-        case 5:  return _mm256_and_si256(_mm256_srli_epi16(v, 1), m10);
-        case 6:  return _mm256_and_si256(_mm256_srli_epi16(v, 2), m10);
-        default: return _mm256_and_si256(_mm256_srli_epi16(v, 3), m10);
-    }
 }
 
 // the scaled int32 lanes of the Q4_K / Q5_K superblocks with codes q0 (low
@@ -265,26 +243,26 @@ static QD_INLINE __m256i qk45_isum_pair(const bool q5, const uint8_t * q0, const
     const __m256i m4 = _mm256_set1_epi8(0x0F);
     __m256i ha = _mm256_setzero_si256(), hb = _mm256_setzero_si256();
     if (q5) {
-        ha = qk_load_pair(h0, h1);             // the fifth bits of values 0..15 of every group
-        hb = qk_load_pair(h0 + 16, h1 + 16);   // of values 16..31
+        ha = qd_load_halves(h0, h1);             // the fifth bits of values 0..15 of every group
+        hb = qd_load_halves(h0 + 16, h1 + 16);   // of values 16..31
     }
     __m256i isum = _mm256_setzero_si256();
-    // unrolled: the shifts of qk_bit_to_4 are constants then (GCC keeps the
+    // unrolled: the shifts of qd_move_bit are constants then (GCC keeps the
     // loop of Q5_K otherwise, with a jump table for them)
 #if defined(__GNUC__)
 #pragma GCC unroll 4
 #endif
     for (int h = 0; h < QK_K/64; h++) {
-        const __m256i a = qk_load_pair(q0 + 32*h, q1 + 32*h);             // values 0..15 of groups 2h, 2h + 1
-        const __m256i b = qk_load_pair(q0 + 32*h + 16, q1 + 32*h + 16);   // values 16..31
+        const __m256i a = qd_load_halves(q0 + 32*h, q1 + 32*h);             // values 0..15 of groups 2h, 2h + 1
+        const __m256i b = qd_load_halves(q0 + 32*h + 16, q1 + 32*h + 16);   // values 16..31
         __m256i al = _mm256_and_si256(a, m4), ah = _mm256_and_si256(_mm256_srli_epi16(a, 4), m4);
         __m256i bl = _mm256_and_si256(b, m4), bh = _mm256_and_si256(_mm256_srli_epi16(b, 4), m4);
         if (q5) {
             // group 2h takes bit 2h of qh, group 2h + 1 bit 2h + 1
-            al = _mm256_or_si256(al, qk_bit_to_4(ha, 2*h));
-            ah = _mm256_or_si256(ah, qk_bit_to_4(ha, 2*h + 1));
-            bl = _mm256_or_si256(bl, qk_bit_to_4(hb, 2*h));
-            bh = _mm256_or_si256(bh, qk_bit_to_4(hb, 2*h + 1));
+            al = _mm256_or_si256(al, qd_move_bit(ha, 2*h, 4));
+            ah = _mm256_or_si256(ah, qd_move_bit(ha, 2*h + 1, 4));
+            bl = _mm256_or_si256(bl, qd_move_bit(hb, 2*h, 4));
+            bh = _mm256_or_si256(bh, qd_move_bit(hb, 2*h + 1, 4));
         }
         const __m256i pl = _mm256_add_epi16(_mm256_maddubs_epi16(al, qk_bcast_y(y + 64*h)),
                                             _mm256_maddubs_epi16(bl, qk_bcast_y(y + 64*h + 16)));
@@ -662,22 +640,6 @@ static QD_INLINE __m256i qk_half_scales(__m256i sc16, int h) {
     return h == 0 ? _mm256_permute2x128_si256(sc16, sc16, 0x00) : _mm256_permute2x128_si256(sc16, sc16, 0x11);
 }
 
-// bit k of every byte of v at bit 2, alone (4 or 0): the 16-bit shifts bring
-// no bit of the other byte there (|k - 2| <= 5)
-static QD_INLINE __m256i qk_bit_to_2(__m256i v, int k) {
-    const __m256i m = _mm256_set1_epi8(0x04);
-    switch (k) {
-        case 0:  return _mm256_and_si256(_mm256_slli_epi16(v, 2), m);
-        case 1:  return _mm256_and_si256(_mm256_slli_epi16(v, 1), m);
-        case 2:  return _mm256_and_si256(v, m);
-        case 3:  return _mm256_and_si256(_mm256_srli_epi16(v, 1), m);
-        case 4:  return _mm256_and_si256(_mm256_srli_epi16(v, 2), m);
-        case 5:  return _mm256_and_si256(_mm256_srli_epi16(v, 3), m);
-        case 6:  return _mm256_and_si256(_mm256_srli_epi16(v, 4), m);
-        default: return _mm256_and_si256(_mm256_srli_epi16(v, 5), m);
-    }
-}
-
 // the 2-bit field s of every byte of q (0..3)
 static QD_INLINE __m256i qk_field2(__m256i q, int s) {
     const __m256i m = _mm256_set1_epi8(0x03);
@@ -722,7 +684,7 @@ static QD_INLINE __m256i qk23_isum(const bool q3, __m256i isum, const uint8_t * 
         for (int s4 = 0; s4 < 4; s4++) {
             __m256i u = qk_field2(q, s4);
             if (q3) {
-                u = _mm256_or_si256(u, qk_bit_to_2(hm, 4*h + s4));
+                u = _mm256_or_si256(u, qd_move_bit(hm, 4*h + s4, 2));
             }
             const __m256i yv = _mm256_loadu_si256((const __m256i *)(y + 128*h + 32*s4));
             isum = _mm256_add_epi32(isum, qk_scaled_dot(u, yv, qk_bcast16(sh, 2*s4, 2*s4 + 1)));
