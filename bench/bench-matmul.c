@@ -22,6 +22,10 @@
 //                [--list-kernels: print the CPU backend's kernel per weight type and exit]
 //                [--bandwidth: measure the read bandwidth only, print it and exit
 //                 (scripts/llama-bench-bandwidth.py sets generation speeds against it)]
+//                [--read-passes n: the read bandwidth as a run of n passes of 64 MiB per
+//                 thread in the fastest pattern: their median and quartiles, and exit
+//                 (what llama-bench-bandwidth.py --paired sets each run against: a
+//                 best pass is a high outlier of a shared host, a median is not)]
 //                [--chain n L: L products of [k, n] weights, one node each (a model's
 //                 layers), against one product of the same bytes (see bench_chain)]
 //                [--in-cache: one-column products whose weights (about 256 KiB, k = 2048)
@@ -217,6 +221,57 @@ static double measure_read_gbs(int n_threads) {
     return gbs;
 }
 
+static int cmp_double(const void * a, const void * b) {
+    const double x = *(const double *) a, y = *(const double *) b;
+    return x < y ? -1 : x > y ? 1 : 0;
+}
+
+// --read-passes: one pass of each pattern picks the fastest, then n passes
+// of it; prints their median and quartiles
+static int print_read_passes(int n_threads, int n) {
+    char err[256] = "";
+    struct tools_read_probe * probe = tools_read_probe_init(n_threads, (size_t) 64 << 20, err, sizeof(err));
+    double * gbs = probe != NULL ? (double *) calloc((size_t) n, sizeof(double)) : NULL;
+    if (gbs == NULL) {
+        fprintf(stderr, "error: --read-passes: %s\n", probe == NULL ? err : "out of memory");
+        tools_read_probe_free(probe);
+        return 1;
+    }
+    int pattern = 0;
+    double best = 0.0;
+    for (int i = 0; i < tools_read_n_patterns(); i++) {
+        const double g = tools_read_probe_pass(probe, i, err, sizeof(err));
+        if (g <= 0.0) {
+            fprintf(stderr, "error: --read-passes: %s\n", err);
+            free(gbs);
+            tools_read_probe_free(probe);
+            return 1;
+        }
+        if (g > best) {
+            best    = g;
+            pattern = i;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        gbs[i] = tools_read_probe_pass(probe, pattern, err, sizeof(err));
+        if (gbs[i] <= 0.0) {
+            fprintf(stderr, "error: --read-passes: %s\n", err);
+            free(gbs);
+            tools_read_probe_free(probe);
+            return 1;
+        }
+    }
+    qsort(gbs, (size_t) n, sizeof(double), cmp_double);
+    int streams = 0;
+    size_t ahead = 0;
+    tools_read_pattern(pattern, &streams, &ahead);
+    printf("threads %d: read bandwidth %.2f GB/s, the median of %d passes of %zu MiB (quartiles %.2f-%.2f; %d stream%s per thread, prefetch %zu B ahead)\n",
+           n_threads, gbs[n/2], n, tools_read_probe_bytes(probe) >> 20, gbs[n/4], gbs[(3*n)/4], streams, streams == 1 ? "" : "s", ahead);
+    free(gbs);
+    tools_read_probe_free(probe);
+    return 0;
+}
+
 //
 // matrix products
 //
@@ -355,10 +410,6 @@ static struct bench_time bench_mul_mat(const struct bench_ctx * bc, enum ggml_ty
 // node). The L weights are consecutive row ranges of that one matrix, so
 // both read the same memory. The two graphs alternate, 5 runs each; each
 // figure is the best and the median by the wall clock.
-static int cmp_double(const void * a, const void * b) {
-    const double x = *(const double *) a, y = *(const double *) b;
-    return x < y ? -1 : x > y ? 1 : 0;
-}
 
 static void bench_chain(const struct bench_ctx * bc, enum ggml_type type, int64_t k, int64_t n, int64_t L) {
     const size_t wsize = ggml_row_size(type, k) * (size_t) n * (size_t) L;
@@ -431,6 +482,7 @@ int main(int argc, char ** argv) {
     const char * only = NULL;
     bool gen_only = false;
     bool bandwidth_only = false;
+    int read_passes = 0;
     bool repack = false;
     bool in_cache = false;
     int64_t gen_k = 4096;
@@ -446,6 +498,12 @@ int main(int argc, char ** argv) {
             gen_only = true;
         } else if (strcmp(argv[i], "--bandwidth") == 0) {
             bandwidth_only = true;
+        } else if (strcmp(argv[i], "--read-passes") == 0 && i + 1 < argc) {
+            read_passes = atoi(argv[++i]);
+            if (read_passes < 1 || read_passes > 10000) {
+                fprintf(stderr, "error: --read-passes takes a count from 1 to 10000\n");
+                return 1;
+            }
         } else if (strcmp(argv[i], "-k") == 0 && i + 1 < argc) {
             gen_k = atoll(argv[++i]);
         } else if (strcmp(argv[i], "--chain") == 0 && i + 2 < argc) {
@@ -462,7 +520,7 @@ int main(int argc, char ** argv) {
             ggml_cpu_init();
             return 0;
         } else {
-            fprintf(stderr, "usage: %s [-t threads] [-r seconds per shape] [-T type] [-g] [-k k] [--list-kernels] [--bandwidth] [--repack] [--in-cache] [--chain n L]\n", argv[0]);
+            fprintf(stderr, "usage: %s [-t threads] [-r seconds per shape] [-T type] [-g] [-k k] [--list-kernels] [--bandwidth] [--read-passes n] [--repack] [--in-cache] [--chain n L]\n", argv[0]);
             return 1;
         }
     }
@@ -498,6 +556,9 @@ int main(int argc, char ** argv) {
         bench_chain(&bc, t, gen_k, chain_n, chain_L);
         ggml_threadpool_free(bc.pool);
         return 0;
+    }
+    if (read_passes > 0) {
+        return print_read_passes(n_threads, read_passes);
     }
     if (bandwidth_only) {
         printf("threads %d: read bandwidth %.1f GB/s\n", n_threads, measure_read_gbs(n_threads));

@@ -4,7 +4,8 @@
 # upstream's), with the bandwidth measured in the same run.
 #
 #   scripts/llama-bench-bandwidth.py --llama-bench PATH [--lib DIR] --bench-matmul PATH
-#                                    [-n 64] [-r 2] [--rounds 3] [-t 2] [--no-mmap] MODEL.gguf...
+#                                    [-n 64] [-r 2] [--rounds 3] [-t 2] [--no-mmap] [--paired]
+#                                    MODEL.gguf...
 #
 # For each model, --rounds times (3 by default): llama-bench -p 0 -n N -r R
 # (its JSON output) between two measures of the read bandwidth
@@ -24,6 +25,16 @@
 # bandwidth measured before and after (the higher is the reference) and the
 # share of it; then per model the median speed and the lowest, median and
 # highest share. --lib DIR is put first on LD_LIBRARY_PATH for llama-bench.
+#
+# --paired: each measure is the median of 8 passes in the fastest pattern
+# (bench-matmul --read-passes 8, a quarter of a second) instead of the best
+# pass of all patterns, and a round's reference is the mean of the two
+# measures that bracket it; the summary gives the median share and its
+# quartiles. A best pass is a high outlier on a shared host (on the 2-core
+# Zen 3 host the median pass is 15-25% below it), so the plain mode's shares
+# err low; the paired one sets a run against what a plain read got around it,
+# as ggml-run --bench --profile pairs each token with a read. Use more rounds
+# (9 or more) and -r 1 with it: more pairs, each shorter.
 # --no-mmap has llama-bench read the weights into memory it allocates (-mmp 0)
 # instead of mapping the file: the bandwidth bench reads freshly allocated
 # memory, and on a virtual machine the page-cache pages of a file written long
@@ -116,8 +127,9 @@ def weight_bytes_per_token(path):
     return total
 
 
-def bandwidth(bench_matmul, threads):
-    out = subprocess.run([bench_matmul, "--bandwidth", "-t", str(threads)], capture_output=True, text=True, check=True).stdout
+def bandwidth(bench_matmul, threads, paired=False):
+    opt = ["--read-passes", "8"] if paired else ["--bandwidth"]
+    out = subprocess.run([bench_matmul] + opt + ["-t", str(threads)], capture_output=True, text=True, check=True).stdout
     m = re.search(r"read bandwidth ([0-9.]+) GB/s", out)
     if m is None:
         raise RuntimeError("bench-matmul --bandwidth printed no bandwidth:\n" + out)
@@ -147,6 +159,15 @@ def median(xs):
     return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
 
 
+def quartiles(xs):
+    """the lower and upper quartiles: the medians of the lower and upper halves"""
+    xs = sorted(xs)
+    h = len(xs) // 2
+    if h == 0:
+        return xs[0], xs[0]
+    return median(xs[:h]), median(xs[len(xs) - h:])
+
+
 def main():
     ap = argparse.ArgumentParser(description="generation speed as a share of the read bandwidth, for llama-bench")
     ap.add_argument("--llama-bench", required=True)
@@ -157,6 +178,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=3, help="rounds of bandwidth, llama-bench, bandwidth per model")
     ap.add_argument("-t", type=int, default=2)
     ap.add_argument("--no-mmap", action="store_true", help="llama-bench -mmp 0: the weights in allocated memory")
+    ap.add_argument("--paired", action="store_true",
+                    help="measures: the median of 8 read passes; reference: the mean of the two around a round")
     ap.add_argument("models", nargs="+")
     a = ap.parse_args()
     if a.rounds < 1 or a.r < 1 or a.n < 1 or a.t < 1:
@@ -167,25 +190,28 @@ def main():
     for model in a.models:
         wb = weight_bytes_per_token(model)
         shares, speeds = [], []
-        bw_prev = bandwidth(a.bench_matmul, a.t)
+        bw_prev = bandwidth(a.bench_matmul, a.t, a.paired)
         for rnd in range(a.rounds):
             ts, sd = llama_bench_tg(a.llama_bench, a.lib, model, a.n, a.r, a.t, a.no_mmap)
-            bw_next = bandwidth(a.bench_matmul, a.t)
+            bw_next = bandwidth(a.bench_matmul, a.t, a.paired)
             gbs = wb * ts * 1e-9
-            # the reference is the higher of the two measures that bracket
-            # this round: a share is never flattered by a slow phase of the host
-            share = 100.0 * gbs / max(bw_prev, bw_next)
+            # plain: the higher of the two best passes that bracket this
+            # round (a share never flattered by a slow phase of the host);
+            # paired: the mean of the two medians around it
+            ref = 0.5 * (bw_prev + bw_next) if a.paired else max(bw_prev, bw_next)
+            share = 100.0 * gbs / ref
             shares.append(share)
             speeds.append(ts)
             print("%-34s %5d %9.2f %8.3f %9.2f %8.2f %7.1f/%-7.1f %6.1f%%" % (
                 os.path.basename(model), rnd + 1, ts, 1e3 / ts, wb * 1e-6, gbs, bw_prev, bw_next, share))
             sys.stdout.flush()
             bw_prev = bw_next
-        summary.append((os.path.basename(model), median(speeds), min(shares), median(shares), max(shares)))
+        q1, q3 = quartiles(shares)
+        summary.append((os.path.basename(model), median(speeds), min(shares), q1, median(shares), q3, max(shares)))
     print()
-    print("%-34s %9s %23s" % ("model", "tokens/s", "share min/median/max"))
-    for name, ts, lo, med, hi in summary:
-        print("%-34s %9.2f %7.1f%%/%6.1f%%/%6.1f%%" % (name, ts, lo, med, hi))
+    print("%-34s %9s %39s" % ("model", "tokens/s", "share min/quartile/median/quartile/max"))
+    for name, ts, lo, q1, med, q3, hi in summary:
+        print("%-34s %9.2f %7.1f%%/%6.1f%%/%6.1f%%/%6.1f%%/%6.1f%%" % (name, ts, lo, q1, med, q3, hi))
 
 
 if __name__ == "__main__":
