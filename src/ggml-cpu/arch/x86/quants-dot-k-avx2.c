@@ -712,56 +712,75 @@ static QD_INLINE __m256i qk23_isum(const bool q3, __m256i isum, const uint8_t * 
     return isum;
 }
 
-// Q2_K: codes 0..3; the minimums meet the bsums in one int16 multiply-add
-static float qk_dot_row_q2_K(int64_t nb, const void * xv, const block_q8_K * y) {
-    const block_q2_K * x = (const block_q2_K *) xv;
-    __m256 acc  = _mm256_setzero_ps();
-    __m256 macc = _mm256_setzero_ps();
-    for (int64_t b = 0; b < nb; b++) {
-        ggml_cpu_stream_prefetch(x + b, sizeof(block_q2_K));
-        const __m128i sm   = _mm_loadu_si128((const __m128i *) x[b].scales);
+// Q2_K: codes 0..3; the minimums meet the bsums in one int16 multiply-add.
+// Q3_K: unsigned codes u = low | hbit << 2 in 0..7, the value u - 4; the
+// offset goes into the scaled bsums. One superblock of a row into its sums
+// (Q3_K uses acc alone).
+static QD_INLINE void qk23_superblock(const bool q3, const char * xb, const block_q8_K * yb, __m256 * acc, __m256 * macc) {
+    if (!q3) {
+        const block_q2_K * x = (const block_q2_K *) xb;
+        const __m128i sm   = _mm_loadu_si128((const __m128i *) x->scales);
         const __m256i sc16 = _mm256_cvtepu8_epi16(_mm_and_si128(sm, _mm_set1_epi8(0x0F)));
         const __m256i mn   = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sm, 4), _mm_set1_epi8(0x0F)));
-        const __m256i msum = _mm256_madd_epi16(mn, _mm256_loadu_si256((const __m256i *) y[b].bsums));
-        const __m256i isum = qk23_isum(false, _mm256_setzero_si256(), x[b].qs, _mm256_setzero_si256(), sc16, y[b].qs);
-        const float dy = y[b].d;
-        acc  = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(qd_h2f(x[b].d) * dy), acc);
-        macc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_set1_ps(qd_h2f(x[b].dmin) * dy), macc);
-    }
-    return qd_hsum256(acc) - qd_hsum256(macc);
-}
-
-// Q3_K: unsigned codes u = low | hbit << 2 in 0..7, the value u - 4; the
-// offset goes into the scaled bsums
-static float qk_dot_row_q3_K(int64_t nb, const void * xv, const block_q8_K * y) {
-    const block_q3_K * x = (const block_q3_K *) xv;
-    __m256 acc = _mm256_setzero_ps();
-    for (int64_t b = 0; b < nb; b++) {
-        ggml_cpu_stream_prefetch(x + b, sizeof(block_q3_K));
-        const __m256i sc16 = qk3_scales16(x[b].scales);
-        const __m256i off  = _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *) y[b].bsums));
-        const __m256i hm   = _mm256_loadu_si256((const __m256i *) x[b].hmask);
+        const __m256i msum = _mm256_madd_epi16(mn, _mm256_loadu_si256((const __m256i *) yb->bsums));
+        const __m256i isum = qk23_isum(false, _mm256_setzero_si256(), x->qs, _mm256_setzero_si256(), sc16, yb->qs);
+        const float dy = yb->d;
+        *acc  = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(qd_h2f(x->d) * dy), *acc);
+        *macc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_set1_ps(qd_h2f(x->dmin) * dy), *macc);
+    } else {
+        const block_q3_K * x = (const block_q3_K *) xb;
+        const __m256i sc16 = qk3_scales16(x->scales);
+        const __m256i off  = _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *) yb->bsums));
+        const __m256i hm   = _mm256_loadu_si256((const __m256i *) x->hmask);
         // sum sc*(u - 4)*y = sum sc*u*y - 4 * sum sc*bsums
         const __m256i isum = qk23_isum(true, _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(off, 2)),
-                                       x[b].qs, hm, sc16, y[b].qs);
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(qd_h2f(x[b].d) * y[b].d), acc);
+                                       x->qs, hm, sc16, yb->qs);
+        *acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(qd_h2f(x->d) * yb->d), *acc);
     }
-    return qd_hsum256(acc);
 }
 
-// the rows of Q2_K or Q3_K: dot(nb, x row, y column) is the row dot of the type
-static QD_INLINE void qk_rows_23(float (*dot)(int64_t nb, const void * x, const block_q8_K * y),
-                                 int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
+// rows x + r*xs (r < R) against one column, superblock by superblock: R
+// streams (four, as the other row dots: one long stream read more slowly);
+// each row's sums formed as by a step of one row
+static QD_INLINE void qk23_step(const bool q3, const int R, int64_t nb, const char * x, size_t xs,
+                                const block_q8_K * y, float * s, int64_t is) {
+    const size_t bsx = q3 ? sizeof(block_q3_K) : sizeof(block_q2_K);
+    __m256 acc[4], macc[4];
+    for (int r = 0; r < R; r++) {
+        acc[r]  = _mm256_setzero_ps();
+        macc[r] = _mm256_setzero_ps();
+    }
+    for (int64_t b = 0; b < nb; b++) {
+        for (int r = 0; r < R; r++) {
+            const char * xb = x + r*xs + b*bsx;
+            ggml_cpu_stream_prefetch(xb, bsx);
+            qk23_superblock(q3, xb, y + b, &acc[r], &macc[r]);
+        }
+    }
+    for (int r = 0; r < R; r++) {
+        s[r*is] = q3 ? qd_hsum256(acc[r]) : qd_hsum256(acc[r]) - qd_hsum256(macc[r]);
+    }
+}
+
+// the rows of Q2_K or Q3_K, column by column: the four rows of a step from
+// four quarters of the block
+static QD_INLINE void qk_rows_23(const bool q3, int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
                                  const void * const * y, float * const * s, int64_t nc) {
+    const int64_t nb = n / QK_K;
+    const int64_t q  = nr / 4;
     for (int64_t c = 0; c < nc; c++) {
-        for (int64_t r = 0; r < nr; r++) {
-            s[c][r] = dot(n / QK_K, (const char *) x + r*bx, (const block_q8_K *) y[c]);
+        const block_q8_K * yc = (const block_q8_K *) y[c];
+        for (int64_t r = 0; r < q; r++) {
+            qk23_step(q3, 4, nb, (const char *) x + r*bx, q*bx, yc, s[c] + r, q);
+        }
+        for (int64_t r = 4*q; r < nr; r++) {
+            qk23_step(q3, 1, nb, (const char *) x + r*bx, bx, yc, s[c] + r, 0);
         }
     }
 }
 
-GGML_CPU_DEFINE_DOT_ROWS(q2_K_dot__avx2, qk_rows_23, qk_dot_row_q2_K)
-GGML_CPU_DEFINE_DOT_ROWS(q3_K_dot__avx2, qk_rows_23, qk_dot_row_q3_K)
+GGML_CPU_DEFINE_DOT_ROWS(q2_K_dot__avx2, qk_rows_23, false)
+GGML_CPU_DEFINE_DOT_ROWS(q3_K_dot__avx2, qk_rows_23, true)
 
 void ggml_cpu_add_kernels_x86_quants_dot_k(struct ggml_cpu_kernel_config * cfg) {
     GGML_CPU_SET_KERNEL(cfg->fast, GGML_TYPE_Q2_K, dot_rows, q2_K_dot__avx2, GGML_CPU_ISA_TAG);
