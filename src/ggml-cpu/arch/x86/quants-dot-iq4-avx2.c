@@ -141,45 +141,63 @@ static QD_INLINE __m128i iq4_xs_scales16(const block_iq4_xs * x) {
 // IQ4_XS: the 8 sub-block scales (6 bits, less 32) of a superblock decoded
 // once into int16 lanes 0..7 of both halves; each sub-block's byte-pair sums
 // meet their scale in the int16 multiply-add (|pair sum| <= 2*127*127, times
-// |scale| <= 32: the int32 lanes hold it)
-static float iq4_dot_row_xs(int64_t n, const void * xv, const void * yv) {
-    const block_iq4_xs * x = (const block_iq4_xs *) xv;
-    const block_q8_K * y = (const block_q8_K *) yv;
-    const __m256i table = iq4_table(ggml_kvalues_iq4nl());
-    __m256 acc = _mm256_setzero_ps();
-    for (int64_t b = 0; b < n / QK_K; b++) {
-        ggml_cpu_stream_prefetch(x + b, sizeof(block_iq4_xs));
-        const __m256i sc16 = _mm256_broadcastsi128_si256(iq4_xs_scales16(&x[b]));
-        __m256i isum = _mm256_setzero_si256();
+// |scale| <= 32: the int32 lanes hold it). One superblock of a row into acc.
+static QD_INLINE __m256 iq4_xs_superblock(const block_iq4_xs * x, const block_q8_K * y, __m256i table, __m256 acc) {
+    const __m256i sc16 = _mm256_broadcastsi128_si256(iq4_xs_scales16(x));
+    __m256i isum = _mm256_setzero_si256();
 #if defined(__GNUC__)
 #pragma GCC unroll 8
 #endif
-        for (int ib = 0; ib < QK_K/32; ib++) {
-            const __m256i v = iq4_lookup(x[b].qs + 16*ib, table);
-            const __m256i a = _mm256_loadu_si256((const __m256i *)(y[b].qs + 32*ib));
-            const __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(v, v), _mm256_sign_epi8(a, v));
-            // int16 lane ib of sc16 under every lane (both halves)
-            const __m256i s = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16((short) (0x0100 + 0x0202*ib)));
-            isum = _mm256_add_epi32(isum, _mm256_madd_epi16(p, s));
-        }
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(qd_h2f(x[b].d) * y[b].d), acc);
+    for (int ib = 0; ib < QK_K/32; ib++) {
+        const __m256i v = iq4_lookup(x->qs + 16*ib, table);
+        const __m256i a = _mm256_loadu_si256((const __m256i *)(y->qs + 32*ib));
+        const __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(v, v), _mm256_sign_epi8(a, v));
+        // int16 lane ib of sc16 under every lane (both halves)
+        const __m256i s = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16((short) (0x0100 + 0x0202*ib)));
+        isum = _mm256_add_epi32(isum, _mm256_madd_epi16(p, s));
     }
-    return qd_hsum256(acc);
+    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(qd_h2f(x->d) * y->d), acc);
 }
 
-// the rows of one table type: dot(n, x row, y column) is its row dot
-static QD_INLINE void iq4_rows_simd(float (*dot)(int64_t n, const void * x, const void * y),
-                                    int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
-                                    const void * const * y, float * const * s, int64_t nc) {
+// rows x + r*xs (r < R) against one column, superblock by superblock: R
+// streams; each row's sum formed as by a step of one row
+static QD_INLINE void iq4_xs_step(const int R, int64_t nb, const char * x, size_t xs, const block_q8_K * y,
+                                  float * s, int64_t is) {
+    const __m256i table = iq4_table(ggml_kvalues_iq4nl());
+    __m256 acc[4];
+    for (int r = 0; r < R; r++) {
+        acc[r] = _mm256_setzero_ps();
+    }
+    for (int64_t b = 0; b < nb; b++) {
+        for (int r = 0; r < R; r++) {
+            const block_iq4_xs * xb = (const block_iq4_xs *)(x + r*xs) + b;
+            ggml_cpu_stream_prefetch(xb, sizeof(block_iq4_xs));
+            acc[r] = iq4_xs_superblock(xb, y + b, table, acc[r]);
+        }
+    }
+    for (int r = 0; r < R; r++) {
+        s[r*is] = qd_hsum256(acc[r]);
+    }
+}
+
+// the rows of IQ4_XS, column by column: the four rows of a step from four
+// quarters of the block (one long stream read more slowly than four)
+static void iq4_xs_dot__avx2(int64_t n, const void * GGML_RESTRICT x, size_t bx, int64_t nr,
+                             const void * const * y, float * const * s, int64_t nc) {
+    const int64_t nb = n / QK_K;
+    const int64_t q  = nr / 4;
     for (int64_t c = 0; c < nc; c++) {
-        for (int64_t r = 0; r < nr; r++) {
-            s[c][r] = dot(n, (const char *) x + r*bx, y[c]);
+        const block_q8_K * yc = (const block_q8_K *) y[c];
+        for (int64_t r = 0; r < q; r++) {
+            iq4_xs_step(4, nb, (const char *) x + r*bx, q*bx, yc, s[c] + r, q);
+        }
+        for (int64_t r = 4*q; r < nr; r++) {
+            iq4_xs_step(1, nb, (const char *) x + r*bx, bx, yc, s[c] + r, 0);
         }
     }
 }
 
 GGML_CPU_DEFINE_DOT_ROWS(iq4_nl_dot__avx2, iq4_rows32, false)
-GGML_CPU_DEFINE_DOT_ROWS(iq4_xs_dot__avx2, iq4_rows_simd, iq4_dot_row_xs)
 GGML_CPU_DEFINE_DOT_ROWS(mxfp4_dot__avx2, iq4_rows32, true)
 
 void ggml_cpu_add_kernels_x86_quants_dot_iq4(struct ggml_cpu_kernel_config * cfg) {
