@@ -1,6 +1,6 @@
 // test-cpu-fusion: the nodes the CPU computes as one kernel (graph-fusion.c):
-// RMS_NORM then MUL by a weight, ADD then RMS_NORM then MUL, and two
-// MUL_MATs of the same activations.
+// RMS_NORM then MUL by a weight, ADD then RMS_NORM then MUL, and two to
+// four MUL_MATs of the same activations.
 //
 // Each graph is computed twice: as built (fused where the pattern holds) and
 // with the norm marked as an output, which forbids the fusion (the norm's
@@ -17,7 +17,10 @@
 // activations, several chunks of other sizes each, 1 and 3 threads) against
 // the same products with a node between them, bit for bit, and a double
 // reference; pairs that must not fuse (other activation types, the tile
-// kernels' many columns).
+// kernels' many columns). Groups of up to GGML_CPU_MUL_MAT_GROUP_MAX products
+// (Q, K and V of a layer): 3 to 6 products in a row, cut into groups where
+// one cannot join (another activation type, weights that are an earlier
+// product's result) or the group is full, against the same products apart.
 // With GGML_CPU_DISABLE_FUSION=1 (a second ctest entry) nothing may fuse.
 
 #include "ggml.h"
@@ -431,7 +434,7 @@ static struct pair_run pair_compute(ggml_backend_t be, ggml_backend_cpu_set_prof
     set_profile(be, &prof);
     CHECK(ggml_backend_graph_compute(be, gf) == GGML_STATUS_SUCCESS);
     set_profile(be, NULL);
-    r.n_pairs = profile_count(&prof, GGML_CPU_FUSION_MUL_MAT_PAIR);
+    r.n_pairs = profile_count(&prof, GGML_CPU_FUSION_MUL_MAT_GROUP);
     free(prof.rows);
     return r;
 }
@@ -508,6 +511,114 @@ static void test_mul_mat_pairs(void) {
     ggml_backend_free(be);
 }
 
+// MUL_MAT groups: n products of one x in a row (a view of the first after
+// it), against the same products with a node between each; want[g]: the
+// expected group sizes in order (0 ends)
+struct group_case {
+    const char *   name;
+    int            n;
+    enum ggml_type type[6];
+    int64_t        rows[6];
+    int64_t        k, cols;
+    int            chain;    // product chain's weights are product 0's result (-1: none)
+    int            want[4];  // the sizes of the fused groups, in graph order
+};
+
+static void group_compute(ggml_backend_t be, ggml_backend_cpu_set_profile_t set_profile, const struct group_case * c,
+                          bool apart, struct ggml_context ** ctx_out, struct ggml_tensor ** out,
+                          int64_t * n_groups /* [GGML_CPU_MUL_MAT_GROUP_MAX + 1], by size */) {
+    struct ggml_context * ctx = tt_ctx_new(64);
+    struct ggml_tensor * x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, c->k, c->cols);
+    tt_fill_uniform(x, -1.0, 1.0, 30);
+    struct ggml_cgraph * gf = ggml_new_graph(ctx);
+    for (int m = 0; m < c->n; m++) {
+        struct ggml_tensor * w;
+        if (m == c->chain) {
+            w = out[0];
+        } else {
+            w = ggml_new_tensor_2d(ctx, c->type[m], c->k, c->rows[m]);
+            tt_fill_uniform(w, -1.0, 1.0, 31 + (uint64_t) m);
+        }
+        if (m > 0 && apart) {
+            ggml_build_forward_expand(gf, ggml_scale(ctx, x, 2.0f));
+        }
+        out[m] = ggml_mul_mat(ctx, w, x);
+        ggml_build_forward_expand(gf, out[m]);
+        if (m == 0) {
+            ggml_build_forward_expand(gf, ggml_reshape_1d(ctx, out[0], ggml_nelements(out[0])));
+        }
+    }
+    struct ggml_cpu_profile prof;
+    memset(&prof, 0, sizeof(prof));
+    set_profile(be, &prof);
+    CHECK(ggml_backend_graph_compute(be, gf) == GGML_STATUS_SUCCESS);
+    set_profile(be, NULL);
+    for (int g = 0; g <= GGML_CPU_MUL_MAT_GROUP_MAX; g++) {
+        n_groups[g] = 0;
+    }
+    for (size_t r = 0; r < prof.n_rows; r++) {
+        const struct ggml_cpu_profile_row * row = &prof.rows[r];
+        if (row->fusion == GGML_CPU_FUSION_MUL_MAT_GROUP && row->sub_op >= 2 && row->sub_op <= GGML_CPU_MUL_MAT_GROUP_MAX) {
+            n_groups[row->sub_op] += row->n_nodes;
+        }
+    }
+    free(prof.rows);
+    *ctx_out = ctx;
+}
+
+static void test_mul_mat_groups(void) {
+    const struct group_case cases[] = {
+        { "Q, K, V", 3, { GGML_TYPE_Q4_K, GGML_TYPE_Q4_K, GGML_TYPE_Q6_K }, { 256, 64, 64 }, 512, 1, -1, { 3 } },
+        { "four Q8_0", 4, { GGML_TYPE_Q8_0, GGML_TYPE_Q8_0, GGML_TYPE_Q8_0, GGML_TYPE_Q8_0 }, { 70, 33, 129, 8 }, 256, 2,
+          -1, { 4 } },
+        { "five: full at four", 5, { GGML_TYPE_F16, GGML_TYPE_F16, GGML_TYPE_F16, GGML_TYPE_F16, GGML_TYPE_F16 },
+          { 17, 50, 3, 64, 9 }, 96, 3, -1, { 4 } },
+        { "six: four and two", 6, { GGML_TYPE_Q4_0, GGML_TYPE_Q4_0, GGML_TYPE_Q4_0, GGML_TYPE_Q4_0, GGML_TYPE_Q4_0,
+          GGML_TYPE_Q4_0 }, { 16, 32, 48, 64, 80, 96 }, 128, 1, -1, { 4, 2 } },
+        { "Q4_1 between", 4, { GGML_TYPE_Q4_0, GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q4_0 }, { 16, 16, 16, 16 }, 64, 1,
+          -1, { 2 } },
+        // product 1 reads product 0's result: 0 alone, then 1 and 2
+        { "weights from the first", 3, { GGML_TYPE_F32, GGML_TYPE_F32, GGML_TYPE_F32 }, { 64, 0, 20 }, 64, 1, 1, { 2 } },
+    };
+    ggml_backend_t be = ggml_backend_cpu_init();
+    CHECK(be != NULL);
+    if (be == NULL) {
+        return;
+    }
+    ggml_backend_reg_t reg = ggml_backend_dev_backend_reg(ggml_backend_get_device(be));
+    void * sym = ggml_backend_reg_get_proc_address(reg, "ggml_backend_cpu_set_profile");
+    ggml_backend_cpu_set_profile_t set_profile = NULL;
+    memcpy(&set_profile, &sym, sizeof(sym));
+    CHECK(set_profile != NULL);
+    for (size_t ci = 0; set_profile != NULL && ci < sizeof(cases) / sizeof(cases[0]); ci++) {
+        const struct group_case * c = &cases[ci];
+        for (int n_threads = 1; n_threads <= 3; n_threads += 2) {
+            ggml_backend_cpu_set_n_threads(be, n_threads);
+            struct ggml_context * ctx_t, * ctx_a;
+            struct ggml_tensor * out_t[6], * out_a[6];
+            int64_t groups_t[GGML_CPU_MUL_MAT_GROUP_MAX + 1], groups_a[GGML_CPU_MUL_MAT_GROUP_MAX + 1];
+            group_compute(be, set_profile, c, false, &ctx_t, out_t, groups_t);
+            group_compute(be, set_profile, c, true, &ctx_a, out_a, groups_a);
+            int64_t want[GGML_CPU_MUL_MAT_GROUP_MAX + 1] = { 0 };
+            for (int g = 0; g < 4 && c->want[g] != 0 && !g_fusion_off; g++) {
+                want[c->want[g]]++;
+            }
+            for (int g = 2; g <= GGML_CPU_MUL_MAT_GROUP_MAX; g++) {
+                CHECK_MSG(groups_t[g] == want[g] && groups_a[g] == 0,
+                          "%s, %d threads: %lld groups of %d fused together, %lld apart; expected %lld and 0", c->name,
+                          n_threads, (long long) groups_t[g], g, (long long) groups_a[g], (long long) want[g]);
+            }
+            for (int m = 0; m < c->n; m++) {
+                CHECK_MSG(tt_same_bits(out_t[m], out_a[m]), "%s, %d threads: product %d together and apart differ",
+                          c->name, n_threads, m);
+            }
+            ggml_free(ctx_t);
+            ggml_free(ctx_a);
+        }
+    }
+    ggml_backend_free(be);
+}
+
 int main(void) {
     const char * env = getenv("GGML_CPU_DISABLE_FUSION");
     g_fusion_off = env != NULL && atoi(env) == 1;
@@ -516,5 +627,6 @@ int main(void) {
     test_not_fused();
     test_backend_chain();
     test_mul_mat_pairs();
+    test_mul_mat_groups();
     return TEST_RESULT();
 }

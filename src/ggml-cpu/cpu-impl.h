@@ -93,8 +93,12 @@ enum ggml_cpu_fusion {
     GGML_CPU_FUSION_NONE = 0,
     GGML_CPU_FUSION_RMS_NORM_MUL,     // RMS_NORM, MUL by a weight
     GGML_CPU_FUSION_ADD_RMS_NORM_MUL, // ADD, RMS_NORM of it, MUL by a weight
-    GGML_CPU_FUSION_MUL_MAT_PAIR,     // MUL_MAT, MUL_MAT of the same src1 (few columns)
+    GGML_CPU_FUSION_MUL_MAT_GROUP,    // 2 to GGML_CPU_MUL_MAT_GROUP_MAX MUL_MATs of the same src1 (few columns)
 };
+
+// the most products one fused node computes: a layer's Q, K and V (gate and
+// up are two); longer runs of products of one input are cut into groups
+#define GGML_CPU_MUL_MAT_GROUP_MAX 4
 
 // false when GGML_CPU_DISABLE_FUSION=1 or for the reference paths
 bool ggml_cpu_fusion_enabled(bool use_ref);
@@ -116,11 +120,11 @@ const char * ggml_cpu_fusion_name(enum ggml_cpu_fusion kind);
 void ggml_cpu_forward_rms_norm_mul(const struct ggml_compute_params * params, struct ggml_tensor * add,
                                    const struct ggml_tensor * norm, struct ggml_tensor * mul);
 
-// two products of the same src1 (ops-matmul.c): whether they can be computed
-// together (few columns, the same forms of src1), and computing them
+// products of the same src1 (ops-matmul.c): whether two can be computed
+// together (few columns, the same forms of src1), and computing n of them
+// (2 <= n <= GGML_CPU_MUL_MAT_GROUP_MAX), each pair of which can
 bool ggml_cpu_mul_mat_pair_ok(const struct ggml_tensor * a, const struct ggml_tensor * b);
-void ggml_cpu_forward_mul_mat_pair(const struct ggml_compute_params * params, struct ggml_tensor * a,
-                                   struct ggml_tensor * b);
+void ggml_cpu_forward_mul_mat_group(const struct ggml_compute_params * params, struct ggml_tensor * const * nodes, int n);
 
 //
 // thread pool (threadpool.c)

@@ -21,7 +21,7 @@ const char * ggml_cpu_fusion_name(enum ggml_cpu_fusion kind) {
         case GGML_CPU_FUSION_NONE:             return "";
         case GGML_CPU_FUSION_RMS_NORM_MUL:     return "RMS_NORM+MUL";
         case GGML_CPU_FUSION_ADD_RMS_NORM_MUL: return "ADD+RMS_NORM+MUL";
-        case GGML_CPU_FUSION_MUL_MAT_PAIR:     return "MUL_MAT+MUL_MAT";
+        case GGML_CPU_FUSION_MUL_MAT_GROUP:    return "MUL_MAT+MUL_MAT";
     }
     return "?";
 }
@@ -36,9 +36,17 @@ static void row_name(const struct ggml_cpu_profile_row * row, char * buf, size_t
     } else if (row->src0_type != GGML_TYPE_COUNT) {
         sub = ggml_type_name(row->src0_type);
     }
-    if (row->fusion == GGML_CPU_FUSION_MUL_MAT_PAIR) {
-        // "MUL_MAT+MUL_MAT q4_K": the first product's weights
-        snprintf(buf, size, "%s %s", ggml_cpu_fusion_name(GGML_CPU_FUSION_MUL_MAT_PAIR), sub != NULL ? sub : "");
+    if (row->fusion == GGML_CPU_FUSION_MUL_MAT_GROUP) {
+        // "MUL_MAT+MUL_MAT q4_K", "MUL_MAT+MUL_MAT+MUL_MAT q4_K" (sub_op: the
+        // products): the first product's weights
+        size_t len = 0;
+        buf[0] = '\0';
+        for (int32_t k = 0; k < MAX(row->sub_op, 2) && len < size; k++) {
+            len += (size_t) snprintf(buf + len, size - len, "%s%s", k > 0 ? "+" : "", ggml_op_name(GGML_OP_MUL_MAT));
+        }
+        if (len < size) {
+            snprintf(buf + len, size - len, " %s", sub != NULL ? sub : "");
+        }
         return;
     }
     if (row->fusion != GGML_CPU_FUSION_NONE) {
@@ -79,24 +87,31 @@ void ggml_cpu_profile_print_table(FILE * f, const struct ggml_cpu_profile * p, d
     snprintf(h_n,  sizeof(h_n),  "n/%s", unit);
     snprintf(h_ms, sizeof(h_ms), "ms/%s", unit);
     snprintf(h_mb, sizeof(h_mb), "MB/%s", unit);
-    fprintf(f, "  %-24s %7s %8s %6s %8s %8s %8s %9s %8s\n",
-            "node kind", h_n, h_ms, "%", "kernel", "waiting", "hand-off", h_mb, "GB/s");
+    // the name column as wide as the longest name (24 at least)
+    int w = 24;
+    for (size_t r = 0; r < p->n_rows; r++) {
+        char name[64];
+        row_name(&rows[r], name, sizeof(name));
+        w = MAX(w, (int) strlen(name));
+    }
+    fprintf(f, "  %-*s %7s %8s %6s %8s %8s %8s %9s %8s\n",
+            w, "node kind", h_n, h_ms, "%", "kernel", "waiting", "hand-off", h_mb, "GB/s");
     for (size_t r = 0; r < p->n_rows; r++) {
         const struct ggml_cpu_profile_row * row = &rows[r];
         char name[64];
         row_name(row, name, sizeof(name));
         const double ms = row->wall_ns * per_ms;
-        fprintf(f, "  %-24s %7.1f %8.3f %6.1f %8.3f %8.3f %8.3f %9.2f %8.2f\n",
-                name, (double) row->n_nodes / n_units, ms, unit_ms > 0 ? 100.0 * ms / unit_ms : 0.0,
+        fprintf(f, "  %-*s %7.1f %8.3f %6.1f %8.3f %8.3f %8.3f %9.2f %8.2f\n",
+                w, name, (double) row->n_nodes / n_units, ms, unit_ms > 0 ? 100.0 * ms / unit_ms : 0.0,
                 row->compute_mean_ns * per_ms, (row->compute_max_ns - row->compute_mean_ns) * per_ms,
                 (row->wall_ns - row->compute_max_ns) * per_ms, row->bytes / n_units * 1e-6,
                 row->wall_ns > 0 ? row->bytes / row->wall_ns : 0.0);
     }
-    fprintf(f, "  %-24s %7.1f %8.3f %6.1f %8.3f %8.3f %8.3f %9.2f %8.2f\n", "all CPU nodes",
+    fprintf(f, "  %-*s %7.1f %8.3f %6.1f %8.3f %8.3f %8.3f %9.2f %8.2f\n", w, "all CPU nodes",
             t.n_nodes / n_units, t.wall_ns * per_ms, unit_ms > 0 ? 100.0 * t.wall_ns * per_ms / unit_ms : 0.0,
             t.compute_mean_ns * per_ms, (t.compute_max_ns - t.compute_mean_ns) * per_ms, (t.wall_ns - t.compute_max_ns) * per_ms,
             t.bytes / n_units * 1e-6, t.wall_ns > 0 ? t.bytes / t.wall_ns : 0.0);
-    fprintf(f, "  %-24s %7s %8.3f   (starting and ending the CPU graphs)\n", "CPU graph start/end", "",
+    fprintf(f, "  %-*s %7s %8.3f   (starting and ending the CPU graphs)\n", w, "CPU graph start/end", "",
             (p->graph_ns - t.wall_ns) * per_ms);
     free(rows);
     if (totals != NULL) {

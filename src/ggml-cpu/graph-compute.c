@@ -207,10 +207,14 @@ static double node_bytes(const struct ggml_tensor * node, double * weight_bytes)
     return bytes;
 }
 
+// n_products: the products of a MUL_MAT group (kept as the row's sub_op: a
+// group of 3 is another kind than a pair)
 static struct ggml_cpu_profile_row * profile_row(struct ggml_cpu_profile * prof, const struct ggml_tensor * node,
-                                                 enum ggml_cpu_fusion fusion) {
+                                                 enum ggml_cpu_fusion fusion, int n_products) {
     int32_t sub_op = -1;
-    if (node->op == GGML_OP_UNARY) {
+    if (fusion == GGML_CPU_FUSION_MUL_MAT_GROUP) {
+        sub_op = n_products;
+    } else if (node->op == GGML_OP_UNARY) {
         sub_op = (int32_t) ggml_get_unary_op(node);
     } else if (node->op == GGML_OP_GLU) {
         sub_op = (int32_t) ggml_get_glu_op(node);
@@ -252,7 +256,11 @@ static void profile_add(struct ggml_cpu_profile * prof, const struct ggml_cgraph
             continue;
         }
         const enum ggml_cpu_fusion fusion = ggml_cpu_fusion_at(cgraph, i, fuse, &n);
-        struct ggml_cpu_profile_row * row = profile_row(prof, node, fusion);
+        int n_products = 0;
+        for (int j = i; j < i + n; j++) {
+            n_products += cgraph->nodes[j]->op == GGML_OP_MUL_MAT && node_computes(cgraph->nodes[j]);
+        }
+        struct ggml_cpu_profile_row * row = profile_row(prof, node, fusion, n_products);
         if (row == NULL) {
             prof->failed = 1;
             continue;

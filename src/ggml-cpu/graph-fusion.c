@@ -10,12 +10,12 @@
 //   ADD, RMS_NORM, MUL       the residual sum, then the norm of it times a
 //                            weight (the sum is written out: the next
 //                            residual sum reads it too)
-//   MUL_MAT, MUL_MAT         two products of the same activations, few
-//                            columns (K and V, gate and up of a generated
-//                            token): the activations converted once, the
-//                            two products' chunks one space (ops-matmul.c);
-//                            views between them (they compute nothing)
-//                            are skipped
+//   MUL_MAT, MUL_MAT, ...    two to GGML_CPU_MUL_MAT_GROUP_MAX products of
+//                            the same activations, few columns (Q, K and V,
+//                            gate and up of a generated token): the
+//                            activations converted once, the products'
+//                            chunks one space (ops-matmul.c); views between
+//                            them (they compute nothing) are skipped
 //
 // The fused kernel computes every value by the same operations as the nodes
 // one after the other: results are the same, bit for bit. A norm pattern is
@@ -23,9 +23,9 @@
 // whole graph's use counts, ggml_can_fuse), is no output and no view, every
 // tensor is F32 with contiguous rows, and the result does not overlap what
 // the kernel still reads (except the exact in-place cases, which it computes
-// row by row as the nodes do); a pair of products when neither reads the
-// other's result, the results overlap nothing they read or each other, and
-// both take the same forms of the activations. GGML_CPU_DISABLE_FUSION=1 turns fusion off,
+// row by row as the nodes do); a group of products when none reads another's
+// result, the results overlap nothing they read or each other, and all take
+// the same forms of the activations. GGML_CPU_DISABLE_FUSION=1 turns fusion off,
 // as upstream's variable of the same name; the reference paths (use_ref)
 // never fuse.
 
@@ -83,27 +83,42 @@ static bool norm_mul_at(const struct ggml_cgraph * g, int i) {
     return x->data != NULL && w->data != NULL && mul->data != NULL && !overlap(mul, w) && apart_or_same(mul, x);
 }
 
-// nodes[i] and nodes[j]: products of the same activations, fusable (only
-// views, which compute nothing, between them: llama.cpp reshapes V before
-// it computes K)
-static bool mul_mat_pair_at(const struct ggml_cgraph * g, int i, int * j_out) {
-    int j = i + 1;
-    while (j < g->n_nodes && ggml_op_is_empty(g->nodes[j]->op)) {
-        j++;
-    }
-    if (j >= g->n_nodes) {
-        return false;
-    }
-    *j_out = j;
+// nodes[i] and the products right after it (only views, which compute
+// nothing, between them: llama.cpp reshapes V before it computes K) that read
+// the same activations and can be fused with it and with each other: their
+// count (1: none) and in *j_last the index of the last
+static int mul_mat_group_at(const struct ggml_cgraph * g, int i, int * j_last) {
     const struct ggml_tensor * a = g->nodes[i];
-    const struct ggml_tensor * b = g->nodes[j];
-    if (b->op != GGML_OP_MUL_MAT || a->src[1] != b->src[1] || (b->flags & GGML_TENSOR_FLAG_COMPUTE) == 0 ||
-        ggml_is_empty(a) || ggml_is_empty(b) || b->src[0] == a || a->data == NULL || b->data == NULL) {
-        return false;
-    }
     const struct ggml_tensor * x = a->src[1];
-    return !overlap(a, b) && !overlap(a, x) && !overlap(b, x) && !overlap(a, b->src[0]) && !overlap(b, a->src[0]) &&
-           ggml_cpu_mul_mat_pair_ok(a, b);
+    *j_last = i;
+    if (ggml_is_empty(a) || a->data == NULL || overlap(a, x)) {
+        return 1;
+    }
+    const struct ggml_tensor * m[GGML_CPU_MUL_MAT_GROUP_MAX] = { a };
+    int n = 1;
+    for (int j = i + 1; n < GGML_CPU_MUL_MAT_GROUP_MAX; j++) {
+        while (j < g->n_nodes && ggml_op_is_empty(g->nodes[j]->op)) {
+            j++;
+        }
+        if (j >= g->n_nodes) {
+            break;
+        }
+        const struct ggml_tensor * b = g->nodes[j];
+        if (b->op != GGML_OP_MUL_MAT || b->src[1] != x || (b->flags & GGML_TENSOR_FLAG_COMPUTE) == 0 ||
+            ggml_is_empty(b) || b->data == NULL || overlap(b, x) || !ggml_cpu_mul_mat_pair_ok(a, b)) {
+            break;
+        }
+        bool apart = true;
+        for (int k = 0; k < n && apart; k++) {
+            apart = b->src[0] != m[k] && !overlap(m[k], b) && !overlap(m[k], b->src[0]) && !overlap(b, m[k]->src[0]);
+        }
+        if (!apart) {
+            break;
+        }
+        m[n++]  = b;
+        *j_last = j;
+    }
+    return n;
 }
 
 enum ggml_cpu_fusion ggml_cpu_fusion_at(const struct ggml_cgraph * g, int i, bool enabled, int * n_nodes) {
@@ -114,9 +129,9 @@ enum ggml_cpu_fusion ggml_cpu_fusion_at(const struct ggml_cgraph * g, int i, boo
     const struct ggml_tensor * node = g->nodes[i];
     if (node->op == GGML_OP_MUL_MAT) {
         int j;
-        if (mul_mat_pair_at(g, i, &j)) {
+        if (mul_mat_group_at(g, i, &j) > 1) {
             *n_nodes = j - i + 1;
-            return GGML_CPU_FUSION_MUL_MAT_PAIR;
+            return GGML_CPU_FUSION_MUL_MAT_GROUP;
         }
         return GGML_CPU_FUSION_NONE;
     }
@@ -157,12 +172,17 @@ void ggml_cpu_fusion_forward(const struct ggml_compute_params * params, const st
         case GGML_CPU_FUSION_ADD_RMS_NORM_MUL:
             ggml_cpu_forward_rms_norm_mul(params, g->nodes[i], g->nodes[i + 1], g->nodes[i + 2]);
             return;
-        case GGML_CPU_FUSION_MUL_MAT_PAIR: {
-            int j = i + 1;
-            while (ggml_op_is_empty(g->nodes[j]->op)) {
-                j++;
+        case GGML_CPU_FUSION_MUL_MAT_GROUP: {
+            // the products are the nodes of [i, j] that compute something
+            struct ggml_tensor * m[GGML_CPU_MUL_MAT_GROUP_MAX];
+            int j, n = 0;
+            mul_mat_group_at(g, i, &j);
+            for (int k = i; k <= j; k++) {
+                if (!ggml_op_is_empty(g->nodes[k]->op)) {
+                    m[n++] = g->nodes[k];
+                }
             }
-            ggml_cpu_forward_mul_mat_pair(params, g->nodes[i], g->nodes[j]);
+            ggml_cpu_forward_mul_mat_group(params, m, n);
             return;
         }
         case GGML_CPU_FUSION_NONE:

@@ -842,12 +842,12 @@ static void mm_forward_mul_mat_id(const struct ggml_compute_params * params, str
 }
 
 //
-// two products of the same activations (graph-fusion.c): K and V, gate and
+// products of the same activations (graph-fusion.c): Q, K and V, gate and
 // up of a layer. With few columns (generation) each thread converts src1
-// into its own area anyway; two products whose weights take the same forms
-// of it share that conversion, and their chunks are one space that the
-// threads take dynamically: one barrier and one wait for the slowest thread
-// instead of two. Every result is computed as by the products alone.
+// into its own area anyway; products whose weights take the same forms of
+// it share that conversion, and their chunks are one space that the threads
+// take dynamically: one barrier and one wait for the slowest thread instead
+// of one per product. Every result is computed as by the products alone.
 //
 
 // the product of one weight matrix (no broadcast, no experts) through the row dots or panels
@@ -873,16 +873,17 @@ bool ggml_cpu_mul_mat_pair_ok(const struct ggml_tensor * a, const struct ggml_te
            oa.f32_stride == ob.f32_stride && oa.q8_stride == ob.q8_stride && oa.ys_stride == ob.ys_stride;
 }
 
-void ggml_cpu_forward_mul_mat_pair(const struct ggml_compute_params * params, struct ggml_tensor * a,
-                                   struct ggml_tensor * b) {
-    struct mm_op op[2];
-    mm_op_init(&op[0], a);
-    mm_op_init(&op[1], b);
+void ggml_cpu_forward_mul_mat_group(const struct ggml_compute_params * params, struct ggml_tensor * const * nodes, int n) {
+    GGML_ASSERT(n >= 2 && n <= GGML_CPU_MUL_MAT_GROUP_MAX);
+    struct mm_op op[GGML_CPU_MUL_MAT_GROUP_MAX];
+    size_t tsize = 0;   // a thread's area: room for any product's scratch (each alone fits the plan)
+    for (int i = 0; i < n; i++) {
+        mm_op_init(&op[i], nodes[i]);
+        tsize = MAX(tsize, op[i].thread_size);
+    }
     const int  ith     = params->ith;
     const int  nth     = params->nth;
     const bool use_ref = params->use_ref;
-    // a thread's area: room for either product's scratch (each alone fits the plan)
-    const size_t tsize = MAX(op[0].thread_size, op[1].thread_size);
     GGML_ASSERT(params->wsize >= (size_t) nth * tsize);
     char * thr = (char *) params->wdata + (size_t) ith * tsize;
     const struct mm_act act = {
@@ -893,7 +894,7 @@ void ggml_cpu_forward_mul_mat_pair(const struct ggml_compute_params * params, st
         .ys   = thr + op[0].act_ys,
     };
 
-    // src1 in the forms both read (mm_forward's choice for few columns)
+    // src1 in the forms all read (mm_forward's choice for few columns)
     const bool want_ys = op[0].ys_stride > 0 && op[0].need_q8;
     const bool want_q8 = op[0].need_q8 && !op[0].q8_in_place;
     if (op[0].act_size > 0) {
@@ -902,19 +903,26 @@ void ggml_cpu_forward_mul_mat_pair(const struct ggml_compute_params * params, st
         }
     }
 
-    struct mm_group g[2];
-    struct mm_split sp[2];
-    for (int i = 0; i < 2; i++) {
+    // the row blocks of the products one after the other: product i's are
+    // chunks [first[i], first[i + 1])
+    struct mm_group g[GGML_CPU_MUL_MAT_GROUP_MAX];
+    struct mm_split sp[GGML_CPU_MUL_MAT_GROUP_MAX];
+    int64_t first[GGML_CPU_MUL_MAT_GROUP_MAX + 1];
+    first[0] = 0;
+    for (int i = 0; i < n; i++) {
         g[i] = (struct mm_group) { 0 };
         g[i].w     = mm_weight_matrix(&op[i], 0, 0);
         g[i].ncols = op[i].x->ne[1];
         sp[i] = mm_group_split(&op[i], &g[i], 1, nth);
+        first[i + 1] = first[i] + sp[i].n_row_blocks;
     }
-    const int64_t n0 = sp[0].n_row_blocks, n1 = sp[1].n_row_blocks;
-    for (int64_t chunk = ggml_cpu_next_chunk(params); chunk < n0 + n1; chunk = ggml_cpu_next_chunk(params)) {
-        const int i = chunk < n0 ? 0 : 1;
-        const int64_t r0 = mm_split_row(&sp[i], chunk - (i == 0 ? 0 : n0));
-        const int64_t r1 = mm_split_row(&sp[i], chunk - (i == 0 ? 0 : n0) + 1);
+    int i = 0;   // chunks are taken in order: a thread never needs an earlier product again
+    for (int64_t chunk = ggml_cpu_next_chunk(params); chunk < first[n]; chunk = ggml_cpu_next_chunk(params)) {
+        while (chunk >= first[i + 1]) {
+            i++;
+        }
+        const int64_t r0 = mm_split_row(&sp[i], chunk - first[i]);
+        const int64_t r1 = mm_split_row(&sp[i], chunk - first[i] + 1);
         mm_chunk_rows(&op[i], &act, &g[i], r0, r1, thr, use_ref);
     }
 }
