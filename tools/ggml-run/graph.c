@@ -99,9 +99,13 @@ static struct ggml_tensor * add_bias(struct ggml_context * ctx, struct ggml_tens
 
 // Q [head_dim, n_head, n_tokens], K [head_dim, n_head_kv, n_tokens], V [n_embd_kv, n_tokens]
 // from the normed input: separate matrices (with biases where the layer has
-// them), or one fused matrix whose rows are Q, then K, then V
-static void project_qkv(struct ggml_context * ctx, const struct run_hparams * hp, const struct run_layer * l,
-                        struct ggml_tensor * cur, struct ggml_tensor ** q, struct ggml_tensor ** k, struct ggml_tensor ** v) {
+// them), or one fused matrix whose rows are Q, then K, then V. The three
+// products go into gf one after the other, so that the CPU backend computes
+// them as one node (graph-fusion.c; built lazily, the graph would put RoPE
+// and the cache writes between them)
+static void project_qkv(struct ggml_context * ctx, struct ggml_cgraph * gf, const struct run_hparams * hp,
+                        const struct run_layer * l, struct ggml_tensor * cur,
+                        struct ggml_tensor ** q, struct ggml_tensor ** k, struct ggml_tensor ** v) {
     const int64_t n_tokens  = cur->ne[1];
     const int64_t n_embd_q  = hp->n_head * hp->head_dim;
     const int64_t n_embd_kv = hp->n_head_kv * hp->head_dim;
@@ -115,9 +119,15 @@ static void project_qkv(struct ggml_context * ctx, const struct run_hparams * hp
         *v = ggml_cont(ctx, ggml_view_2d(ctx, qkv, n_embd_kv, n_tokens, qkv->nb[1], es * (size_t) (n_embd_q + n_embd_kv)));
         return;
     }
-    *q = ggml_reshape_3d(ctx, add_bias(ctx, ggml_mul_mat(ctx, l->wq, cur), l->bq), hp->head_dim, hp->n_head, n_tokens);
-    *k = ggml_reshape_3d(ctx, add_bias(ctx, ggml_mul_mat(ctx, l->wk, cur), l->bk), hp->head_dim, hp->n_head_kv, n_tokens);
-    *v = add_bias(ctx, ggml_mul_mat(ctx, l->wv, cur), l->bv);
+    struct ggml_tensor * pq = ggml_mul_mat(ctx, l->wq, cur);
+    struct ggml_tensor * pk = ggml_mul_mat(ctx, l->wk, cur);
+    struct ggml_tensor * pv = ggml_mul_mat(ctx, l->wv, cur);
+    ggml_build_forward_expand(gf, pq);
+    ggml_build_forward_expand(gf, pk);
+    ggml_build_forward_expand(gf, pv);
+    *q = ggml_reshape_3d(ctx, add_bias(ctx, pq, l->bq), hp->head_dim, hp->n_head, n_tokens);
+    *k = ggml_reshape_3d(ctx, add_bias(ctx, pk, l->bk), hp->head_dim, hp->n_head_kv, n_tokens);
+    *v = add_bias(ctx, pv, l->bv);
 }
 
 static struct ggml_tensor * glu_split(struct ggml_context * ctx, enum run_ffn_act act, struct ggml_tensor * gate, struct ggml_tensor * up) {
@@ -177,7 +187,7 @@ static struct ggml_tensor * decoder_layer(struct ggml_context * ctx, struct ggml
 
     struct ggml_tensor * cur = rms_norm_scaled(ctx, x, l->attn_norm, hp->rms_eps);
     struct ggml_tensor * q, * k, * v;
-    project_qkv(ctx, hp, l, cur, &q, &k, &v);
+    project_qkv(ctx, gf, hp, l, cur, &q, &k, &v);
     if (l->attn_q_norm != NULL) { // per head
         q = rms_norm_scaled(ctx, q, l->attn_q_norm, hp->rms_eps);
         k = rms_norm_scaled(ctx, k, l->attn_k_norm, hp->rms_eps);
