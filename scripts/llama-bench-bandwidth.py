@@ -23,8 +23,8 @@
 #
 # Prints per round: tokens/s, ms/token, weight MB per token, their GB/s, the
 # bandwidth measured before and after (the higher is the reference) and the
-# share of it; then per model the median speed and the lowest, median and
-# highest share. --lib DIR is put first on LD_LIBRARY_PATH for llama-bench.
+# share of it; then per model the median speed and the lowest, lower quartile,
+# median, upper quartile and highest share. --lib DIR is put first on LD_LIBRARY_PATH for llama-bench.
 #
 # --paired: each measure is the median of 8 passes in the fastest pattern
 # (bench-matmul --read-passes 8, a quarter of a second) instead of the best
