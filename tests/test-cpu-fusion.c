@@ -37,6 +37,16 @@
 
 static bool g_fusion_off;
 
+// the CPU backend's profile switch, through its registry (checked)
+static ggml_backend_cpu_set_profile_t profile_setter(ggml_backend_t be) {
+    ggml_backend_reg_t reg = ggml_backend_dev_backend_reg(ggml_backend_get_device(be));
+    void * sym = ggml_backend_reg_get_proc_address(reg, "ggml_backend_cpu_set_profile");
+    ggml_backend_cpu_set_profile_t set_profile = NULL;
+    memcpy(&set_profile, &sym, sizeof(sym));
+    CHECK(set_profile != NULL);
+    return set_profile;
+}
+
 #define EPS 1e-5f
 
 struct fuse_case {
@@ -316,11 +326,7 @@ static void test_backend_chain(void) {
     ggml_backend_tensor_set(x0, xv, 0, sizeof(xv));
     ggml_backend_tensor_set(y0, yv, 0, sizeof(yv));
 
-    ggml_backend_reg_t reg = ggml_backend_dev_backend_reg(ggml_backend_get_device(be));
-    void * sym = ggml_backend_reg_get_proc_address(reg, "ggml_backend_cpu_set_profile");
-    ggml_backend_cpu_set_profile_t set_profile = NULL;
-    memcpy(&set_profile, &sym, sizeof(sym));
-    CHECK(set_profile != NULL);
+    ggml_backend_cpu_set_profile_t set_profile = profile_setter(be);
     struct ggml_cpu_profile prof;
     memset(&prof, 0, sizeof(prof));
     if (set_profile != NULL) {
@@ -480,11 +486,7 @@ static void test_mul_mat_pairs(void) {
     if (be == NULL) {
         return;
     }
-    ggml_backend_reg_t reg = ggml_backend_dev_backend_reg(ggml_backend_get_device(be));
-    void * sym = ggml_backend_reg_get_proc_address(reg, "ggml_backend_cpu_set_profile");
-    ggml_backend_cpu_set_profile_t set_profile = NULL;
-    memcpy(&set_profile, &sym, sizeof(sym));
-    CHECK(set_profile != NULL);
+    ggml_backend_cpu_set_profile_t set_profile = profile_setter(be);
     for (size_t ci = 0; set_profile != NULL && ci < sizeof(cases) / sizeof(cases[0]); ci++) {
         const struct pair_case * c = &cases[ci];
         for (int n_threads = 1; n_threads <= 3; n_threads += 2) {
@@ -585,11 +587,7 @@ static void test_mul_mat_groups(void) {
     if (be == NULL) {
         return;
     }
-    ggml_backend_reg_t reg = ggml_backend_dev_backend_reg(ggml_backend_get_device(be));
-    void * sym = ggml_backend_reg_get_proc_address(reg, "ggml_backend_cpu_set_profile");
-    ggml_backend_cpu_set_profile_t set_profile = NULL;
-    memcpy(&set_profile, &sym, sizeof(sym));
-    CHECK(set_profile != NULL);
+    ggml_backend_cpu_set_profile_t set_profile = profile_setter(be);
     for (size_t ci = 0; set_profile != NULL && ci < sizeof(cases) / sizeof(cases[0]); ci++) {
         const struct group_case * c = &cases[ci];
         for (int n_threads = 1; n_threads <= 3; n_threads += 2) {
