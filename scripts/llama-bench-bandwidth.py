@@ -184,6 +184,12 @@ def main():
     a = ap.parse_args()
     if a.rounds < 1 or a.r < 1 or a.n < 1 or a.t < 1:
         ap.error("-n, -r, -t and --rounds must be at least 1")
+    for opt, path in (("--llama-bench", a.llama_bench), ("--bench-matmul", a.bench_matmul)):
+        if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+            ap.error("%s %s: no such program (not a file that can be run)" % (opt, path))
+    for model in a.models:
+        if not os.path.isfile(model):
+            ap.error("%s: no such model file" % model)
 
     print("%-34s %5s %9s %8s %9s %8s %15s %7s" % ("model", "round", "tokens/s", "ms/tok", "MB/tok", "GB/s", "read GB/s b/a", "share"))
     summary = []

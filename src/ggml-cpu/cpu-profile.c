@@ -60,6 +60,7 @@ void ggml_cpu_profile_print_table(FILE * f, const struct ggml_cpu_profile * p, d
                                   struct ggml_cpu_profile_totals * totals) {
     struct ggml_cpu_profile_totals t;
     memset(&t, 0, sizeof(t));
+    t.name_width = 24;
     struct ggml_cpu_profile_row * rows = NULL;
     if (p->n_rows > 0) {
         rows = (struct ggml_cpu_profile_row *) malloc(p->n_rows * sizeof(*rows));
@@ -114,6 +115,7 @@ void ggml_cpu_profile_print_table(FILE * f, const struct ggml_cpu_profile * p, d
     fprintf(f, "  %-*s %7s %8.3f   (starting and ending the CPU graphs)\n", w, "CPU graph start/end", "",
             (p->graph_ns - t.wall_ns) * per_ms);
     free(rows);
+    t.name_width = w;
     if (totals != NULL) {
         *totals = t;
     }

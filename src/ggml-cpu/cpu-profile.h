@@ -75,6 +75,7 @@ struct ggml_cpu_profile_totals {
     double compute_mean_ns;
     double bytes;
     double weight_bytes;
+    int    name_width; // the width of the table's name column, for lines printed below it
 };
 
 // proc address "ggml_backend_cpu_profile_print_table": the table of p's rows,

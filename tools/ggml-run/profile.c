@@ -128,7 +128,8 @@ void run_profile_print(FILE * f, const struct run_context * rc, const struct run
     struct ggml_cpu_profile_totals t;
     print_table(f, p, tok, "tok", &t);
     const double graphs_ms = p->graph_ns / tok * 1e-6;
-    fprintf(f, "  %-24s %7s %8.3f %6.1f   (scheduler, other devices, copies, logits, sampling)\n", "outside the CPU graphs", "",
+    fprintf(f, "  %-*s %7s %8.3f %6.1f   (scheduler, other devices, copies, logits, sampling)\n", t.name_width,
+            "outside the CPU graphs", "",
             token_ms - graphs_ms, 100.0 * (token_ms - graphs_ms) / token_ms);
     const double weights = t.weight_bytes / tok;
     fprintf(f, "weights read: %.2f MB per token (of %.2f MB); at %.3f ms per token that is %.2f GB/s "

@@ -340,6 +340,16 @@ static QD_INLINE __m512i qk_bcast16_512(__m512i v, int j0, int j1) {
     return _mm512_shuffle_epi8(v, ctrl);
 }
 
+// isum + the int16 pair sums of ps times the int16 scales sc, as int32 lanes:
+// one VNNI instruction where the variant has it (the same integers)
+static QD_INLINE __m512i qk_dot_scaled_512(__m512i isum, __m512i ps, __m512i sc) {
+#if defined(__AVX512VNNI__)
+    return _mm512_dpwssd_epi32(isum, ps, sc);
+#else
+    return _mm512_add_epi32(isum, _mm512_madd_epi16(ps, sc));
+#endif
+}
+
 static QD_INLINE void qk_step_45(const bool q5, const int R, const int C, int64_t nb, const char * x, size_t xs,
                                  const block_q8_K * const * y, float * const * s, int64_t i0, int64_t is) {
     const size_t  bsx = q5 ? sizeof(block_q5_K) : sizeof(block_q4_K);
@@ -410,9 +420,8 @@ static QD_INLINE void qk_step_45(const bool q5, const int R, const int C, int64_
                 const __m512i s1 = qk_bcast16_512(sc[r], 4*p + 1, 4*p + 3);
                 for (int c = 0; c < C; c++) {
                     // codes <= 31, |y| <= 128: the byte-pair sums fit in int16
-                    const __m512i p0 = _mm512_madd_epi16(_mm512_maddubs_epi16(lo, ylo[c]), s0);
-                    const __m512i p1 = _mm512_madd_epi16(_mm512_maddubs_epi16(hi, yhi[c]), s1);
-                    isum[r][c] = _mm512_add_epi32(isum[r][c], _mm512_add_epi32(p0, p1));
+                    isum[r][c] = qk_dot_scaled_512(isum[r][c], _mm512_maddubs_epi16(lo, ylo[c]), s0);
+                    isum[r][c] = qk_dot_scaled_512(isum[r][c], _mm512_maddubs_epi16(hi, yhi[c]), s1);
                 }
             }
         }
@@ -511,9 +520,8 @@ static QD_INLINE void qk_step_6(const int R, const int C, int64_t nb, const char
                 const __m512i shi = _mm512_permutexvar_epi16(ihi, sc[r]);
                 for (int c = 0; c < C; c++) {
                     // u <= 63, |y| <= 128: the byte-pair sums fit in int16
-                    const __m512i p0 = _mm512_madd_epi16(_mm512_maddubs_epi16(lo, ylo[c]), slo);
-                    const __m512i p1 = _mm512_madd_epi16(_mm512_maddubs_epi16(hi, yhi[c]), shi);
-                    isum[r][c] = _mm512_add_epi32(isum[r][c], _mm512_add_epi32(p0, p1));
+                    isum[r][c] = qk_dot_scaled_512(isum[r][c], _mm512_maddubs_epi16(lo, ylo[c]), slo);
+                    isum[r][c] = qk_dot_scaled_512(isum[r][c], _mm512_maddubs_epi16(hi, yhi[c]), shi);
                 }
             }
         }
