@@ -374,13 +374,28 @@ static QD_INLINE void qk_step_45(const bool q5, const int R, const int C, int64_
         __m512i qh[QK_STEP_ROWS], sc[QK_STEP_ROWS], isum[QK_STEP_ROWS][QK_MAX_COLS];
         __m128i msum[QK_STEP_ROWS][QK_MAX_COLS];
         __m128  dm[QK_STEP_ROWS];   // d, dmin of the weight block
+        // the scales and minimums of two rows decoded at once (an odd last
+        // row decodes its own twice)
+        const size_t o_sc = offsetof(block_q4_K, scales);   // = offsetof(block_q5_K, scales)
+        __m128i mn[QK_STEP_ROWS];
+        for (int r = 0; r < R; r += 2) {
+            const char *  b0 = x + r*xs + b*bsx;
+            const char *  b1 = r + 1 < R ? b0 + xs : b0;
+            const __m256i sm = qk_scales_mins_bytes((const uint8_t *) b0 + o_sc, (const uint8_t *) b1 + o_sc);
+            const __m256i w0 = _mm256_cvtepu8_epi16(_mm256_castsi256_si128(sm));
+            sc[r] = _mm512_broadcast_i32x4(_mm256_castsi256_si128(w0));
+            mn[r] = _mm256_extracti128_si256(w0, 1);
+            if (r + 1 < R) {
+                const __m256i w1 = _mm256_cvtepu8_epi16(_mm256_extracti128_si256(sm, 1));
+                sc[r + 1] = _mm512_broadcast_i32x4(_mm256_castsi256_si128(w1));
+                mn[r + 1] = _mm256_extracti128_si256(w1, 1);
+            }
+        }
         for (int r = 0; r < R; r++) {
             const char * blk = x + r*xs + b*bsx;
             ggml_cpu_stream_prefetch(blk, bsx);
-            __m128i mn;
             if (q5) {
                 const block_q5_K * xb = (const block_q5_K *) blk;
-                sc[r] = _mm512_broadcast_i32x4(qk_scales_mins_45(xb->scales, &mn));
                 qs[r] = xb->qs;
                 // bytes 0..31: the bits of groups 4p, 4p + 1 from bit 0; bytes 32..63: of 4p + 2, 4p + 3
                 const __m256i h = _mm256_loadu_si256((const __m256i *) xb->qh);
@@ -388,13 +403,12 @@ static QD_INLINE void qk_step_45(const bool q5, const int R, const int C, int64_
                 dm[r] = qk_d_dmin(&xb->d);
             } else {
                 const block_q4_K * xb = (const block_q4_K *) blk;
-                sc[r] = _mm512_broadcast_i32x4(qk_scales_mins_45(xb->scales, &mn));
                 qs[r] = xb->qs;
                 qh[r] = _mm512_setzero_si512();
                 dm[r] = qk_d_dmin(&xb->d);
             }
             for (int c = 0; c < C; c++) {
-                msum[r][c] = _mm_madd_epi16(mn, ysum[c]);
+                msum[r][c] = _mm_madd_epi16(mn[r], ysum[c]);
                 isum[r][c] = _mm512_setzero_si512();
             }
         }
