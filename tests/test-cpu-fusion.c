@@ -617,6 +617,123 @@ static void test_mul_mat_groups(void) {
     ggml_backend_free(be);
 }
 
+// MUL_MAT pairs with the GLU of their results (gate, up, SWIGLU): computed
+// together (one fused node), and apart (a node between the products), the
+// same bits of the products and the GLU; layout: how the graph is built
+enum glu_layout {
+    GLU_AFTER,        // a, b, glu(a, b)
+    GLU_SWAPPED,      // a, b, glu(b, a): the second product activated
+    GLU_VIEW,         // a, b, a view of b, glu(a, b)
+    GLU_NODE_BEFORE,  // a, b, an unrelated node, glu(a, b): the pair alone fuses
+    GLU_OF_ONE,       // a, b, glu(a, a): the pair alone fuses
+};
+
+struct glu_case {
+    const char *      name;
+    enum ggml_glu_op  op;
+    enum ggml_type    ta, tb;
+    int64_t           k, na, nb, cols;
+    enum glu_layout   layout;
+    bool              expect;  // the GLU fuses with the pair
+    int               pairs;   // else the pairs fused without it
+};
+
+struct glu_run {
+    struct ggml_context * ctx;
+    struct ggml_tensor  * out[3];  // a, b, the GLU
+    int64_t               n_glu, n_pairs, n_glu_alone;
+};
+
+static struct glu_run glu_compute(ggml_backend_t be, ggml_backend_cpu_set_profile_t set_profile,
+                                  const struct glu_case * c, bool apart) {
+    struct glu_run r = { 0 };
+    r.ctx = tt_ctx_new(64);
+    struct ggml_tensor * wa = ggml_new_tensor_2d(r.ctx, c->ta, c->k, c->na);
+    struct ggml_tensor * wb = ggml_new_tensor_2d(r.ctx, c->tb, c->k, c->nb);
+    struct ggml_tensor * x  = ggml_new_tensor_2d(r.ctx, GGML_TYPE_F32, c->k, c->cols);
+    tt_fill_uniform(wa, -1.0, 1.0, 41);
+    tt_fill_uniform(wb, -1.0, 1.0, 42);
+    tt_fill_uniform(x, -1.0, 1.0, 43);
+    struct ggml_cgraph * gf = ggml_new_graph(r.ctx);
+    r.out[0] = ggml_mul_mat(r.ctx, wa, x);
+    ggml_build_forward_expand(gf, r.out[0]);
+    if (apart) {
+        ggml_build_forward_expand(gf, ggml_scale(r.ctx, x, 2.0f));
+    }
+    r.out[1] = ggml_mul_mat(r.ctx, wb, x);
+    ggml_build_forward_expand(gf, r.out[1]);
+    struct ggml_tensor * ga = r.out[0], * gb = r.out[1];
+    switch (c->layout) {
+        case GLU_AFTER:       break;
+        case GLU_SWAPPED:     ga = r.out[1]; gb = r.out[0]; break;
+        case GLU_VIEW:        ggml_build_forward_expand(gf, ggml_reshape_1d(r.ctx, r.out[1], ggml_nelements(r.out[1]))); break;
+        case GLU_NODE_BEFORE: ggml_build_forward_expand(gf, ggml_scale(r.ctx, x, 3.0f)); break;
+        case GLU_OF_ONE:      gb = r.out[0]; break;
+    }
+    r.out[2] = ggml_glu_split(r.ctx, ga, gb, c->op);
+    ggml_build_forward_expand(gf, r.out[2]);
+    struct ggml_cpu_profile prof;
+    memset(&prof, 0, sizeof(prof));
+    set_profile(be, &prof);
+    CHECK(ggml_backend_graph_compute(be, gf) == GGML_STATUS_SUCCESS);
+    set_profile(be, NULL);
+    r.n_glu       = profile_count(&prof, GGML_CPU_FUSION_MUL_MAT_GLU);
+    r.n_pairs     = profile_count(&prof, GGML_CPU_FUSION_MUL_MAT_GROUP);
+    for (size_t i = 0; i < prof.n_rows; i++) {
+        r.n_glu_alone += prof.rows[i].op == GGML_OP_GLU && prof.rows[i].fusion == GGML_CPU_FUSION_NONE ? prof.rows[i].n_nodes : 0;
+    }
+    free(prof.rows);
+    return r;
+}
+
+static void test_mul_mat_glu(void) {
+    const struct glu_case cases[] = {
+        { "SWIGLU q4_K", GGML_GLU_OP_SWIGLU, GGML_TYPE_Q4_K, GGML_TYPE_Q4_K, 512, 200, 200, 1, GLU_AFTER, true, 0 },
+        { "SWIGLU q4_K, several chunks", GGML_GLU_OP_SWIGLU, GGML_TYPE_Q4_K, GGML_TYPE_Q4_K, 2048, 1500, 1500, 2,
+          GLU_AFTER, true, 0 },
+        { "GEGLU q8_0 of (b, a)", GGML_GLU_OP_GEGLU, GGML_TYPE_Q8_0, GGML_TYPE_Q8_0, 256, 77, 77, 3, GLU_SWAPPED, true, 0 },
+        { "REGLU f16, a view between", GGML_GLU_OP_REGLU, GGML_TYPE_F16, GGML_TYPE_F16, 96, 50, 50, 1, GLU_VIEW, true, 0 },
+        { "SWIGLU q4_0", GGML_GLU_OP_SWIGLU, GGML_TYPE_Q4_0, GGML_TYPE_Q4_0, 512, 130, 130, 1, GLU_AFTER, true, 0 },
+        { "SWIGLU_OAI f32", GGML_GLU_OP_SWIGLU_OAI, GGML_TYPE_F32, GGML_TYPE_F32, 64, 33, 33, 2, GLU_AFTER, true, 0 },
+        { "GEGLU_ERF, a node before it", GGML_GLU_OP_GEGLU_ERF, GGML_TYPE_Q8_0, GGML_TYPE_Q8_0, 256, 64, 64, 1,
+          GLU_NODE_BEFORE, false, 1 },
+        { "SWIGLU of one product", GGML_GLU_OP_SWIGLU, GGML_TYPE_Q8_0, GGML_TYPE_Q8_0, 256, 64, 64, 1, GLU_OF_ONE, false, 1 },
+        // a pair (both read Q8_K activations), but of two split geometries
+        { "SWIGLU q4_K x q6_K", GGML_GLU_OP_SWIGLU, GGML_TYPE_Q4_K, GGML_TYPE_Q6_K, 256, 64, 64, 1, GLU_AFTER, false, 1 },
+        { "SWIGLU, many columns", GGML_GLU_OP_SWIGLU, GGML_TYPE_Q8_0, GGML_TYPE_Q8_0, 256, 64, 64, 40, GLU_AFTER, false, 0 },
+    };
+    ggml_backend_t be = ggml_backend_cpu_init();
+    CHECK(be != NULL);
+    if (be == NULL) {
+        return;
+    }
+    ggml_backend_cpu_set_profile_t set_profile = profile_setter(be);
+    for (size_t ci = 0; set_profile != NULL && ci < sizeof(cases) / sizeof(cases[0]); ci++) {
+        const struct glu_case * c = &cases[ci];
+        for (int n_threads = 1; n_threads <= 3; n_threads += 2) {
+            ggml_backend_cpu_set_n_threads(be, n_threads);
+            struct glu_run together = glu_compute(be, set_profile, c, false);
+            struct glu_run apart    = glu_compute(be, set_profile, c, true);
+            // fused: one pair with its GLU; else the pair alone (few columns)
+            // and the GLU a node of its own
+            const bool    fused  = c->expect && !g_fusion_off;
+            const int64_t want_p = fused || g_fusion_off ? 0 : c->pairs;
+            CHECK_MSG(together.n_glu == (fused ? 1 : 0) && together.n_glu_alone == (fused ? 0 : 1) &&
+                          together.n_pairs == want_p && apart.n_glu == 0 && apart.n_pairs == 0 && apart.n_glu_alone == 1,
+                      "%s, %d threads: %lld fused with the GLU, %lld pairs, %lld GLU alone; apart %lld, %lld",
+                      c->name, n_threads, (long long) together.n_glu, (long long) together.n_pairs,
+                      (long long) together.n_glu_alone, (long long) apart.n_glu, (long long) apart.n_glu_alone);
+            for (int m = 0; m < 3; m++) {
+                CHECK_MSG(tt_same_bits(together.out[m], apart.out[m]), "%s, %d threads: %s together and apart differ",
+                          c->name, n_threads, m < 2 ? "a product" : "the GLU");
+            }
+            ggml_free(together.ctx);
+            ggml_free(apart.ctx);
+        }
+    }
+    ggml_backend_free(be);
+}
+
 int main(void) {
     const char * env = getenv("GGML_CPU_DISABLE_FUSION");
     g_fusion_off = env != NULL && atoi(env) == 1;
@@ -626,5 +743,6 @@ int main(void) {
     test_backend_chain();
     test_mul_mat_pairs();
     test_mul_mat_groups();
+    test_mul_mat_glu();
     return TEST_RESULT();
 }

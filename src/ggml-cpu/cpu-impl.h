@@ -94,6 +94,7 @@ enum ggml_cpu_fusion {
     GGML_CPU_FUSION_RMS_NORM_MUL,     // RMS_NORM, MUL by a weight
     GGML_CPU_FUSION_ADD_RMS_NORM_MUL, // ADD, RMS_NORM of it, MUL by a weight
     GGML_CPU_FUSION_MUL_MAT_GROUP,    // 2 to GGML_CPU_MUL_MAT_GROUP_MAX MUL_MATs of the same src1 (few columns)
+    GGML_CPU_FUSION_MUL_MAT_GLU,      // two such MUL_MATs (gate, up), then the GLU of their results
 };
 
 // the most products one fused node computes: a layer's Q, K and V (gate and
@@ -125,6 +126,16 @@ void ggml_cpu_forward_rms_norm_mul(const struct ggml_compute_params * params, st
 // (2 <= n <= GGML_CPU_MUL_MAT_GROUP_MAX), each pair of which can
 bool ggml_cpu_mul_mat_pair_ok(const struct ggml_tensor * a, const struct ggml_tensor * b);
 void ggml_cpu_forward_mul_mat_group(const struct ggml_compute_params * params, struct ggml_tensor * const * nodes, int n);
+
+// two products of the same src1 that can be computed together, of the same
+// weight type and rows, and glu, a GLU of their results (split form, F32
+// rows): each chunk of rows of both products, then of the GLU (ops-matmul.c)
+void ggml_cpu_forward_mul_mat_glu(const struct ggml_compute_params * params, struct ggml_tensor * a, struct ggml_tensor * b,
+                                  struct ggml_tensor * glu);
+
+// values [r0, r1) of row i1 of a split GLU node over F32 rows, by the
+// operations of the node's kernel (ops-glu.c)
+void ggml_cpu_glu_span_f32(const struct ggml_tensor * glu, int64_t i1, int64_t r0, int64_t r1, bool use_ref);
 
 //
 // thread pool (threadpool.c)

@@ -22,6 +22,7 @@ const char * ggml_cpu_fusion_name(enum ggml_cpu_fusion kind) {
         case GGML_CPU_FUSION_RMS_NORM_MUL:     return "RMS_NORM+MUL";
         case GGML_CPU_FUSION_ADD_RMS_NORM_MUL: return "ADD+RMS_NORM+MUL";
         case GGML_CPU_FUSION_MUL_MAT_GROUP:    return "MUL_MAT+MUL_MAT";
+        case GGML_CPU_FUSION_MUL_MAT_GLU:      return "MUL_MAT+MUL_MAT+GLU";
     }
     return "?";
 }
@@ -35,6 +36,13 @@ static void row_name(const struct ggml_cpu_profile_row * row, char * buf, size_t
         sub = ggml_glu_op_name((enum ggml_glu_op) row->sub_op);
     } else if (row->src0_type != GGML_TYPE_COUNT) {
         sub = ggml_type_name(row->src0_type);
+    }
+    if (row->fusion == GGML_CPU_FUSION_MUL_MAT_GLU) {
+        // "MUL_MAT+MUL_MAT+SWIGLU q4_K" (sub_op: the GLU op; the type: of the weights)
+        snprintf(buf, size, "%s+%s+%s %s", ggml_op_name(GGML_OP_MUL_MAT), ggml_op_name(GGML_OP_MUL_MAT),
+                 row->sub_op >= 0 ? ggml_glu_op_name((enum ggml_glu_op) row->sub_op) : "GLU",
+                 row->src0_type != GGML_TYPE_COUNT ? ggml_type_name(row->src0_type) : "");
+        return;
     }
     if (row->fusion == GGML_CPU_FUSION_MUL_MAT_GROUP) {
         // "MUL_MAT+MUL_MAT q4_K", "MUL_MAT+MUL_MAT+MUL_MAT q4_K" (sub_op: the

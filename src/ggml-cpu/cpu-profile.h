@@ -34,7 +34,8 @@
 extern "C" {
 #endif
 
-// one kind of node: the op, its sub-op (the unary or GLU op, else -1), the
+// one kind of node: the op, its sub-op (the unary or GLU op, the products of
+// a MUL_MAT group, the GLU op of a MUL_MAT pair with its GLU, else -1), the
 // type of its first operand (GGML_TYPE_COUNT without one) and the fusion that
 // computes it with the nodes after it, if any (its row then holds the
 // fusion's time and bytes, and n_nodes counts fusions)

@@ -208,12 +208,16 @@ static double node_bytes(const struct ggml_tensor * node, double * weight_bytes)
 }
 
 // n_products: the products of a MUL_MAT group (kept as the row's sub_op: a
-// group of 3 is another kind than a pair)
+// group of 3 is another kind than a pair); last: the fusion's last node (a
+// pair's GLU, whose op is the row's sub_op)
 static struct ggml_cpu_profile_row * profile_row(struct ggml_cpu_profile * prof, const struct ggml_tensor * node,
-                                                 enum ggml_cpu_fusion fusion, int n_products) {
+                                                 enum ggml_cpu_fusion fusion, int n_products,
+                                                 const struct ggml_tensor * last) {
     int32_t sub_op = -1;
     if (fusion == GGML_CPU_FUSION_MUL_MAT_GROUP) {
         sub_op = n_products;
+    } else if (fusion == GGML_CPU_FUSION_MUL_MAT_GLU) {
+        sub_op = (int32_t) ggml_get_glu_op(last);
     } else if (node->op == GGML_OP_UNARY) {
         sub_op = (int32_t) ggml_get_unary_op(node);
     } else if (node->op == GGML_OP_GLU) {
@@ -260,7 +264,7 @@ static void profile_add(struct ggml_cpu_profile * prof, const struct ggml_cgraph
         for (int j = i; j < i + n; j++) {
             n_products += cgraph->nodes[j]->op == GGML_OP_MUL_MAT && node_computes(cgraph->nodes[j]);
         }
-        struct ggml_cpu_profile_row * row = profile_row(prof, node, fusion, n_products);
+        struct ggml_cpu_profile_row * row = profile_row(prof, node, fusion, n_products, cgraph->nodes[i + n - 1]);
         if (row == NULL) {
             prof->failed = 1;
             continue;

@@ -16,6 +16,11 @@
 //                            activations converted once, the products'
 //                            chunks one space (ops-matmul.c); views between
 //                            them (they compute nothing) are skipped
+//   MUL_MAT, MUL_MAT, GLU    a pair of such products of one weight type and
+//                            size (gate and up) and the GLU (split form, F32)
+//                            of their results: each chunk of rows of both,
+//                            then the GLU of those rows (the products are
+//                            still written: anything else may read them)
 //
 // The fused kernel computes every value by the same operations as the nodes
 // one after the other: results are the same, bit for bit. A norm pattern is
@@ -121,6 +126,44 @@ static int mul_mat_group_at(const struct ggml_cgraph * g, int i, int * j_last) {
     return n;
 }
 
+// nodes[i] and one more product a group of two (mul_mat_group_at), then
+// (views between) a GLU of their two results that the pair's kernel can
+// compute chunk by chunk: its index in *j_glu
+static bool mul_mat_glu_at(const struct ggml_cgraph * g, int i, int * j_glu) {
+    int j;
+    if (mul_mat_group_at(g, i, &j) != 2) {
+        return false;
+    }
+    const struct ggml_tensor * a = g->nodes[i];
+    const struct ggml_tensor * b = g->nodes[j];
+    int k = j + 1;
+    while (k < g->n_nodes && ggml_op_is_empty(g->nodes[k]->op)) {
+        k++;
+    }
+    if (k >= g->n_nodes) {
+        return false;
+    }
+    const struct ggml_tensor * z = g->nodes[k];
+    if (z->op != GGML_OP_GLU || (z->flags & GGML_TENSOR_FLAG_COMPUTE) == 0 || z->src[1] == NULL ||
+        !((z->src[0] == a && z->src[1] == b) || (z->src[0] == b && z->src[1] == a))) {
+        return false;
+    }
+    const struct ggml_tensor * wa = a->src[0], * wb = b->src[0], * x = a->src[1];
+    // one split for both: the same weight type and rows; F32 rows of one shape, one matrix
+    if (wa->type != wb->type || wa->ne[1] != wb->ne[1] || !ggml_are_same_shape(a, b) || !ggml_are_same_shape(a, z) ||
+        !ggml_is_contiguous(a) || !ggml_is_contiguous(b) || !ggml_is_contiguous(z) || a->type != GGML_TYPE_F32 ||
+        b->type != GGML_TYPE_F32 || z->type != GGML_TYPE_F32 || a->ne[2] != 1 || a->ne[3] != 1 || z->data == NULL) {
+        return false;
+    }
+    // the GLU writes rows a chunk's products have just written, in place or
+    // apart, and nothing the later chunks read
+    if (!apart_or_same(z, a) || !apart_or_same(z, b) || overlap(z, wa) || overlap(z, wb) || overlap(z, x)) {
+        return false;
+    }
+    *j_glu = k;
+    return true;
+}
+
 enum ggml_cpu_fusion ggml_cpu_fusion_at(const struct ggml_cgraph * g, int i, bool enabled, int * n_nodes) {
     *n_nodes = 1;
     if (!enabled || i + 1 >= g->n_nodes) {
@@ -129,6 +172,10 @@ enum ggml_cpu_fusion ggml_cpu_fusion_at(const struct ggml_cgraph * g, int i, boo
     const struct ggml_tensor * node = g->nodes[i];
     if (node->op == GGML_OP_MUL_MAT) {
         int j;
+        if (mul_mat_glu_at(g, i, &j)) {
+            *n_nodes = j - i + 1;
+            return GGML_CPU_FUSION_MUL_MAT_GLU;
+        }
         if (mul_mat_group_at(g, i, &j) > 1) {
             *n_nodes = j - i + 1;
             return GGML_CPU_FUSION_MUL_MAT_GROUP;
@@ -183,6 +230,13 @@ void ggml_cpu_fusion_forward(const struct ggml_compute_params * params, const st
                 }
             }
             ggml_cpu_forward_mul_mat_group(params, m, n);
+            return;
+        }
+        case GGML_CPU_FUSION_MUL_MAT_GLU: {
+            int j, k;
+            mul_mat_group_at(g, i, &j);
+            mul_mat_glu_at(g, i, &k);
+            ggml_cpu_forward_mul_mat_glu(params, g->nodes[i], g->nodes[j], g->nodes[k]);
             return;
         }
         case GGML_CPU_FUSION_NONE:

@@ -9,6 +9,7 @@
 // Any float types (F32, F16, BF16) in and out, rows strided or not. The ops
 // and their expressions are the GLU list of ggml-op-list.h.
 
+#include "cpu-impl.h"
 #include "ops/elementwise.h"
 #include "simd/vec-math.h"
 #include "ggml-op-list.h"
@@ -162,6 +163,16 @@ static void forward_glu(const struct ggml_compute_params * params, struct ggml_t
         }
         glu_span(kind, par, ggml_ew_row_of(dst, i1, i2, i3), x, g, c0, c1, params->use_ref);
     }
+}
+
+void ggml_cpu_glu_span_f32(const struct ggml_tensor * glu, int64_t i1, int64_t r0, int64_t r1, bool use_ref) {
+    enum ew_glu_kind kind;
+    if (!glu_kind_of(glu, &kind) || glu->src[1] == NULL) {
+        GGML_ABORT("%s: %s is no split GLU", __func__, ggml_op_desc(glu));
+    }
+    const struct glu_par par = { ggml_get_op_params_f32(glu, 2), ggml_get_op_params_f32(glu, 3) };
+    glu_span(kind, par, ggml_ew_row_of(glu, i1, 0, 0), ggml_ew_row_of(glu->src[0], i1, 0, 0),
+             ggml_ew_row_of(glu->src[1], i1, 0, 0), r0, r1, use_ref);
 }
 
 static bool supports_glu(const struct ggml_tensor * op) {

@@ -873,35 +873,43 @@ bool ggml_cpu_mul_mat_pair_ok(const struct ggml_tensor * a, const struct ggml_te
            oa.f32_stride == ob.f32_stride && oa.q8_stride == ob.q8_stride && oa.ys_stride == ob.ys_stride;
 }
 
-void ggml_cpu_forward_mul_mat_group(const struct ggml_compute_params * params, struct ggml_tensor * const * nodes, int n) {
-    GGML_ASSERT(n >= 2 && n <= GGML_CPU_MUL_MAT_GROUP_MAX);
-    struct mm_op op[GGML_CPU_MUL_MAT_GROUP_MAX];
+// the start of a fused kernel of n products of one src1: their ops, this
+// thread's area and in it src1 in the forms all read (each thread converts
+// all of it: no barrier)
+static char * mm_together_begin(const struct ggml_compute_params * params, struct ggml_tensor * const * nodes, int n,
+                                struct mm_op * op, struct mm_act * act) {
     size_t tsize = 0;   // a thread's area: room for any product's scratch (each alone fits the plan)
     for (int i = 0; i < n; i++) {
         mm_op_init(&op[i], nodes[i]);
         tsize = MAX(tsize, op[i].thread_size);
     }
-    const int  ith     = params->ith;
-    const int  nth     = params->nth;
-    const bool use_ref = params->use_ref;
-    GGML_ASSERT(params->wsize >= (size_t) nth * tsize);
-    char * thr = (char *) params->wdata + (size_t) ith * tsize;
-    const struct mm_act act = {
+    GGML_ASSERT(params->wsize >= (size_t) params->nth * tsize);
+    char * thr = (char *) params->wdata + (size_t) params->ith * tsize;
+    *act = (struct mm_act) {
         .f32  = thr + op[0].act_f32,
         .q8   = thr + op[0].act_q8,
         .q8p  = thr + op[0].act_q8p,
         .bf16 = thr + op[0].act_bf16,
         .ys   = thr + op[0].act_ys,
     };
-
-    // src1 in the forms all read (mm_forward's choice for few columns)
+    // mm_forward's choice for few columns
     const bool want_ys = op[0].ys_stride > 0 && op[0].need_q8;
     const bool want_q8 = op[0].need_q8 && !op[0].q8_in_place;
     if (op[0].act_size > 0) {
         for (int64_t c = 0; c < op[0].n_x_cols; c++) {
-            mm_convert_col(&op[0], &act, c, thr, true, want_q8, false, want_ys, false, use_ref);
+            mm_convert_col(&op[0], act, c, thr, true, want_q8, false, want_ys, false, params->use_ref);
         }
     }
+    return thr;
+}
+
+void ggml_cpu_forward_mul_mat_group(const struct ggml_compute_params * params, struct ggml_tensor * const * nodes, int n) {
+    GGML_ASSERT(n >= 2 && n <= GGML_CPU_MUL_MAT_GROUP_MAX);
+    struct mm_op  op[GGML_CPU_MUL_MAT_GROUP_MAX];
+    struct mm_act act;
+    char * const  thr     = mm_together_begin(params, nodes, n, op, &act);
+    const int     nth     = params->nth;
+    const bool    use_ref = params->use_ref;
 
     // the row blocks of the products one after the other: product i's are
     // chunks [first[i], first[i + 1])
@@ -924,6 +932,39 @@ void ggml_cpu_forward_mul_mat_group(const struct ggml_compute_params * params, s
         const int64_t r0 = mm_split_row(&sp[i], chunk - first[i]);
         const int64_t r1 = mm_split_row(&sp[i], chunk - first[i] + 1);
         mm_chunk_rows(&op[i], &act, &g[i], r0, r1, thr, use_ref);
+    }
+}
+
+// The gate and up products of a feed-forward layer and their GLU: a chunk is
+// the same rows of both products (the split of one, as their weights are of
+// one type and size), then the GLU of those rows of every column, while the
+// thread still holds them in its cache (the GLU alone, a node of its own,
+// read both products' rows from the other threads' caches after a barrier).
+// Every value is computed by the operations of the three nodes.
+void ggml_cpu_forward_mul_mat_glu(const struct ggml_compute_params * params, struct ggml_tensor * a, struct ggml_tensor * b,
+                                  struct ggml_tensor * glu) {
+    struct ggml_tensor * const nodes[2] = { a, b };
+    struct mm_op  op[2];
+    struct mm_act act;
+    char * const  thr     = mm_together_begin(params, nodes, 2, op, &act);
+    const bool    use_ref = params->use_ref;
+    GGML_ASSERT(op[0].n == op[1].n && op[0].w->type == op[1].w->type && glu->ne[0] == op[0].n);
+
+    struct mm_group g[2];
+    for (int i = 0; i < 2; i++) {
+        g[i] = (struct mm_group) { 0 };
+        g[i].w     = mm_weight_matrix(&op[i], 0, 0);
+        g[i].ncols = op[i].x->ne[1];
+    }
+    const struct mm_split sp = mm_group_split(&op[0], &g[0], 1, params->nth);
+    for (int64_t chunk = ggml_cpu_next_chunk(params); chunk < sp.n_row_blocks; chunk = ggml_cpu_next_chunk(params)) {
+        const int64_t r0 = mm_split_row(&sp, chunk);
+        const int64_t r1 = mm_split_row(&sp, chunk + 1);
+        mm_chunk_rows(&op[0], &act, &g[0], r0, r1, thr, use_ref);
+        mm_chunk_rows(&op[1], &act, &g[1], r0, r1, thr, use_ref);
+        for (int64_t c = 0; c < glu->ne[1]; c++) {
+            ggml_cpu_glu_span_f32(glu, c, r0, r1, use_ref);
+        }
     }
 }
 
