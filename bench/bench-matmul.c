@@ -476,6 +476,23 @@ static const enum ggml_type k_types[] = {
     GGML_TYPE_IQ3_XXS, GGML_TYPE_IQ3_S, GGML_TYPE_NVFP4, GGML_TYPE_Q1_0, GGML_TYPE_Q2_0,
 };
 
+// --repack: the CPU device's extra buffer type (upstream's name for the
+// query), or NULL (host memory) where it has none; says which
+static ggml_backend_buffer_type_t repack_buft(void) {
+    ggml_backend_buffer_type_t buft = NULL;
+    ggml_backend_reg_t reg = ggml_backend_cpu_reg();
+    ggml_backend_dev_t cpu = ggml_backend_reg_dev_get(reg, 0);
+    void * sym = ggml_backend_reg_get_proc_address(reg, "ggml_backend_dev_get_extra_bufts");
+    if (sym != NULL) {
+        ggml_backend_dev_get_extra_bufts_t fn;
+        memcpy(&fn, &sym, sizeof(sym));
+        ggml_backend_buffer_type_t * bufts = fn(cpu);
+        buft = bufts != NULL ? bufts[0] : NULL;
+    }
+    printf("--repack: weights in %s\n\n", buft != NULL ? ggml_backend_buft_name(buft) : "host memory (the CPU has no extra buffer type here)");
+    return buft;
+}
+
 int main(int argc, char ** argv) {
     int n_threads = 2;
     double seconds = 1.0;
@@ -567,6 +584,9 @@ int main(int argc, char ** argv) {
     if (in_cache) {
         struct ggml_threadpool_params tpp = ggml_threadpool_params_default(n_threads);
         struct bench_ctx bc = { .pool = ggml_threadpool_new(&tpp), .n_threads = n_threads, .seconds = seconds, .inner = 20 };
+        if (repack) {
+            bc.repack = repack_buft();
+        }
         const int64_t k = 2048;
         printf("one column, weights [%lld, n] of about 256 KiB (in the L2 cache), %d thread%s, best of %.1f s (20 products a sample):\n",
                (long long) k, n_threads, n_threads == 1 ? "" : "s", seconds);
@@ -606,17 +626,7 @@ int main(int argc, char ** argv) {
     struct ggml_threadpool_params tpp = ggml_threadpool_params_default(n_threads);
     struct bench_ctx bc = { .pool = ggml_threadpool_new(&tpp), .n_threads = n_threads, .seconds = seconds };
     if (repack) {
-        // the CPU device's extra buffer type (upstream's name for the query)
-        ggml_backend_reg_t reg = ggml_backend_cpu_reg();
-        ggml_backend_dev_t cpu = ggml_backend_reg_dev_get(reg, 0);
-        void * sym = ggml_backend_reg_get_proc_address(reg, "ggml_backend_dev_get_extra_bufts");
-        if (sym != NULL) {
-            ggml_backend_dev_get_extra_bufts_t fn;
-            memcpy(&fn, &sym, sizeof(sym));
-            ggml_backend_buffer_type_t * bufts = fn(cpu);
-            bc.repack = bufts != NULL ? bufts[0] : NULL;
-        }
-        printf("--repack: weights in %s\n\n", bc.repack != NULL ? ggml_backend_buft_name(bc.repack) : "host memory (the CPU has no extra buffer type here)");
+        bc.repack = repack_buft();
     }
 
     printf(show_cpu ? "GFLOPS by the wall clock / by CPU time; gen: and GB/s of weights (by CPU time), %% of the read bandwidth\n"
