@@ -388,6 +388,15 @@ static void test_backend_chain(void) {
     ggml_backend_free(be);
 }
 
+// a CPU backend and its profile switch (NULL where there is none), for the
+// product tests; NULL (a failed check) when no backend can be made
+static ggml_backend_t profiled_backend(ggml_backend_cpu_set_profile_t * set_profile) {
+    ggml_backend_t be = ggml_backend_cpu_init();
+    CHECK(be != NULL);
+    *set_profile = be != NULL ? profile_setter(be) : NULL;
+    return be;
+}
+
 // MUL_MAT pairs: two products of the same activations, consecutive (fused)
 // and with an unrelated node between them (not fused): the same bits, and
 // within a double-precision sum over the dequantized weights
@@ -481,12 +490,11 @@ static void test_mul_mat_pairs(void) {
         { GGML_TYPE_F16,  GGML_TYPE_Q8_0, 64,  16,  16, 1,  false },
         { GGML_TYPE_Q8_0, GGML_TYPE_Q8_0, 256, 64,  64, 40, false },  // many columns: the tile kernels
     };
-    ggml_backend_t be = ggml_backend_cpu_init();
-    CHECK(be != NULL);
+    ggml_backend_cpu_set_profile_t set_profile;
+    ggml_backend_t be = profiled_backend(&set_profile);
     if (be == NULL) {
         return;
     }
-    ggml_backend_cpu_set_profile_t set_profile = profile_setter(be);
     for (size_t ci = 0; set_profile != NULL && ci < sizeof(cases) / sizeof(cases[0]); ci++) {
         const struct pair_case * c = &cases[ci];
         for (int n_threads = 1; n_threads <= 3; n_threads += 2) {
@@ -582,12 +590,11 @@ static void test_mul_mat_groups(void) {
         // product 1 reads product 0's result: 0 alone, then 1 and 2
         { "weights from the first", 3, { GGML_TYPE_F32, GGML_TYPE_F32, GGML_TYPE_F32 }, { 64, 0, 20 }, 64, 1, 1, { 2 } },
     };
-    ggml_backend_t be = ggml_backend_cpu_init();
-    CHECK(be != NULL);
+    ggml_backend_cpu_set_profile_t set_profile;
+    ggml_backend_t be = profiled_backend(&set_profile);
     if (be == NULL) {
         return;
     }
-    ggml_backend_cpu_set_profile_t set_profile = profile_setter(be);
     for (size_t ci = 0; set_profile != NULL && ci < sizeof(cases) / sizeof(cases[0]); ci++) {
         const struct group_case * c = &cases[ci];
         for (int n_threads = 1; n_threads <= 3; n_threads += 2) {
@@ -702,12 +709,11 @@ static void test_mul_mat_glu(void) {
         { "SWIGLU q4_K x q6_K", GGML_GLU_OP_SWIGLU, GGML_TYPE_Q4_K, GGML_TYPE_Q6_K, 256, 64, 64, 1, GLU_AFTER, false, 1 },
         { "SWIGLU, many columns", GGML_GLU_OP_SWIGLU, GGML_TYPE_Q8_0, GGML_TYPE_Q8_0, 256, 64, 64, 40, GLU_AFTER, false, 0 },
     };
-    ggml_backend_t be = ggml_backend_cpu_init();
-    CHECK(be != NULL);
+    ggml_backend_cpu_set_profile_t set_profile;
+    ggml_backend_t be = profiled_backend(&set_profile);
     if (be == NULL) {
         return;
     }
-    ggml_backend_cpu_set_profile_t set_profile = profile_setter(be);
     for (size_t ci = 0; set_profile != NULL && ci < sizeof(cases) / sizeof(cases[0]); ci++) {
         const struct glu_case * c = &cases[ci];
         for (int n_threads = 1; n_threads <= 3; n_threads += 2) {
