@@ -633,6 +633,7 @@ enum glu_layout {
     GLU_VIEW,         // a, b, a view of b, glu(a, b)
     GLU_NODE_BEFORE,  // a, b, an unrelated node, glu(a, b): the pair alone fuses
     GLU_OF_ONE,       // a, b, glu(a, a): the pair alone fuses
+    GLU_OVER_X,       // a, b, glu(a, b) written over the activations: the pair alone fuses
 };
 
 struct glu_case {
@@ -676,8 +677,14 @@ static struct glu_run glu_compute(ggml_backend_t be, ggml_backend_cpu_set_profil
         case GLU_VIEW:        ggml_build_forward_expand(gf, ggml_reshape_1d(r.ctx, r.out[1], ggml_nelements(r.out[1]))); break;
         case GLU_NODE_BEFORE: ggml_build_forward_expand(gf, ggml_scale(r.ctx, x, 3.0f)); break;
         case GLU_OF_ONE:      gb = r.out[0]; break;
+        case GLU_OVER_X:      break;
     }
     r.out[2] = ggml_glu_split(r.ctx, ga, gb, c->op);
+    if (c->layout == GLU_OVER_X) {
+        // as an allocator may place it once x is read for the last time (by b)
+        GGML_ASSERT(ggml_nbytes(r.out[2]) <= ggml_nbytes(x));
+        r.out[2]->data = x->data;
+    }
     ggml_build_forward_expand(gf, r.out[2]);
     struct ggml_cpu_profile prof;
     memset(&prof, 0, sizeof(prof));
@@ -705,6 +712,9 @@ static void test_mul_mat_glu(void) {
         { "GEGLU_ERF, a node before it", GGML_GLU_OP_GEGLU_ERF, GGML_TYPE_Q8_0, GGML_TYPE_Q8_0, 256, 64, 64, 1,
           GLU_NODE_BEFORE, false, 1 },
         { "SWIGLU of one product", GGML_GLU_OP_SWIGLU, GGML_TYPE_Q8_0, GGML_TYPE_Q8_0, 256, 64, 64, 1, GLU_OF_ONE, false, 1 },
+        // the threads would still read x while the first chunks' GLU overwrote it
+        { "SWIGLU over the activations", GGML_GLU_OP_SWIGLU, GGML_TYPE_Q8_0, GGML_TYPE_Q8_0, 256, 64, 64, 2, GLU_OVER_X, false,
+          1 },
         // a pair (both read Q8_K activations), but of two split geometries
         { "SWIGLU q4_K x q6_K", GGML_GLU_OP_SWIGLU, GGML_TYPE_Q4_K, GGML_TYPE_Q6_K, 256, 64, 64, 1, GLU_AFTER, false, 1 },
         { "SWIGLU, many columns", GGML_GLU_OP_SWIGLU, GGML_TYPE_Q8_0, GGML_TYPE_Q8_0, 256, 64, 64, 40, GLU_AFTER, false, 0 },
