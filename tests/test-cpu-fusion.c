@@ -700,6 +700,34 @@ static struct glu_run glu_compute(ggml_backend_t be, ggml_backend_cpu_set_profil
     return r;
 }
 
+// the GLU of a run against act(x) * g in double, from the run's own products
+// (SWIGLU, REGLU, GEGLU in its tanh form; SWIGLU_OAI with its parameters 0:
+// min(x, 0) / 2): the fused node applied the GLU to every value, in order
+static void glu_check_ref(const struct glu_case * c, const struct glu_run * r) {
+    const struct ggml_tensor * z = r->out[2];
+    const struct ggml_tensor * x = z->src[0], * g = z->src[1];
+    if (c->layout == GLU_OVER_X) {
+        return; // x is gone: its memory holds the result
+    }
+    double worst = 0.0;
+    for (int64_t j = 0; j < z->ne[1]; j++) {
+        for (int64_t i = 0; i < z->ne[0]; i++) {
+            const double xv = tt_get(x, i, j, 0, 0);
+            double act, gate = tt_get(g, i, j, 0, 0);
+            switch (c->op) {
+                case GGML_GLU_OP_SWIGLU:     act = xv / (1.0 + exp(-xv)); break;
+                case GGML_GLU_OP_REGLU:      act = xv > 0.0 ? xv : 0.0; break;
+                case GGML_GLU_OP_GEGLU:      act = 0.5 * xv * (1.0 + tanh(0.7978845608028654 * (xv + 0.044715 * xv * xv * xv))); break;
+                case GGML_GLU_OP_SWIGLU_OAI: act = (xv < 0.0 ? xv : 0.0) * 0.5; gate = 1.0; break; // clamp(g, 0, 0) + 1
+                default:                     return;
+            }
+            const double ref = act * gate;
+            worst = fmax(worst, fabs(tt_get(z, i, j, 0, 0) - ref) / (fabs(ref) + 1e-3));
+        }
+    }
+    CHECK_MSG(worst <= 1e-4, "%s: the GLU off act(x) * g by %.3g (relative)", c->name, worst);
+}
+
 static void test_mul_mat_glu(void) {
     const struct glu_case cases[] = {
         { "SWIGLU q4_K", GGML_GLU_OP_SWIGLU, GGML_TYPE_Q4_K, GGML_TYPE_Q4_K, 512, 200, 200, 1, GLU_AFTER, true, 0 },
@@ -743,6 +771,7 @@ static void test_mul_mat_glu(void) {
                 CHECK_MSG(tt_same_bits(together.out[m], apart.out[m]), "%s, %d threads: %s together and apart differ",
                           c->name, n_threads, m < 2 ? "a product" : "the GLU");
             }
+            glu_check_ref(c, &together);
             ggml_free(together.ctx);
             ggml_free(apart.ctx);
         }
