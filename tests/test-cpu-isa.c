@@ -8,7 +8,12 @@
 //     list "ISA" and the device description), an unknown name gives a log
 //     line listing the valid ones, and the variant computes matrix products
 //     (F32, F16, BF16, Q8_0, Q4_0, Q4_K weights; one and several columns)
-//     and softmax as a double-precision reference does.
+//     and softmax as a double-precision reference does;
+//   - the weight streams' prefetch distance (the feature "STREAM_PREFETCH"):
+//     none on Zen 4, 2048 bytes on other CPUs, what GGML_CPU_STREAM_AHEAD
+//     says (rounded up to whole lines) when it is a byte count of 0 to 64 KiB,
+//     and a warning and the CPU's default when it is not; the products
+//     computed right with each.
 //
 // TEST_CPU_VARIANTS is the build's list of variants, lowest first.
 
@@ -24,7 +29,7 @@
 // what the kernels in use are, from the registry
 //
 
-static const char * active_isa(void) {
+static const char * feature_value(const char * name) {
     ggml_backend_reg_t reg = ggml_backend_cpu_reg();
     void * sym = ggml_backend_reg_get_proc_address(reg, "ggml_backend_get_features");
     if (sym == NULL) {
@@ -33,11 +38,15 @@ static const char * active_isa(void) {
     ggml_backend_get_features_t get_features;
     memcpy(&get_features, &sym, sizeof(sym));
     for (const struct ggml_backend_feature * f = get_features(reg); f->name != NULL; f++) {
-        if (strcmp(f->name, "ISA") == 0) {
+        if (strcmp(f->name, name) == 0) {
             return f->value;
         }
     }
     return NULL;
+}
+
+static const char * active_isa(void) {
+    return feature_value("ISA");
 }
 
 //
@@ -103,7 +112,9 @@ static void child_check_softmax(void) {
 
 static int child_main(void) {
     const char * isa = active_isa();
+    const char * ahead = feature_value("STREAM_PREFETCH");
     printf("ISA=%s\n", isa ? isa : "(none)");
+    printf("STREAM_PREFETCH=%s\n", ahead ? ahead : "(none)");
     printf("DESCRIPTION=%s\n", ggml_backend_dev_description(ggml_backend_reg_dev_get(ggml_backend_cpu_reg(), 0)));
     const enum ggml_type types[] = { GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q8_0, GGML_TYPE_Q4_0, GGML_TYPE_Q4_K };
     for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
@@ -147,6 +158,20 @@ static bool cpu_has_avx_vnni(void) {
     return (a & (1u << 4)) != 0 && __builtin_cpu_supports("avx2");
 }
 
+// Zen 4: AMD family 19h, models 10h-1Fh, 60h-7Fh, A0h-AFh (CPUID leaf 1)
+static bool cpu_is_zen4(void) {
+    __builtin_cpu_init();
+    if (!__builtin_cpu_is("amd")) {
+        return false;
+    }
+    unsigned int a, b, c, d;
+    __cpuid(1, a, b, c, d);
+    const unsigned int family = ((a >> 8) & 0xF) + ((a >> 20) & 0xFF);
+    const unsigned int model  = ((a >> 4) & 0xF) | ((a >> 12) & 0xF0);
+    return family == 0x19 && ((model >= 0x10 && model <= 0x1F) || (model >= 0x60 && model <= 0x7F) ||
+                              (model >= 0xA0 && model <= 0xAF));
+}
+
 static void check_has_matches_cpu(void) {
     __builtin_cpu_init();
     CHECK_EQ_INT(ggml_cpu_has_sse3(),        __builtin_cpu_supports("sse3")       != 0);
@@ -181,6 +206,10 @@ static bool cpu_runs_level(const char * level) {
 }
 
 #else
+
+static bool cpu_is_zen4(void) {
+    return false;
+}
 
 static void check_has_matches_cpu(void) {
 }
@@ -236,6 +265,35 @@ static void run_child(const char * self, const char * isa, const char * expect, 
     printf("GGML_CPU_ISA=%-17s -> %s (%s)\n", isa ? isa : "(unset)", expect, program_ending(&r, ending, sizeof(ending)));
 }
 
+// runs the child with GGML_CPU_STREAM_AHEAD = value (NULL: unset); checks
+// that it computed right, reported the distance expected and, where warn is
+// given, logged it
+static void run_child_ahead(const char * self, const char * value, const char * expect, const char * warn) {
+    if (value != NULL) {
+        setenv("GGML_CPU_STREAM_AHEAD", value, 1);
+    } else {
+        unsetenv("GGML_CPU_STREAM_AHEAD");
+    }
+    char * argv[] = { (char *) self, (char *) "--child", NULL };
+    static struct program_result r;
+    const bool started = run_program(argv, 0, &r);
+    unsetenv("GGML_CPU_STREAM_AHEAD");
+    CHECK(started);
+    if (!started) {
+        return;
+    }
+    char line[64];
+    snprintf(line, sizeof(line), "STREAM_PREFETCH=%s\n", expect);
+    CHECK_MSG(r.exited && r.status == 0, "GGML_CPU_STREAM_AHEAD=%s: the child failed:\n%s", value ? value : "(unset)", r.output);
+    CHECK_MSG(strstr(r.output, line) != NULL, "GGML_CPU_STREAM_AHEAD=%s: expected %s:\n%s", value ? value : "(unset)", expect,
+              r.output);
+    const bool warned = strstr(r.output, "GGML_CPU_STREAM_AHEAD=") != NULL;
+    CHECK_MSG(warned == (warn != NULL) && (warn == NULL || strstr(r.output, warn) != NULL),
+              "GGML_CPU_STREAM_AHEAD=%s: %s:\n%s", value ? value : "(unset)", warn ? "no warning" : "a warning", r.output);
+    char ending[64];
+    printf("GGML_CPU_STREAM_AHEAD=%-9s -> %s (%s)\n", value ? value : "(unset)", expect, program_ending(&r, ending, sizeof(ending)));
+}
+
 int main(int argc, char ** argv) {
     if (argc > 1 && strcmp(argv[1], "--child") == 0) {
         return child_main();
@@ -267,5 +325,17 @@ int main(int argc, char ** argv) {
     }
     run_child(argv[0], "avx9000", expected_variant(names, n, n), valid);
     run_child(argv[0], "", expected_variant(names, n, n), NULL);
+
+    const char * ahead = cpu_is_zen4() ? "0" : "2048";
+    run_child_ahead(argv[0], NULL, ahead, NULL);
+    run_child_ahead(argv[0], "", ahead, NULL);
+    run_child_ahead(argv[0], "0", "0", NULL);
+    run_child_ahead(argv[0], "4096", "4096", NULL);
+    run_child_ahead(argv[0], "100", "128", NULL);
+    run_child_ahead(argv[0], "65536", "65536", NULL);
+    run_child_ahead(argv[0], "65537", ahead, "not a byte count");
+    run_child_ahead(argv[0], "-64", ahead, "not a byte count");
+    run_child_ahead(argv[0], "2k", ahead, "not a byte count");
+    run_child_ahead(argv[0], "99999999999999999999999", ahead, "not a byte count");
     return TEST_RESULT();
 }

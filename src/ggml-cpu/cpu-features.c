@@ -9,6 +9,7 @@
 #include "cpu-features.h"
 #include "cpu-variant.h"
 #include "arm-features.h"
+#include "simd/stream-prefetch.h"
 
 #include <dirent.h>
 #include <pthread.h>
@@ -258,8 +259,9 @@ static const struct cpu_feature g_other_features[] = {
 #define N_X86   (sizeof(g_x86_listed) / sizeof(g_x86_listed[0]))
 #define N_OTHER (sizeof(g_other_features) / sizeof(g_other_features[0]))
 
-// the features, the variant in use, and the {NULL, NULL} end
-static struct ggml_backend_feature g_feature_list[N_X86 + N_OTHER + 2];
+// the features, the variant in use, the stream prefetch distance and the {NULL, NULL} end
+static struct ggml_backend_feature g_feature_list[N_X86 + N_OTHER + 3];
+static char g_stream_ahead_value[24];
 
 // called once by ggml_cpu_init, after the variant is chosen
 void ggml_cpu_features_init(const struct ggml_cpu_kernels * k) {
@@ -280,6 +282,11 @@ void ggml_cpu_features_init(const struct ggml_cpu_kernels * k) {
     }
     g_feature_list[n].name  = "ISA";
     g_feature_list[n].value = k->name;
+    n++;
+    // the bytes ahead the matrix-vector kernels prefetch their weights (0: none; stream-prefetch.c)
+    snprintf(g_stream_ahead_value, sizeof(g_stream_ahead_value), "%zu", (size_t) atomic_load(&ggml_cpu_stream_ahead));
+    g_feature_list[n].name  = "STREAM_PREFETCH";
+    g_feature_list[n].value = g_stream_ahead_value;
     n++;
     g_feature_list[n].name  = NULL;
     g_feature_list[n].value = NULL;

@@ -96,6 +96,10 @@ uint32_t ggml_cpu_x86_features(void);
 // the name of each GGML_CPU_X86_* bit ("AVX512_VNNI"), NULL for none
 const char * ggml_cpu_x86_feature_name(uint32_t bit);
 
+// the Zen generation of an AMD x86-64 CPU (2 for Zen to Zen 2, 3, 4, 5), 0
+// for any other CPU; cpu-x86.c. For tuning only: features come from CPUID bits.
+int ggml_cpu_x86_amd_zen(void);
+
 #ifdef __cplusplus
 }
 #endif

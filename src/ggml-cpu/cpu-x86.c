@@ -79,13 +79,57 @@ static uint32_t detect_features(void) {
     return f;
 }
 
+// the Zen generation of an AMD CPU from its family and model (CPUID leaf 1:
+// the base family plus the extended one, the extended model above the base
+// one); 0 for any other CPU
+static int detect_amd_zen(void) {
+    unsigned int a, b, c, d;
+    if (__get_cpuid_max(0, NULL) < 1) {
+        return 0;
+    }
+    __cpuid_count(0, 0, a, b, c, d);
+    // "AuthenticAMD": ebx, edx, ecx
+    if (b != 0x68747541u || d != 0x69746e65u || c != 0x444d4163u) {
+        return 0;
+    }
+    __cpuid_count(1, 0, a, b, c, d);
+    const unsigned int base_family = (a >> 8) & 0xF;
+    const unsigned int family = base_family == 0xF ? base_family + ((a >> 20) & 0xFF) : base_family;
+    const unsigned int model  = ((a >> 4) & 0xF) | (base_family == 0xF ? ((a >> 16) & 0xF) << 4 : 0);
+    switch (family) {
+        case 0x17: return 2;   // Zen, Zen+ and Zen 2 alike
+        case 0x19:
+            // Zen 4: Genoa (10h-1Fh), Raphael and Phoenix (60h-7Fh), Bergamo and Siena (A0h-AFh);
+            // the other models of the family are Zen 3
+            return (model >= 0x10 && model <= 0x1F) || (model >= 0x60 && model <= 0x7F) ||
+                   (model >= 0xA0 && model <= 0xAF) ? 4 : 3;
+        case 0x1A: return 5;
+        default:   return 0;
+    }
+}
+
 #else
 
 static uint32_t detect_features(void) {
     return 0;
 }
 
+static int detect_amd_zen(void) {
+    return 0;
+}
+
 #endif
+
+int ggml_cpu_x86_amd_zen(void) {
+    // the same every time: computed in a race at worst, kept atomic as above
+    static _Atomic int cached = -1;
+    int v = cached;
+    if (v < 0) {
+        v = detect_amd_zen();
+        cached = v;
+    }
+    return v;
+}
 
 uint32_t ggml_cpu_x86_features(void) {
     // CPUID answers the same every time: computing it twice in a race is harmless,

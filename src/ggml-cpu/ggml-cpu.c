@@ -8,6 +8,7 @@
 #include "cpu-features.h"
 #include "cpu-variant.h"
 #include "kernels/repack.h"
+#include "simd/stream-prefetch.h"
 
 #include <ctype.h>
 #include <pthread.h>
@@ -21,6 +22,7 @@
 static pthread_once_t g_cpu_init_once = PTHREAD_ONCE_INIT;
 
 static void cpu_init_once(void) {
+    ggml_cpu_stream_prefetch_init();
     ggml_cpu_features_init(ggml_cpu_variant_select());
 }
 

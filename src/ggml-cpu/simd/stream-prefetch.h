@@ -6,32 +6,53 @@
 // speed limit is the memory's).
 //
 // The row dots read a few long sequential streams (4 rows of a step, each
-// from its own quarter of the chunk of rows a call gets) and spend enough instructions
-// per byte that the out-of-order window alone keeps too few lines in flight:
-// the hardware prefetchers follow the streams but do not run far enough
-// ahead. Asking for the line GGML_CPU_STREAM_AHEAD bytes further on in each
-// stream at every step does. On the 2-core Zen 5 build host, 2 threads,
-// llama 2048x8 Q8_0 through ggml-run --bench: 92-99 tokens/s without,
-// 102-105 at 256 bytes, 106-110 at 768, 111-121 at 2048, 99-107 at 4096 and
-// 8192 (alternated runs). A prefetch never faults: the lines past the end of
-// a block are asked for and ignored.
+// from its own quarter of the chunk of rows a call gets) and spend enough
+// instructions per byte that, on some CPUs, the out-of-order window and the
+// hardware prefetchers keep too few lines in flight. Asking for the line
+// ggml_cpu_stream_ahead bytes further on in each stream at every step does
+// there. On the 2-core Zen 5 build host, 2 threads, llama 2048x8 Q8_0
+// through ggml-run --bench: 92-99 tokens/s without, 102-105 at 256 bytes,
+// 106-110 at 768, 111-121 at 2048, 99-107 at 4096 and 8192 (alternated
+// runs). On other CPUs the hardware prefetchers do better alone and the
+// prefetch instructions cost: the distance is chosen once per process
+// (stream-prefetch.c), 0 turning the prefetch off. A prefetch never faults:
+// the lines past the end of a block are asked for and ignored.
 //
 
+#include <stdatomic.h>
 #include <stddef.h>
 
-#ifndef GGML_CPU_STREAM_AHEAD
-#define GGML_CPU_STREAM_AHEAD 2048
+#ifdef __cplusplus
+extern "C" {
 #endif
 
-// the lines of [p + AHEAD, p + AHEAD + span): span is the bytes the caller
+// The bytes ahead, or 0: GGML_CPU_STREAM_AHEAD (2048 unless the build
+// defines it) until ggml_cpu_init chooses (stream-prefetch.c); read-only
+// afterwards. Atomic so that a kernel called before ggml_cpu_init, in
+// another thread, reads it without a data race.
+extern _Atomic size_t ggml_cpu_stream_ahead;
+
+// once, by ggml_cpu_init: the distance for this CPU, or GGML_CPU_STREAM_AHEAD
+// from the environment
+void ggml_cpu_stream_prefetch_init(void);
+
+// the lines of [p + ahead, p + ahead + span): span is the bytes the caller
 // reads from p in this step (a constant once inlined)
 static inline void ggml_cpu_stream_prefetch(const void * p, size_t span) {
 #if defined(__GNUC__)
+    const size_t ahead = atomic_load_explicit(&ggml_cpu_stream_ahead, memory_order_relaxed);
+    if (ahead == 0) {
+        return;
+    }
     for (size_t off = 0; off < span; off += 64) {
-        __builtin_prefetch((const char *) p + GGML_CPU_STREAM_AHEAD + off, 0, 3);
+        __builtin_prefetch((const char *) p + ahead + off, 0, 3);
     }
 #else
     (void) p;
     (void) span;
 #endif
 }
+
+#ifdef __cplusplus
+}
+#endif

@@ -11,7 +11,7 @@
 // dots read (one stream alone keeps
 // too few lines in flight: in llama-bench the single-panel kernel read the
 // weights slower than the row dot it replaced), each prefetched
-// GGML_CPU_STREAM_AHEAD bytes ahead; within a block the 4 units' vectors of
+// ggml_cpu_stream_ahead bytes ahead (none on Zen 4); within a block the 4 units' vectors of
 // codes are read in turn, one line of each at a time (ggml-run --profile,
 // 2 threads, against reading each unit whole: 3072x16 Q4_0 +3%, 2048x8 +6%
 // tokens/s, alternated). The order of each row's sum does not change with
