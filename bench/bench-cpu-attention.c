@@ -10,6 +10,8 @@
 //   usage: bench-cpu-attention [n_batch=1] [n_kv=4096] [threads=2] [n_head=32]
 //                              [n_head_kv=n_head] [D=128] [type=f16|f32|q8_0...] [reps=20]
 //                              [heads|cache: K and V in a KV cache's layout] [cold reps=reps]
+//                              [live=n_kv: keys past this many masked (-INF), as in a
+//                               KV cache with room to spare: llama.cpp pads its keys to 256]
 //
 // cold reps 0 skips the calls with K and V out of the caches (for a profile
 // of the kernels alone).
@@ -73,6 +75,12 @@ int main(int argc, char ** argv) {
     // position with the heads side by side (llama.cpp's and ggml-run's layout)
     const bool cache    = argc > 9 && strcmp(argv[9], "cache") == 0;
     const int cold_reps = argc > 10 ? atoi(argv[10]) : reps;
+    const int live      = argc > 11 ? atoi(argv[11]) : n_kv;
+    if (n_batch < 1 || n_kv < 1 || n_threads < 1 || n_head < 1 || n_head_kv < 1 || n_head % n_head_kv != 0 || D < 1 ||
+        reps < 1 || cold_reps < 0 || live < 0 || live > n_kv) {
+        fprintf(stderr, "bad arguments: see the usage at the top of bench/bench-cpu-attention.c\n");
+        return 1;
+    }
 
     const size_t kv_bytes = 2 * ggml_row_size(type, D) * (size_t) n_kv * (size_t) n_head_kv;
     const size_t mem = (cache ? 2 : 1) * kv_bytes + sizeof(float) * (size_t) D * (size_t) n_batch * (size_t) n_head * 2 +
@@ -102,6 +110,12 @@ int main(int argc, char ** argv) {
         fill(v, 3);
     }
     memset(m->data, 0, ggml_nbytes(m));
+    for (int64_t i1 = 0; i1 < m->ne[1]; i1++) {
+        ggml_fp16_t * row = (ggml_fp16_t *)((char *) m->data + i1*m->nb[1]);
+        for (int j = live; j < n_kv; j++) {
+            row[j] = ggml_fp32_to_fp16(-INFINITY);
+        }
+    }
 
     struct ggml_tensor * out = ggml_flash_attn_ext(ctx, q, k, v, m, 1.0f / sqrtf((float) D), 0.0f, 0.0f);
     struct ggml_cgraph * gf = ggml_new_graph(ctx);
@@ -144,13 +158,15 @@ int main(int argc, char ** argv) {
     }
     free(flush);
 
-    const double flop = 4.0 * n_batch * (double) n_kv * D * n_head;
-    printf("flash_attn_ext n_batch %d, n_kv %d, %d heads (%d kv) of %d, %s K/V%s, %d threads: %.3f ms/call, %.1f GFLOPS",
-           n_batch, n_kv, n_head, n_head_kv, D, ggml_type_name(type), cache ? " (cache layout)" : "", n_threads,
+    // the live keys' work and bytes
+    const double flop = 4.0 * n_batch * (double) live * D * n_head;
+    const double live_bytes = (double) kv_bytes * live / n_kv;
+    printf("flash_attn_ext n_batch %d, n_kv %d (%d live), %d heads (%d kv) of %d, %s K/V%s, %d threads: %.3f ms/call, %.1f GFLOPS",
+           n_batch, n_kv, live, n_head, n_head_kv, D, ggml_type_name(type), cache ? " (cache layout)" : "", n_threads,
            best * 1e3, flop / best * 1e-9);
     if (best_cold < INFINITY) {
-        printf("; K and V out of the caches: %.3f ms/call, %.1f GFLOPS, %.1f GB/s of K and V",
-               best_cold * 1e3, flop / best_cold * 1e-9, (double) kv_bytes / best_cold * 1e-9);
+        printf("; K and V out of the caches: %.3f ms/call, %.1f GFLOPS, %.1f GB/s of live K and V",
+               best_cold * 1e3, flop / best_cold * 1e-9, live_bytes / best_cold * 1e-9);
     }
     printf("\n");
 

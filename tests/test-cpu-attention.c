@@ -9,7 +9,8 @@
 // Cases cover F32, F16, BF16 and quantized K/V of every stored type (the
 // 32-value formats, the K-quants, IQ, ternary, MXFP4/NVFP4, Q1_0/Q2_0; K and
 // V of different types too), no mask / random masks with -INF entries / causal masks / sliding
-// windows / a fully masked row, mask broadcast over heads and dim 3, ALiBi with head counts that
+// windows / a KV cache with room to spare (every key past some extent masked) / every key
+// masked / a fully masked row, mask broadcast over heads and dim 3, ALiBi with head counts that
 // are and are not powers of two, softcap, sinks, grouped-query heads, ne3 > 1,
 // head sizes 40 to 128 (DK != DV too), n_kv from 0 to 1000, n_batch 1 to 32,
 // K/V as permuted views into a larger cache, and permuted or transposed q.
@@ -45,6 +46,8 @@ enum mask_kind {
     MASK_RANDOM, // 30% -INF, the rest uniform in [-3, 1)
     MASK_CAUSAL, // query i at position n_kv - n_batch + i sees the keys up to it
     MASK_WINDOW, // causal, and only the last 100 keys (sliding window)
+    MASK_CACHE,  // a KV cache with room to spare: causal over the first n_kv/4 + 5 i2 + 11 i3 keys, the rest -INF
+    MASK_EMPTY,  // every key -INF
 };
 
 enum q_layout {
@@ -131,8 +134,16 @@ static void fill_mask(struct ggml_tensor * m, const struct fa_case * c, uint64_t
     for (int64_t i0 = 0; i0 < m->ne[0]; i0++) {
         float val;
         const int64_t pos = c->n_kv - c->n_batch + i1;
+        int64_t used = c->n_kv / 4 + 5*i2 + 11*i3; // MASK_CACHE's keys in use
+        if (used > c->n_kv) {
+            used = c->n_kv;
+        }
         if (c->mask == MASK_CAUSAL) {
             val = i0 <= pos ? 0.0f : -INFINITY;
+        } else if (c->mask == MASK_CACHE) {
+            val = i0 <= used - c->n_batch + i1 ? 0.0f : -INFINITY;
+        } else if (c->mask == MASK_EMPTY) {
+            val = -INFINITY;
         } else if (c->mask == MASK_WINDOW) {
             val = i0 <= pos && i0 > pos - 100 ? 0.0f : -INFINITY;
         } else {
@@ -432,6 +443,23 @@ static const struct fa_case g_cases[] = {
     { .name = "generation, K and V heads grouped differently", .DK = 64, .DV = 80, .n_kv = 700, .n_batch = 1, .n_head = 8,
       .n_head_kv = 4, .n_head_v = 2, .ne3 = 2, .tk = GGML_TYPE_F16, .tv = GGML_TYPE_F16, .mask = MASK_RANDOM,
       .mask_ne2 = 1, .mask_ne3 = 2, .scale = 0.125f, .kv_view = false },
+    // a KV cache with room to spare (llama.cpp pads the keys to 256): the keys
+    // are split among the threads over the live ones only
+    { .name = "generation, cache with room", .DK = 128, .DV = 128, .n_kv = 256, .n_batch = 1, .n_head = 16,
+      .n_head_kv = 4, .ne3 = 1, .tk = GGML_TYPE_F16, .tv = GGML_TYPE_F16, .mask = MASK_CACHE, .mask_ne2 = 1,
+      .mask_ne3 = 1, .scale = 0.0883883476f, .kv_view = true },
+    { .name = "generation, cache with room, extent per head and dim 3, sinks", .DK = 64, .DV = 64, .n_kv = 700,
+      .n_batch = 2, .n_head = 8, .n_head_kv = 8, .ne3 = 2, .tk = GGML_TYPE_F16, .tv = GGML_TYPE_Q8_0,
+      .mask = MASK_CACHE, .mask_ne2 = 8, .mask_ne3 = 2, .scale = 0.125f, .sinks = true },
+    { .name = "generation, cache with room, f32, one query masked", .DK = 80, .DV = 80, .n_kv = 1000, .n_batch = 3,
+      .n_head = 6, .n_head_kv = 2, .ne3 = 1, .tk = GGML_TYPE_F32, .tv = GGML_TYPE_F32, .mask = MASK_CACHE,
+      .mask_ne2 = 1, .mask_ne3 = 1, .full_masked_row = true, .scale = 0.11f, .softcap = 20.0f },
+    { .name = "generation, empty cache", .DK = 128, .DV = 128, .n_kv = 256, .n_batch = 1, .n_head = 16,
+      .n_head_kv = 4, .ne3 = 1, .tk = GGML_TYPE_F16, .tv = GGML_TYPE_F16, .mask = MASK_EMPTY, .mask_ne2 = 1,
+      .mask_ne3 = 1, .full_masked_row = true, .scale = 0.0883883476f },
+    { .name = "generation, empty cache, sinks", .DK = 64, .DV = 64, .n_kv = 300, .n_batch = 1, .n_head = 4,
+      .n_head_kv = 2, .ne3 = 1, .tk = GGML_TYPE_F16, .tv = GGML_TYPE_F16, .mask = MASK_EMPTY, .mask_ne2 = 1,
+      .mask_ne3 = 1, .scale = 0.125f, .sinks = true },
     // head sizes with a partial vector at the end (the logits' and the weighted sums' tails; rows of 4 at once)
     { .name = "generation, gqa, head size 52", .DK = 52, .DV = 52, .n_kv = 300, .n_batch = 1, .n_head = 8,
       .n_head_kv = 2, .ne3 = 1, .tk = GGML_TYPE_F16, .tv = GGML_TYPE_F16, .mask = MASK_CAUSAL, .mask_ne2 = 1,
@@ -674,6 +702,9 @@ static void test_masked_rows_unused(void) {
         { .name = "one head group, f32", .DK = 40, .DV = 40, .n_kv = 100, .n_batch = 1, .n_head = 2,
           .n_head_kv = 2, .ne3 = 1, .tk = GGML_TYPE_F32, .tv = GGML_TYPE_F32, .mask = MASK_RANDOM, .mask_ne2 = 1,
           .mask_ne3 = 1, .scale = 0.2f },
+        { .name = "generation, cache with room", .DK = 128, .DV = 128, .n_kv = 256, .n_batch = 1, .n_head = 16,
+          .n_head_kv = 4, .ne3 = 1, .tk = GGML_TYPE_F16, .tv = GGML_TYPE_F16, .mask = MASK_CACHE, .mask_ne2 = 1,
+          .mask_ne3 = 1, .scale = 0.0883883476f, .kv_view = true },
         { .name = "prompt tile, f16", .DK = 64, .DV = 64, .n_kv = 300, .n_batch = 3, .n_head = 8,
           .n_head_kv = 2, .ne3 = 1, .tk = GGML_TYPE_F16, .tv = GGML_TYPE_F16, .mask = MASK_RANDOM, .mask_ne2 = 1,
           .mask_ne3 = 1, .scale = 0.125f },
@@ -742,7 +773,7 @@ int main(void) {
         const struct fa_case * c = &g_cases[i];
         const bool plain_types = (c->tk == GGML_TYPE_F32 || c->tk == GGML_TYPE_F16) &&
                                  (c->tv == GGML_TYPE_F32 || c->tv == GGML_TYPE_F16);
-        if (plain_types && c->n_kv > 0 && !c->full_masked_row && !((c->mask == MASK_CAUSAL || c->mask == MASK_WINDOW) && c->n_kv < c->n_batch)) {
+        if (plain_types && c->n_kv > 0 && !c->full_masked_row && c->mask != MASK_EMPTY && !((c->mask == MASK_CAUSAL || c->mask == MASK_WINDOW) && c->n_kv < c->n_batch)) {
             test_unfused(c, 5000 + 31*i);
         }
     }

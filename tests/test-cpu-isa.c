@@ -232,20 +232,26 @@ static const char * expected_variant(char ** names, int n, int cap) {
     return best;
 }
 
-// runs the child with GGML_CPU_ISA = isa (NULL: unset); checks it computed
-// right and reported the expected variant; returns its output
-static void run_child(const char * self, const char * isa, const char * expect, const char * expect_in_output) {
-    if (isa != NULL) {
-        setenv("GGML_CPU_ISA", isa, 1);
+// runs the child with the environment's var = value (NULL: unset), into r;
+// false when it could not start
+static bool run_child_with(const char * self, const char * var, const char * value, struct program_result * r) {
+    if (value != NULL) {
+        setenv(var, value, 1);
     } else {
-        unsetenv("GGML_CPU_ISA");
+        unsetenv(var);
     }
     char * argv[] = { (char *) self, (char *) "--child", NULL };
+    const bool started = run_program(argv, 0, r);
+    unsetenv(var);
+    CHECK_MSG(started, "%s=%s: the child did not start", var, value ? value : "(unset)");
+    return started;
+}
+
+// runs the child with GGML_CPU_ISA = isa (NULL: unset); checks it computed
+// right and reported the expected variant
+static void run_child(const char * self, const char * isa, const char * expect, const char * expect_in_output) {
     static struct program_result r;
-    const bool started = run_program(argv, 0, &r);
-    unsetenv("GGML_CPU_ISA");
-    CHECK(started);
-    if (!started) {
+    if (!run_child_with(self, "GGML_CPU_ISA", isa, &r)) {
         return;
     }
     char line[128];
@@ -269,17 +275,8 @@ static void run_child(const char * self, const char * isa, const char * expect, 
 // that it computed right, reported the distance expected and, where warn is
 // given, logged it
 static void run_child_ahead(const char * self, const char * value, const char * expect, const char * warn) {
-    if (value != NULL) {
-        setenv("GGML_CPU_STREAM_AHEAD", value, 1);
-    } else {
-        unsetenv("GGML_CPU_STREAM_AHEAD");
-    }
-    char * argv[] = { (char *) self, (char *) "--child", NULL };
     static struct program_result r;
-    const bool started = run_program(argv, 0, &r);
-    unsetenv("GGML_CPU_STREAM_AHEAD");
-    CHECK(started);
-    if (!started) {
+    if (!run_child_with(self, "GGML_CPU_STREAM_AHEAD", value, &r)) {
         return;
     }
     char line[64];

@@ -36,6 +36,7 @@
 #define ATTN_MIN_CHUNK      256 // fewest keys per chunk (an item per tile)
 #define ATTN_WIDE_ROWS      8   // head groups of up to this many rows: an item takes every group
 #define ATTN_WIDE_MIN_CHUNK 64  // fewest keys per chunk of those items
+#define ATTN_LIVE_UNIT      16  // the keys of a chunk over the live keys of a padded cache: a multiple of this
 
 // How a node is cut into work, from its shapes alone (so that the rounding
 // does not depend on the number of threads).
@@ -168,6 +169,11 @@ struct attn_job {
 
     bool use_ref;
     struct attn_plan plan;
+
+    // the keys the chunks cover, [0, n_live) (attn_live_keys), and the keys
+    // per chunk over them: plan.chunk_len when n_live = n_kv
+    int64_t n_live;
+    int64_t chunk_len;
 };
 
 // the ALiBi slope of head h (1 without ALiBi)
@@ -213,6 +219,9 @@ static void attn_job_init(struct attn_job * job, struct ggml_tensor * dst, bool 
 
     job->use_ref = use_ref;
     job->plan    = attn_plan_make(dst);
+
+    job->n_live    = job->n_kv;
+    job->chunk_len = job->plan.chunk_len;
 }
 
 // logit[j] = slope * mask[j] for the block's keys (0 without a mask); false if
@@ -791,8 +800,8 @@ static float * attn_partial(const struct attn_job * job, float * partials, int64
 }
 
 static void attn_chunk_compute(const struct attn_job * job, float * scratch, float * partials, int64_t item, int64_t c) {
-    const int64_t c_begin = c * job->plan.chunk_len;
-    attn_item_keys(job, scratch, item, c_begin, MIN(job->n_kv, c_begin + job->plan.chunk_len));
+    const int64_t c_begin = MIN(c * job->chunk_len, job->n_live);
+    attn_item_keys(job, scratch, item, c_begin, MIN(job->n_live, c_begin + job->chunk_len));
     for (int64_t t = 0; t < job->plan.item_tiles; t++) {
         const struct attn_tile tile = attn_item_tile(job, item, t);
         const struct attn_state st  = attn_state_of(job, scratch, t);
@@ -837,6 +846,36 @@ static void attn_chunks_combine(const struct attn_job * job, float * scratch, fl
     }
 }
 
+// The keys [0, n) that hold every key some query row of the node does not
+// mask: past n the mask is -INF in every row, as in a KV cache with room to
+// spare (llama.cpp pads the keys to 256: a short context's generation
+// attends over 256 keys of which a few dozen are live). A NaN counts as live
+// (it poisons its row). n_kv without a mask. Each row is read from its end
+// down to the extent found so far, so the mask is read about once.
+static int64_t attn_live_keys(const struct attn_job * job) {
+    const struct ggml_tensor * mask = job->mask;
+    if (mask == NULL) {
+        return job->n_kv;
+    }
+    const uint16_t neg_inf = 0xFC00; // -INF in F16
+    int64_t n = 0;
+    for (int64_t i3 = 0; i3 < MIN(mask->ne[3], job->q->ne[3]); i3++) {
+        for (int64_t i2 = 0; i2 < MIN(mask->ne[2], job->n_head); i2++) {
+            for (int64_t i1 = 0; i1 < job->n_batch && n < job->n_kv; i1++) {
+                const uint16_t * row = (const uint16_t *)((const char *) mask->data + i1*mask->nb[1] + i2*mask->nb[2] +
+                                                          i3*mask->nb[3]);
+                for (int64_t j = job->n_kv - 1; j >= n; j--) {
+                    if (row[j] != neg_inf) {
+                        n = j + 1;
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    return n;
+}
+
 static bool supports_flash_attn_ext(const struct ggml_tensor * op);
 
 static void forward_flash_attn_ext(const struct ggml_compute_params * params, struct ggml_tensor * dst) {
@@ -856,6 +895,18 @@ static void forward_flash_attn_ext(const struct ggml_compute_params * params, st
         }
         return;
     }
+    // the chunks share the live keys only: past them every block would be
+    // skipped, and a chunk of those would leave its thread idle while the
+    // others compute (generation over a padded cache: 256 keys, 4 chunks of
+    // 64, the live ones all in the first). Chunks of whole groups of
+    // ATTN_LIVE_UNIT keys (40 live keys: 16, 16 and 8); in groups of 4 the
+    // chunks' own costs came to more than they saved (bench-cpu-attention, 24
+    // heads, 8 KV heads, 40 of 256 keys live, 2 threads: 15 us against 10).
+    // Every thread finds the same extent (from the mask), so the split still
+    // does not depend on the number of threads.
+    job.n_live    = attn_live_keys(&job);
+    job.chunk_len = (job.n_live + p->n_chunks - 1) / p->n_chunks;
+    job.chunk_len = MAX((job.chunk_len + ATTN_LIVE_UNIT - 1) / ATTN_LIVE_UNIT * ATTN_LIVE_UNIT, ATTN_LIVE_UNIT);
     for (int64_t it = ggml_cpu_next_chunk(params); it < p->n_items * p->n_chunks; it = ggml_cpu_next_chunk(params)) {
         attn_chunk_compute(&job, scratch, partials, it / p->n_chunks, it % p->n_chunks);
     }
