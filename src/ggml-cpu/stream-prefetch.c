@@ -9,10 +9,12 @@
 //   Zen 3 (EPYC family 19h model 01h): the row dots' pattern read 15-25% faster
 //     than plain reads (tools/common/read-bandwidth.c), so it stays; its AVX2
 //     Q4_0 panel kernel reads faster without and issues none;
-//   Zen 4 (EPYC family 19h model 11h): every must-show kernel streams faster
+//   Zen 4 (EPYC family 19h model 11h): the kernels stream as fast or faster
 //     without it (one-column products of [2048 x 5632] alternated with a
-//     plain read, 61 rounds x 3: Q4_0 panels 98-103% -> 104-110% of the read,
-//     Q6_K 95-97% -> 102-105%, F16 97-100% -> 109-111%) and so does a model
+//     plain read, 61 rounds a run, 5 runs: Q4_0 panels 98-103% -> 104-110% of
+//     the read, Q6_K 92-97% -> 101-105%, F16 97-100% -> 109-111%, Q8_0
+//     101-107% -> 103-109%, Q4_K 95-103% -> 93-106%; neither 1
+//     nor 4 KiB ahead, nor the T2 or NTA hints, did as well as none) and so does a model
 //     (ggml-run --bench --profile, 2048x8, weights against the read after
 //     each token, 3 rounds alternated: 11 of 12 runs faster without, F16
 //     85-97% -> 101-114%, Q4_K_M 77-89% -> 92-101%).
