@@ -17,7 +17,8 @@
 // Each case runs with 1, 2 and 3 threads (results must be bit-identical) on
 // the vector path and on the scalar path (use_ref). FA_VERBOSE=1 prints each
 // case's largest error. K and V rows of keys masked for every query are set
-// to NaN in some cases: the results must stay the same bits.
+// to NaN in some cases: the results must stay the same bits. A NaN in the
+// masked tail of a padded cache poisons its row only.
 //
 // Also checked: what the backend's supports_op answers (K/V and q types,
 // contiguity, mask and V shapes, precisions), and, once the CPU backend has
@@ -759,8 +760,53 @@ static void test_masked_rows_unused(void) {
     }
 }
 
+// A NaN in the mask past the keys the other rows use (in a padded cache's
+// masked tail) is live: it poisons its query row (every head: the mask is
+// broadcast over them) and leaves the other row's results as they were (up to
+// F32 rounding: the chunks of keys follow the live extent), with 1 and 2
+// threads, on both paths.
+static void test_mask_nan_past_live(void) {
+    const struct fa_case c = { .name = "generation, cache with room, NaN in the tail", .DK = 128, .DV = 128,
+                               .n_kv = 256, .n_batch = 2, .n_head = 16, .n_head_kv = 4, .ne3 = 1,
+                               .tk = GGML_TYPE_F16, .tv = GGML_TYPE_F16, .mask = MASK_CACHE, .mask_ne2 = 1,
+                               .mask_ne3 = 1, .scale = 0.0883883476f, .kv_view = true };
+    struct ggml_context * ctx = tt_ctx_new(64);
+    const struct fa_graph g = build_case(ctx, &c, 1234);
+    const size_t nbytes = ggml_nbytes(g.out);
+    float * clean  = (float *) malloc(nbytes);
+    float * result = (float *) malloc(nbytes);
+    const int64_t j = 200; // past every row's live keys (n_kv / 4 of them)
+    ggml_fp16_t * m = (ggml_fp16_t *)((char *) g.mask->data + j*g.mask->nb[0]);
+    CHECK(ggml_fp16_to_fp32(*m) == -INFINITY);
+    for (int use_ref = 0; use_ref <= 1; use_ref++) {
+        *m = ggml_fp32_to_fp16(-INFINITY);
+        compute(g.out, 1, use_ref, clean);
+        *m = ggml_fp32_to_fp16(NAN);
+        for (int n_threads = 1; n_threads <= 2; n_threads++) {
+            compute(g.out, n_threads, use_ref, result);
+            bool row0_nan = true, row1_same = true;
+            for (int64_t h = 0; h < c.n_head; h++) {
+                for (int64_t d = 0; d < c.DV; d++) {
+                    row0_nan &= isnan(tt_get(g.out, d, h, 0, 0));
+                    const size_t at = (size_t)((d*g.out->nb[0] + h*g.out->nb[1] + 1*g.out->nb[2]) / sizeof(float));
+                    // within F32 rounding: the NaN widens the live extent, and with it the key chunks
+                    row1_same &= fabs((double) clean[at] - (double) result[at]) <= 1e-6;
+                }
+            }
+            CHECK_MSG(row0_nan, "%s (%s path, %d threads): the row with the NaN is not all NaN", c.name,
+                      use_ref ? "scalar" : "vector", n_threads);
+            CHECK_MSG(row1_same, "%s (%s path, %d threads): the other row changed", c.name,
+                      use_ref ? "scalar" : "vector", n_threads);
+        }
+    }
+    free(clean);
+    free(result);
+    ggml_free(ctx);
+}
+
 int main(void) {
     test_supports();
+    test_mask_nan_past_live();
     test_two_nodes();
     test_masked_rows_unused();
     for (size_t i = 0; i < sizeof(g_cases) / sizeof(g_cases[0]); i++) {
