@@ -6,6 +6,7 @@
 #   scripts/llama-bench-bandwidth.py --llama-bench PATH [--lib DIR] --bench-matmul PATH
 #                                    [-n 64] [-r 2] [--rounds 3] [-t 2] [--no-mmap] [--paired]
 #                                    MODEL.gguf...
+#   scripts/llama-bench-bandwidth.py --llama-bench PATH [--lib DIR] --in-process [...] MODEL.gguf...
 #
 # For each model, --rounds times (3 by default): llama-bench -p 0 -n N -r R
 # (its JSON output) between two measures of the read bandwidth
@@ -35,6 +36,14 @@
 # err low; the paired one sets a run against what a plain read got around it,
 # as ggml-run --bench --profile pairs each token with a read. Use more rounds
 # (9 or more) and -r 1 with it: more pairs, each shorter.
+# --in-process: no bench-matmul; llama-bench runs with GGML_CPU_PROFILE=paired
+# (this library's CPU backend: src/ggml-cpu/cpu-profile.h), which has the
+# backend's own pool read 64 MiB per thread right after every graph and sets
+# each graph, with llama.cpp's own work before it, against that read; a round
+# reports the medians of its graphs (tokens/s from the median time per token,
+# the reads left out; the share's quartiles over its graphs). The closest
+# pairing there is (each token against the read right after it, as ggml-run
+# --bench --profile pairs its own); only for a library that prints it.
 # --no-mmap has llama-bench read the weights into memory it allocates (-mmp 0)
 # instead of mapping the file: the bandwidth bench reads freshly allocated
 # memory, and on a virtual machine the page-cache pages of a file written long
@@ -136,8 +145,10 @@ def bandwidth(bench_matmul, threads, paired=False):
     return float(m.group(1))
 
 
-def llama_bench_tg(llama_bench, lib, model, n_gen, reps, threads, no_mmap):
+def run_llama_bench(llama_bench, lib, model, n_gen, reps, threads, no_mmap, extra_env=None):
+    """llama-bench -p 0 -n N (JSON output): the finished process"""
     env = dict(os.environ)
+    env.update(extra_env or {})
     if lib:
         env["LD_LIBRARY_PATH"] = lib + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
     cmd = [llama_bench, "-m", model, "-p", "0", "-n", str(n_gen), "-r", str(reps), "-t", str(threads), "-o", "json"]
@@ -146,11 +157,37 @@ def llama_bench_tg(llama_bench, lib, model, n_gen, reps, threads, no_mmap):
     res = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if res.returncode != 0:
         raise RuntimeError("%s failed:\n%s" % (" ".join(cmd), res.stderr[-2000:]))
+    return res
+
+
+def llama_bench_tg(llama_bench, lib, model, n_gen, reps, threads, no_mmap):
+    res = run_llama_bench(llama_bench, lib, model, n_gen, reps, threads, no_mmap)
     rows = json.loads(res.stdout)
     tg = [r for r in rows if r.get("n_gen", 0) > 0 and r.get("n_prompt", 0) == 0]
     if not tg:
         raise RuntimeError("llama-bench printed no generation row")
     return float(tg[0]["avg_ts"]), float(tg[0].get("stddev_ts", 0.0))
+
+
+def llama_bench_in_process(llama_bench, lib, model, n_gen, reps, threads, no_mmap):
+    """llama-bench with GGML_CPU_PROFILE=paired: (ms per token, weight MB per token, read GB/s, share, q1, q3),
+    medians over the graphs of the CPU backend that computed the most"""
+    res = run_llama_bench(llama_bench, lib, model, n_gen, reps, threads, no_mmap, {"GGML_CPU_PROFILE": "paired"})
+    best = None
+    for m in re.finditer(r"paired: (\d+) graphs.*?\n"
+                         r"  the read after each: ([0-9.]+) GB/s.*?weights ([0-9.]+) MB a graph \(median\), "
+                         r"([0-9.]+) ms a graph with the program's work before it.*?\n"
+                         r".*?\n"
+                         r"  each graph with the program's work before it: the weights at ([0-9.]+)% of the read after it "
+                         r"\(median; quartiles ([0-9.]+)-([0-9.]+)%\)", res.stderr):
+        n = int(m.group(1))
+        if best is None or n > best[0]:
+            best = (n, float(m.group(4)), float(m.group(3)), float(m.group(2)), float(m.group(5)),
+                    float(m.group(6)), float(m.group(7)))
+    if best is None:
+        raise RuntimeError("%s: the library printed no paired profile (GGML_CPU_PROFILE=paired is this tree's "
+                           "CPU backend's; use --paired for another library)" % llama_bench)
+    return best[1:]
 
 
 def median(xs):
@@ -172,7 +209,7 @@ def main():
     ap = argparse.ArgumentParser(description="generation speed as a share of the read bandwidth, for llama-bench")
     ap.add_argument("--llama-bench", required=True)
     ap.add_argument("--lib", default="")
-    ap.add_argument("--bench-matmul", required=True)
+    ap.add_argument("--bench-matmul", default="", help="this tree's bench-matmul (the read measures; not with --in-process)")
     ap.add_argument("-n", type=int, default=64)
     ap.add_argument("-r", type=int, default=2, help="llama-bench repetitions per round")
     ap.add_argument("--rounds", type=int, default=3, help="rounds of bandwidth, llama-bench, bandwidth per model")
@@ -180,11 +217,18 @@ def main():
     ap.add_argument("--no-mmap", action="store_true", help="llama-bench -mmp 0: the weights in allocated memory")
     ap.add_argument("--paired", action="store_true",
                     help="measures: the median of 8 read passes; reference: the mean of the two around a round")
+    ap.add_argument("--in-process", action="store_true",
+                    help="each token against a read right after it, in llama-bench (GGML_CPU_PROFILE=paired)")
     ap.add_argument("models", nargs="+")
     a = ap.parse_args()
     if a.rounds < 1 or a.r < 1 or a.n < 1 or a.t < 1:
         ap.error("-n, -r, -t and --rounds must be at least 1")
-    for opt, path in (("--llama-bench", a.llama_bench), ("--bench-matmul", a.bench_matmul)):
+    if a.in_process and a.paired:
+        ap.error("--in-process and --paired are two ways of pairing: choose one")
+    if not a.in_process and not a.bench_matmul:
+        ap.error("--bench-matmul is needed (but with --in-process)")
+    progs = [("--llama-bench", a.llama_bench)] + ([] if a.in_process else [("--bench-matmul", a.bench_matmul)])
+    for opt, path in progs:
         if not (os.path.isfile(path) and os.access(path, os.X_OK)):
             ap.error("%s %s: no such program (not a file that can be run)" % (opt, path))
     for model in a.models:
@@ -196,6 +240,19 @@ def main():
     for model in a.models:
         wb = weight_bytes_per_token(model)
         shares, speeds = [], []
+        if a.in_process:
+            for rnd in range(a.rounds):
+                ms, mb, read, share, q1, q3 = llama_bench_in_process(a.llama_bench, a.lib, model, a.n, a.r, a.t, a.no_mmap)
+                ts = 1e3 / ms
+                shares.append(share)
+                speeds.append(ts)
+                # MB/tok as the backend counted it (operands in weight buffers)
+                print("%-34s %5d %9.2f %8.3f %9.2f %8.2f %7.1f %-7s %6.1f%% (graphs' quartiles %.1f-%.1f%%)" % (
+                    os.path.basename(model), rnd + 1, ts, ms, mb, mb * ts * 1e-3, read, "", share, q1, q3))
+                sys.stdout.flush()
+            q1, q3 = quartiles(shares)
+            summary.append((os.path.basename(model), median(speeds), min(shares), q1, median(shares), q3, max(shares)))
+            continue
         bw_prev = bandwidth(a.bench_matmul, a.t, a.paired)
         for rnd in range(a.rounds):
             ts, sd = llama_bench_tg(a.llama_bench, a.lib, model, a.n, a.r, a.t, a.no_mmap)

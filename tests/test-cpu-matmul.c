@@ -90,6 +90,9 @@ static float * run(struct ggml_context * ctx, struct ggml_tensor * out, int n_th
     plan.use_ref = use_ref;
     void * work = plan.work_size > 0 ? malloc(plan.work_size) : NULL;
     plan.work_data = (uint8_t *) work;
+    // every value of out written by this run: what a run leaves out stays NaN
+    // (out is contiguous: a fresh tensor of the case)
+    memset(out->data, 0xff, ggml_nbytes(out));
     CHECK(ggml_graph_compute(gf, &plan) == GGML_STATUS_SUCCESS);
     free(work);
 

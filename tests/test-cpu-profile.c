@@ -100,20 +100,23 @@ static void model_free(struct model * m) {
     ggml_free(m->ctx_w);
 }
 
-static void test_profile(int n_threads) {
+// a CPU backend of n_threads with the model, and the model's result unprofiled in ref
+static ggml_backend_t backend_with_model(int n_threads, struct model * m, float * ref) {
     ggml_backend_t be = ggml_backend_cpu_init();
     CHECK(be != NULL);
     ggml_backend_cpu_set_n_threads(be, n_threads);
+    model_init(m, be);
+    CHECK(ggml_backend_graph_compute(be, m->gf) == GGML_STATUS_SUCCESS);
+    ggml_backend_tensor_get(m->out, ref, 0, sizeof(float) * N * M);
+    return be;
+}
+
+static void test_profile(int n_threads) {
     ggml_backend_cpu_set_profile_t set_profile = get_set_profile();
     CHECK(set_profile != NULL);
-
     struct model m;
-    model_init(&m, be);
-
-    // unprofiled result first
-    CHECK(ggml_backend_graph_compute(be, m.gf) == GGML_STATUS_SUCCESS);
     float ref[N * M];
-    ggml_backend_tensor_get(m.out, ref, 0, sizeof(ref));
+    ggml_backend_t be = backend_with_model(n_threads, &m, ref);
 
     struct ggml_cpu_profile prof;
     memset(&prof, 0, sizeof(prof));
@@ -238,14 +241,16 @@ static void test_print_table(void) {
     ggml_backend_free(be);
 }
 
-// GGML_CPU_PROFILE=1: a backend made then prints its profile when freed
-static void test_env_profile(void) {
+// GGML_CPU_PROFILE=1: a backend made then prints its profile when freed;
+// =paired: with the pairs' summary
+static void test_env_profile(const char * value) {
     FILE * f = tmpfile();
     CHECK(f != NULL);
     if (f == NULL) {
         return;
     }
-    setenv("GGML_CPU_PROFILE", "1", 1);
+    const bool paired = strcmp(value, "paired") == 0;
+    setenv("GGML_CPU_PROFILE", value, 1);
     ggml_backend_t be = ggml_backend_cpu_init();
     unsetenv("GGML_CPU_PROFILE");
     struct model m;
@@ -266,7 +271,8 @@ static void test_env_profile(void) {
     fseek(f, 0, SEEK_END);
     char * text = slurp(f);
     CHECK_MSG(text != NULL && strstr(text, "CPU profile of a CPU backend (GGML_CPU_PROFILE): 4 graphs") != NULL &&
-              strstr(text, "MUL_MAT f16") != NULL && strstr(text, "GET_ROWS f16") != NULL,
+              strstr(text, "MUL_MAT f16") != NULL && strstr(text, "GET_ROWS f16") != NULL &&
+              (strstr(text, "paired: 4 graphs that read weights") != NULL) == paired,
               "printed: %s", text != NULL ? text : "(nothing)");
     free(text);
     fclose(f);
@@ -276,9 +282,73 @@ static void test_env_profile(void) {
     ggml_backend_free(quiet);
 }
 
+// A paired profile: after each graph that reads weights, one read on the
+// backend's pool, kept with the graph's time and weight bytes; the results
+// the same; the read's buffers gone when the profile is taken back; a graph
+// of no weights (the same graph with the weights' buffer of another usage)
+// not paired
+static void test_paired(int n_threads) {
+    ggml_backend_cpu_set_profile_t set_profile = get_set_profile();
+    struct model m;
+    float ref[N * M];
+    ggml_backend_t be = backend_with_model(n_threads, &m, ref);
+
+    struct ggml_cpu_profile prof;
+    memset(&prof, 0, sizeof(prof));
+    prof.paired = 1;
+    set_profile(be, &prof);
+    for (int rep = 0; rep < 3; rep++) {
+        CHECK(ggml_backend_graph_compute(be, m.gf) == GGML_STATUS_SUCCESS);
+    }
+    CHECK(prof.probe != NULL);
+    ggml_backend_buffer_set_usage(m.buf_w, GGML_BACKEND_BUFFER_USAGE_ANY);
+    CHECK(ggml_backend_graph_compute(be, m.gf) == GGML_STATUS_SUCCESS); // no weights: no read
+    ggml_backend_buffer_set_usage(m.buf_w, GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
+    set_profile(be, NULL);
+    CHECK(prof.probe == NULL);
+
+    float got[N * M];
+    ggml_backend_tensor_get(m.out, got, 0, sizeof(got));
+    CHECK(memcmp(got, ref, sizeof(got)) == 0);
+    CHECK_EQ_INT(prof.n_graphs, 4);
+    CHECK_EQ_INT(prof.n_pairs, 3);
+    const double w_graph = 2 * 2.0 * K * N + 2 * 2.0 * K;   // two products and two rows of w
+    for (size_t i = 0; i < prof.n_pairs && i < 3; i++) {
+        const struct ggml_cpu_profile_pair * q = &prof.pairs[i];
+        CHECK_NEAR(q->weight_bytes, w_graph, 0.5);
+        CHECK(q->graph_ns > 0.0 && q->read_gbs > 0.0 && q->read_gbs < 1e4);
+        // after the first: from the end of the read before it, which took longer than the graph
+        CHECK(q->token_ns >= q->graph_ns);
+    }
+
+    // the summary
+    FILE * f = tmpfile();
+    CHECK(f != NULL);
+    ggml_backend_reg_t reg = ggml_backend_dev_backend_reg(ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU));
+    void * sym = ggml_backend_reg_get_proc_address(reg, "ggml_backend_cpu_profile_print_pairs");
+    CHECK(sym != NULL);
+    ggml_backend_cpu_profile_print_pairs_t print_pairs = NULL;
+    memcpy(&print_pairs, &sym, sizeof(sym));
+    if (f != NULL && print_pairs != NULL) {
+        print_pairs(f, &prof);
+        char * text = slurp(f);
+        CHECK_MSG(text != NULL && strstr(text, "paired: 3 graphs that read weights") != NULL &&
+                  strstr(text, "of the read after it") != NULL, "printed: %s", text != NULL ? text : "(nothing)");
+        free(text);
+        fclose(f);
+    }
+    free(prof.rows);
+    free(prof.pairs);
+    model_free(&m);
+    ggml_backend_free(be);
+}
+
 int main(void) {
+    test_paired(1);
+    test_paired(2);
     test_print_table();
-    test_env_profile();
+    test_env_profile("1");
+    test_env_profile("paired");
     test_profile(1);
     test_profile(2);
     test_profile(3);

@@ -6,8 +6,11 @@
 #include "ggml-impl.h"
 #include "cpu-impl.h"
 
+#include "read-bandwidth.h"   // tools/common: the read patterns of the bandwidth measure
+
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int row_by_wall_desc(const void * a, const void * b) {
     const double wa = ((const struct ggml_cpu_profile_row *) a)->wall_ns;
@@ -134,7 +137,169 @@ struct ggml_cpu_profile * ggml_cpu_profile_from_env(void) {
     if (env == NULL || env[0] == '\0' || strcmp(env, "0") == 0) {
         return NULL;
     }
-    return (struct ggml_cpu_profile *) calloc(1, sizeof(struct ggml_cpu_profile));
+    struct ggml_cpu_profile * p = (struct ggml_cpu_profile *) calloc(1, sizeof(struct ggml_cpu_profile));
+    if (p != NULL) {
+        p->paired = strcmp(env, "paired") == 0;
+    }
+    return p;
+}
+
+//
+// pairing
+//
+
+// 64 MiB a thread: twice the last-level cache of the hosts measured (as
+// ggml-run's pairing): a token reads the weights once, which evicts them
+#define PAIR_BYTES_PER_THREAD ((size_t) 64 << 20)
+
+struct ggml_cpu_profile_probe {
+    struct tools_read_probe * probe;
+    int                       n_threads;
+    int                       pattern;
+};
+
+struct pair_read_job {
+    struct tools_read_probe * probe;
+    int                       pattern;
+};
+
+static void pair_read_run(void * arg, int ith, int nth) {
+    (void) nth;
+    const struct pair_read_job * job = (const struct pair_read_job *) arg;
+    tools_read_probe_part(job->probe, job->pattern, ith);
+}
+
+static double pair_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec * 1e9 + (double) ts.tv_nsec;
+}
+
+// one pass of the pattern on the pool: GB/s
+static double pair_read(struct ggml_threadpool * tp, const struct ggml_cpu_profile_probe * pr, int pattern) {
+    struct pair_read_job job = { pr->probe, pattern };
+    const double t0 = pair_now_ns();
+    ggml_threadpool_run(tp, pr->n_threads, pair_read_run, &job);
+    const double t1 = pair_now_ns();
+    return (double) tools_read_probe_bytes(pr->probe) / (t1 > t0 ? t1 - t0 : 1.0);
+}
+
+void ggml_cpu_profile_release_probe(struct ggml_cpu_profile * p) {
+    if (p == NULL || p->probe == NULL) {
+        return;
+    }
+    tools_read_probe_free(p->probe->probe);
+    free(p->probe);
+    p->probe = NULL;
+}
+
+void ggml_cpu_profile_pair_graph(struct ggml_cpu_profile * p, struct ggml_threadpool * tp, int n_threads,
+                                 double t_start_ns, double t_end_ns, double weight_bytes) {
+    if (p == NULL || !p->paired || tp == NULL || weight_bytes <= 0.0) {
+        return;
+    }
+    if (p->probe != NULL && p->probe->n_threads != n_threads) {
+        ggml_cpu_profile_release_probe(p);
+    }
+    if (p->probe == NULL) {
+        // the buffers, once per thread count, and the fastest pattern of one pass each
+        char err[256] = "";
+        struct ggml_cpu_profile_probe * pr = (struct ggml_cpu_profile_probe *) calloc(1, sizeof(*pr));
+        if (pr != NULL) {
+            pr->probe     = tools_read_probe_init(n_threads, PAIR_BYTES_PER_THREAD, err, sizeof(err));
+            pr->n_threads = n_threads;
+        }
+        if (pr == NULL || pr->probe == NULL) {
+            GGML_LOG_WARN("%s: no reads paired with the graphs: %s\n", __func__, pr == NULL ? "out of memory" : err);
+            free(pr);
+            p->paired = 0;
+            return;
+        }
+        double best = 0.0;
+        for (int i = 0; i < tools_read_n_patterns(); i++) {
+            const double gbs = pair_read(tp, pr, i);
+            if (gbs > best) {
+                best        = gbs;
+                pr->pattern = i;
+            }
+        }
+        p->probe = pr;
+    }
+    if (p->n_pairs == p->cap_pairs) {
+        const size_t cap = p->cap_pairs > 0 ? 2 * p->cap_pairs : 64;
+        struct ggml_cpu_profile_pair * pairs = (struct ggml_cpu_profile_pair *) realloc(p->pairs, cap * sizeof(*pairs));
+        if (pairs == NULL) {
+            p->failed = 1;
+            return;
+        }
+        p->pairs     = pairs;
+        p->cap_pairs = cap;
+    }
+    const double gbs = pair_read(tp, p->probe, p->probe->pattern);
+    p->pairs[p->n_pairs++] = (struct ggml_cpu_profile_pair) {
+        .graph_ns     = t_end_ns - t_start_ns,
+        .token_ns     = p->pair_end_ns > 0.0 && p->pair_end_ns < t_start_ns ? t_end_ns - p->pair_end_ns : t_end_ns - t_start_ns,
+        .weight_bytes = weight_bytes,
+        .read_gbs     = gbs,
+    };
+    p->pair_end_ns = pair_now_ns();
+}
+
+static int double_asc(const void * a, const void * b) {
+    const double x = *(const double *) a, y = *(const double *) b;
+    return x < y ? -1 : x > y ? 1 : 0;
+}
+
+// the median and quartiles of v[0..n) (sorted in place)
+static void quartiles(double * v, size_t n, double * q1, double * med, double * q3) {
+    qsort(v, n, sizeof(double), double_asc);
+    *q1  = v[n / 4];
+    *med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    *q3  = v[(3 * n) / 4];
+}
+
+void ggml_cpu_profile_print_pairs(FILE * f, const struct ggml_cpu_profile * p) {
+    if (p == NULL || !p->paired || p->n_pairs == 0) {
+        return;
+    }
+    const size_t n = p->n_pairs;
+    double * v = (double *) malloc(n * sizeof(double));
+    if (v == NULL) {
+        return;
+    }
+    double q1, med, q3, wb, tok;
+    for (size_t i = 0; i < n; i++) {
+        v[i] = p->pairs[i].weight_bytes;
+    }
+    quartiles(v, n, &q1, &wb, &q3);
+    for (size_t i = 0; i < n; i++) {
+        v[i] = p->pairs[i].token_ns;
+    }
+    quartiles(v, n, &q1, &tok, &q3);
+    for (size_t i = 0; i < n; i++) {
+        v[i] = p->pairs[i].read_gbs;
+    }
+    quartiles(v, n, &q1, &med, &q3);
+    int streams = 0;
+    size_t ahead = 0;
+    tools_read_pattern(p->probe != NULL ? p->probe->pattern : 0, &streams, &ahead);
+    fprintf(f, "paired: %zu graphs that read weights, each followed by a read of %zu MiB on the pool's %d threads "
+               "(%d streams each, prefetch %zu B ahead)\n", n,
+            p->probe != NULL ? tools_read_probe_bytes(p->probe->probe) >> 20 : 0, p->probe != NULL ? p->probe->n_threads : 0,
+            streams, ahead);
+    fprintf(f, "  the read after each: %.2f GB/s (median; quartiles %.2f-%.2f); weights %.2f MB a graph (median), "
+               "%.3f ms a graph with the program's work before it (median)\n", med, q1, q3, wb * 1e-6, tok * 1e-6);
+    for (int with_work = 0; with_work < 2; with_work++) {
+        for (size_t i = 0; i < n; i++) {
+            const struct ggml_cpu_profile_pair * q = &p->pairs[i];
+            const double ns = with_work ? q->token_ns : q->graph_ns;
+            v[i] = 100.0 * (q->weight_bytes / (ns > 0.0 ? ns : 1.0)) / (q->read_gbs > 0.0 ? q->read_gbs : 1e-9);
+        }
+        quartiles(v, n, &q1, &med, &q3);
+        fprintf(f, "  %s: the weights at %.1f%% of the read after it (median; quartiles %.1f-%.1f%%)\n",
+                with_work ? "each graph with the program's work before it" : "each graph", med, q1, q3);
+    }
+    free(v);
 }
 
 void ggml_cpu_profile_finish(struct ggml_cpu_profile * p, const char * who) {
@@ -146,7 +311,10 @@ void ggml_cpu_profile_finish(struct ggml_cpu_profile * p, const char * who) {
                 (long long) p->n_graphs, p->n_threads, p->graph_ns * 1e-6 / (double) p->n_graphs,
                 p->failed ? " (incomplete: out of memory)" : "");
         ggml_cpu_profile_print_table(stderr, p, (double) p->n_graphs, "graph", NULL);
+        ggml_cpu_profile_print_pairs(stderr, p);
     }
+    ggml_cpu_profile_release_probe(p);
     free(p->rows);
+    free(p->pairs);
     free(p);
 }

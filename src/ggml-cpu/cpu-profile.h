@@ -52,6 +52,17 @@ struct ggml_cpu_profile_row {
     int32_t        fusion;    // the nodes computed with it (enum ggml_cpu_fusion of cpu-impl.h; 0: none)
 };
 
+// one graph of a paired profile and the read right after it
+struct ggml_cpu_profile_pair {
+    double graph_ns;      // the graph, start to end
+    double token_ns;      // from the end of the read before it (or its own start) to its end:
+                          // the graph and the program's own work before it (a generated token's time)
+    double weight_bytes;  // what it read of weights
+    double read_gbs;      // the read right after it
+};
+
+struct ggml_cpu_profile_probe;
+
 // Zero it before use. rows grows with realloc (free it with free()).
 struct ggml_cpu_profile {
     struct ggml_cpu_profile_row * rows;
@@ -61,6 +72,24 @@ struct ggml_cpu_profile {
     double                        graph_ns;  // the whole computations, start to end
     int                           n_threads; // of the last graph
     int                           failed;    // set when a table could not grow (rows then incomplete)
+
+    // Paired (set before the first graph, or GGML_CPU_PROFILE=paired): after
+    // every graph that reads weights the backend's pool reads a buffer of 64
+    // MiB per thread (far beyond the caches, in the fastest of the read
+    // patterns of tools/common/read-bandwidth.c, chosen once), so that each
+    // token of a program the profile knows nothing of (llama-bench) is set
+    // against the read bandwidth of the moment right after it, as ggml-run
+    // --bench --profile sets its own. The reads run on the pool's threads
+    // (none of them spins beside a read) and are not in any graph's time; a
+    // program's own timing of course includes them. pairs grows with realloc
+    // (free it with free()); the read's buffers go when the profile is taken
+    // back from the backend. Without the buffers, a warning and no pairing.
+    int                            paired;
+    struct ggml_cpu_profile_pair * pairs;
+    size_t                         n_pairs;
+    size_t                         cap_pairs;
+    struct ggml_cpu_profile_probe * probe;
+    double                         pair_end_ns; // the end of the last read (CLOCK_MONOTONIC)
 };
 
 // proc address "ggml_backend_cpu_set_profile": the backend adds the graphs it
@@ -91,8 +120,24 @@ void ggml_cpu_profile_print_table(FILE * f, const struct ggml_cpu_profile * p, d
 // own (cleared, or NULL without the variable), which it prints to stderr
 // (per graph) and frees when the backend is freed (ggml_cpu_profile_finish).
 // For programs that do not know of profiles: llama-bench, whisper-bench.
+// GGML_CPU_PROFILE=paired makes the profile paired.
 struct ggml_cpu_profile * ggml_cpu_profile_from_env(void);
 void                      ggml_cpu_profile_finish(struct ggml_cpu_profile * p, const char * who);
+
+// the backend's side of pairing (cpu-profile.c): after a graph of t_start_ns
+// .. t_end_ns that read weight_bytes of weights, the read on tp's n_threads
+// threads; the read's buffers released
+struct ggml_threadpool;
+void ggml_cpu_profile_pair_graph(struct ggml_cpu_profile * p, struct ggml_threadpool * tp, int n_threads,
+                                 double t_start_ns, double t_end_ns, double weight_bytes);
+void ggml_cpu_profile_release_probe(struct ggml_cpu_profile * p);
+
+// proc address "ggml_backend_cpu_profile_print_pairs": the pairs' summary
+// (nothing for a profile that is not paired or has none): the read, the
+// weights per graph, and each graph's share of the read after it (median and
+// quartiles), alone and with the program's own work before it
+typedef void (*ggml_backend_cpu_profile_print_pairs_t)(FILE * f, const struct ggml_cpu_profile * p);
+void ggml_cpu_profile_print_pairs(FILE * f, const struct ggml_cpu_profile * p);
 
 #ifdef __cplusplus
 }

@@ -250,7 +250,12 @@ static void ggml_backend_cpu_set_profile(ggml_backend_t backend_cpu, struct ggml
         return;
     }
     struct ggml_backend_cpu_context * ctx = (struct ggml_backend_cpu_context *) backend_cpu->context;
-    ctx->profile = profile != NULL ? profile : ctx->env_profile;
+    struct ggml_cpu_profile * next = profile != NULL ? profile : ctx->env_profile;
+    if (ctx->profile != next) {
+        // the read buffers of a paired profile taken back
+        ggml_cpu_profile_release_probe(ctx->profile);
+    }
+    ctx->profile = next;
 }
 
 //
@@ -435,6 +440,10 @@ static void * ggml_backend_cpu_get_proc_address(ggml_backend_reg_t reg, const ch
     }
     if (strcmp(name, "ggml_backend_cpu_set_profile") == 0) {
         ggml_backend_cpu_set_profile_t fn = ggml_backend_cpu_set_profile;
+        return GGML_FN_TO_PTR(fn);
+    }
+    if (strcmp(name, "ggml_backend_cpu_profile_print_pairs") == 0) {
+        ggml_backend_cpu_profile_print_pairs_t fn = ggml_cpu_profile_print_pairs;
         return GGML_FN_TO_PTR(fn);
     }
     if (strcmp(name, "ggml_backend_cpu_profile_print_table") == 0) {

@@ -250,8 +250,10 @@ static struct ggml_cpu_profile_row * profile_row(struct ggml_cpu_profile * prof,
 // a fusion's nodes are one row (kind: its first node and the fusion), their
 // times kept at its first node; the intermediate result it never moves is not
 // counted in its bytes
-static void profile_add(struct ggml_cpu_profile * prof, const struct ggml_cgraph * cgraph, const double * times,
-                        int nth, int n_run, double graph_ns, bool fuse) {
+// Returns the bytes of weights the graph read.
+static double profile_add(struct ggml_cpu_profile * prof, const struct ggml_cgraph * cgraph, const double * times,
+                          int nth, int n_run, double graph_ns, bool fuse) {
+    double graph_weight_bytes = 0.0;
     int n = 1;
     for (int i = 0; i < n_run; i += n) {
         const struct ggml_tensor * node = cgraph->nodes[i];
@@ -285,8 +287,9 @@ static void profile_add(struct ggml_cpu_profile * prof, const struct ggml_cgraph
                 continue;
             }
             double weight_bytes;
-            row->bytes        += node_bytes(cgraph->nodes[j], &weight_bytes);
-            row->weight_bytes += weight_bytes;
+            row->bytes         += node_bytes(cgraph->nodes[j], &weight_bytes);
+            row->weight_bytes  += weight_bytes;
+            graph_weight_bytes += weight_bytes;
         }
         if (fusion == GGML_CPU_FUSION_RMS_NORM_MUL || fusion == GGML_CPU_FUSION_ADD_RMS_NORM_MUL) {
             // the norm's result: written by it and read by the MUL, unfused
@@ -297,6 +300,7 @@ static void profile_add(struct ggml_cpu_profile * prof, const struct ggml_cgraph
     prof->n_graphs  += 1;
     prof->graph_ns  += graph_ns;
     prof->n_threads  = nth;
+    return graph_weight_bytes;
 }
 
 // every node that computes something must be supported (types and layouts
@@ -369,10 +373,14 @@ enum ggml_status ggml_graph_compute_profiled(struct ggml_cgraph * cgraph, struct
     ggml_threadpool_run(tp, n_threads, graph_compute_thread, &job);
 
     if (job.times != NULL) {
+        const double t_end = now_ns();
         const int stop = atomic_load(&job.abort_at);
-        profile_add(prof, cgraph, job.times, n_threads, stop >= 0 ? stop : cgraph->n_nodes, now_ns() - t_start,
-                    job.fuse);
+        const double weight_bytes = profile_add(prof, cgraph, job.times, n_threads, stop >= 0 ? stop : cgraph->n_nodes,
+                                                t_end - t_start, job.fuse);
         free(job.times);
+        if (job.status == GGML_STATUS_SUCCESS) {
+            ggml_cpu_profile_pair_graph(prof, tp, n_threads, t_start, t_end, weight_bytes);
+        }
     }
     if (disposable) {
         ggml_threadpool_free(tp);

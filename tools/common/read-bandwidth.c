@@ -202,6 +202,14 @@ struct tools_read_probe * tools_read_probe_init(int n_threads, size_t bytes_per_
     return probe;
 }
 
+void tools_read_probe_part(struct tools_read_probe * probe, int pattern, int i) {
+    if (i < 0 || i >= probe->n_threads) {
+        return;
+    }
+    probe->jobs[i].pattern = k_patterns[pattern >= 0 && pattern < N_PATTERNS ? pattern : 0];
+    read_run(&probe->jobs[i]);
+}
+
 double tools_read_probe_pass(struct tools_read_probe * probe, int pattern, char * err, size_t err_size) {
     const struct read_pattern pat = k_patterns[pattern >= 0 && pattern < N_PATTERNS ? pattern : 0];
     for (int i = 0; i < probe->n_threads; i++) {

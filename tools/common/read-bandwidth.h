@@ -34,6 +34,10 @@ struct tools_read_probe;
 struct tools_read_probe * tools_read_probe_init(int n_threads, size_t bytes_per_thread, char * err, size_t err_size);
 // one pass of a pattern: GB/s, 0 (reason in err) when the threads cannot start
 double tools_read_probe_pass(struct tools_read_probe * probe, int pattern, char * err, size_t err_size);
+// thread i's part of one pass of a pattern (0 <= i < the probe's threads),
+// for threads the caller provides and times together (the CPU backend's
+// pool: GGML_CPU_PROFILE=paired, src/ggml-cpu/cpu-profile.h)
+void tools_read_probe_part(struct tools_read_probe * probe, int pattern, int i);
 // bytes one pass reads (all threads)
 size_t tools_read_probe_bytes(const struct tools_read_probe * probe);
 void   tools_read_probe_free(struct tools_read_probe * probe);
