@@ -283,10 +283,15 @@ void ggml_cpu_profile_print_pairs(FILE * f, const struct ggml_cpu_profile * p) {
     int streams = 0;
     size_t ahead = 0;
     tools_read_pattern(p->probe != NULL ? p->probe->pattern : 0, &streams, &ahead);
+    char how[64];
+    if (ahead > 0) {
+        snprintf(how, sizeof(how), "prefetch %zu B ahead", ahead);
+    } else {
+        snprintf(how, sizeof(how), "no prefetch");
+    }
     fprintf(f, "paired: %zu graphs that read weights, each followed by a read of %zu MiB on the pool's %d threads "
-               "(%d streams each, prefetch %zu B ahead)\n", n,
-            p->probe != NULL ? tools_read_probe_bytes(p->probe->probe) >> 20 : 0, p->probe != NULL ? p->probe->n_threads : 0,
-            streams, ahead);
+               "(%d stream%s each, %s)\n", n, p->probe != NULL ? tools_read_probe_bytes(p->probe->probe) >> 20 : 0,
+            p->probe != NULL ? p->probe->n_threads : 0, streams, streams == 1 ? "" : "s", how);
     fprintf(f, "  the read after each: %.2f GB/s (median; quartiles %.2f-%.2f); weights %.2f MB a graph (median), "
                "%.3f ms a graph with the program's work before it (median)\n", med, q1, q3, wb * 1e-6, tok * 1e-6);
     for (int with_work = 0; with_work < 2; with_work++) {
