@@ -168,6 +168,7 @@ static QD_INLINE ggml_vf qd_load_row(enum qd_ftype ft, const char * row, int64_t
 static QD_INLINE void qd_frows_step(enum qd_ftype ft, const int R, const int C, int64_t n,
                                     const char * x, size_t xs, const float * const * y,
                                     float * const * s, int64_t i0, int64_t is) {
+    const size_t ahead = ggml_cpu_stream_ahead_now();   // once: see stream-prefetch.h
     ggml_vf acc0[4][QD_FCOLS], acc1[4][QD_FCOLS];
     for (int r = 0; r < R; r++) {
         for (int c = 0; c < C; c++) {
@@ -184,7 +185,7 @@ static QD_INLINE void qd_frows_step(enum qd_ftype ft, const int R, const int C, 
         }
         const size_t es = ft == QD_F32 ? sizeof(float) : sizeof(ggml_fp16_t);
         for (int r = 0; r < R; r++) {
-            ggml_cpu_stream_prefetch(x + r*xs + (size_t) i*es, 2*QD_FW*es);
+            ggml_cpu_stream_prefetch(x + r*xs + (size_t) i*es, 2*QD_FW*es, ahead);
             const ggml_vf x0 = qd_load_row(ft, x + r*xs, i,         QD_FW);
             const ggml_vf x1 = qd_load_row(ft, x + r*xs, i + QD_FW, QD_FW);
             for (int c = 0; c < C; c++) {

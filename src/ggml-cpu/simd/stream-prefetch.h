@@ -36,11 +36,20 @@ extern _Atomic size_t ggml_cpu_stream_ahead;
 // from the environment
 void ggml_cpu_stream_prefetch_init(void);
 
-// the lines of [p + ahead, p + ahead + span): span is the bytes the caller
-// reads from p in this step (a constant once inlined)
-static inline void ggml_cpu_stream_prefetch(const void * p, size_t span) {
+// The distance as a plain value, for a kernel to read once before its loops
+// and pass to ggml_cpu_stream_prefetch: an atomic load inside a loop is
+// one the compiler may not move or merge, and GCC then keeps the loop's
+// other values in memory across it (the 4-row Q4_K step spilled its sums
+// to the stack at every superblock: a third more instructions).
+static inline size_t ggml_cpu_stream_ahead_now(void) {
+    return atomic_load_explicit(&ggml_cpu_stream_ahead, memory_order_relaxed);
+}
+
+// the lines of [p + ahead, p + ahead + span), nothing when ahead is 0: span
+// is the bytes the caller reads from p in this step (a constant once
+// inlined), ahead the value of ggml_cpu_stream_ahead_now
+static inline void ggml_cpu_stream_prefetch(const void * p, size_t span, size_t ahead) {
 #if defined(__GNUC__)
-    const size_t ahead = atomic_load_explicit(&ggml_cpu_stream_ahead, memory_order_relaxed);
     if (ahead == 0) {
         return;
     }
@@ -50,6 +59,7 @@ static inline void ggml_cpu_stream_prefetch(const void * p, size_t span) {
 #else
     (void) p;
     (void) span;
+    (void) ahead;
 #endif
 }
 

@@ -30,12 +30,12 @@
 // acc[p] + unit u + p gstride (16 rows of panel p) . activation block
 // (codes yq, sum ysum, scale dy), for np panels read side by side: the
 // vectors of codes of the np units in turn, one line of each at a time
-static inline void q4p_block(__m512 * acc, const uint8_t * u, size_t gstride, int np, const int32_t * yq, int32_t ysum,
+static inline void q4p_block(__m512 * acc, const uint8_t * u, size_t gstride, int np, size_t ahead, const int32_t * yq, int32_t ysum,
                              float dy) {
     const __m512i m4 = _mm512_set1_epi8(0x0F);
     __m512i isum[4];
     for (int p = 0; p < np; p++) {
-        ggml_cpu_stream_prefetch(u + p*gstride, Q4P_UNIT);
+        ggml_cpu_stream_prefetch(u + p*gstride, Q4P_UNIT, ahead);
         isum[p] = _mm512_set1_epi32(-8 * ysum);
     }
     for (int q = 0; q < 4; q++) {
@@ -65,6 +65,7 @@ static inline void q4p_store(float * out, __m512 acc, int rows) {
 static void q4p_panels(int64_t nb, const uint8_t * grp, int np, int64_t pstride, const block_q8_0 * yb, const int32_t * ys,
                        float * out, int last_p, int rows) {
     const size_t gstride = (size_t)(nb * pstride) * Q4P_UNIT;
+    const size_t ahead   = ggml_cpu_stream_ahead_now();   // once: see stream-prefetch.h
     __m512 acc[4] = { _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps() };
     for (int64_t b = 0; b < nb; b++) {
         int32_t yq[8];
@@ -72,9 +73,9 @@ static void q4p_panels(int64_t nb, const uint8_t * grp, int np, int64_t pstride,
         const float dy = _cvtsh_ss(yb[b].d);
         const uint8_t * u = grp + (size_t) b * Q4P_UNIT;
         if (np == 4) {
-            q4p_block(acc, u, gstride, 4, yq, ys[b], dy);
+            q4p_block(acc, u, gstride, 4, ahead, yq, ys[b], dy);
         } else {
-            q4p_block(acc, u, gstride, np, yq, ys[b], dy);
+            q4p_block(acc, u, gstride, np, ahead, yq, ys[b], dy);
         }
     }
     for (int p = 0; p < np; p++) {

@@ -477,6 +477,7 @@ static QD_INLINE __m128 qd_pair_h2f(const ggml_half * p0, const ggml_half * p1, 
 static QD_INLINE void qd_rows_step(enum ggml_type type, const int R, const int C, int64_t nb,
                                    const char * x, size_t xs, const char * const * y,
                                    float * const * s, int64_t i0, int64_t is) {
+    const size_t ahead = ggml_cpu_stream_ahead_now();   // once: see stream-prefetch.h
     const size_t bsx = qd_block_size(type);
     const bool affine = qd_is_affine(type);
     const int  offset = type == GGML_TYPE_Q4_0 ? 8 : type == GGML_TYPE_Q5_0 ? 16 : 0;
@@ -543,7 +544,7 @@ static QD_INLINE void qd_rows_step(enum ggml_type type, const int R, const int C
         }
         for (int r = 0; r < R; r++) {
             const char * blk = x + r*xs + b0*bsx;
-            ggml_cpu_stream_prefetch(blk, 2*bsx);
+            ggml_cpu_stream_prefetch(blk, 2*bsx, ahead);
             __m512i u;
             __m512  dx;
             float   mx[2] = { 0.0f, 0.0f };
@@ -646,7 +647,7 @@ static QD_INLINE void qd_rows_step(enum ggml_type type, const int R, const int C
             for (int r = 0; r < R; r++) {
                 const char * blk0 = x + r*xs + b0*bsx;
                 const char * blk1 = blk0 + bsx;
-                ggml_cpu_stream_prefetch(blk0, 2*bsx);
+                ggml_cpu_stream_prefetch(blk0, 2*bsx, ahead);
                 // every weight block starts with d (and m for the affine
                 // types); the codes are the last 16 bytes, after the fifth
                 // bits of Q5
@@ -695,7 +696,7 @@ static QD_INLINE void qd_rows_step(enum ggml_type type, const int R, const int C
         }
         for (int r = 0; r < R; r++) {
             const char * blk = x + r*xs + b*bsx;
-            ggml_cpu_stream_prefetch(blk, bsx);
+            ggml_cpu_stream_prefetch(blk, bsx, ahead);
             __m256i u;   // unsigned codes, or the signed Q8_0 values
             float dx, mx = 0.0f;
             switch (type) {

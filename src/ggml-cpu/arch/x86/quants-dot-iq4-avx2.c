@@ -69,6 +69,7 @@ static QD_INLINE float iq4_factor(const bool mx, const char * blk) {
 // result is formed by the same operations whatever R is.
 static QD_INLINE void iq4_step32(const bool mx, const int R, int64_t nb, const char * x, size_t xs,
                                  const block_q8_0 * y, float * s, int64_t i0, int64_t is) {
+    const size_t ahead = ggml_cpu_stream_ahead_now();   // once: see stream-prefetch.h
     const size_t  bsx   = mx ? sizeof(block_mxfp4) : sizeof(block_iq4_nl);
     const size_t  oqs   = mx ? offsetof(block_mxfp4, qs) : offsetof(block_iq4_nl, qs);
     const __m256i table = iq4_table(mx ? ggml_kvalues_mxfp4() : ggml_kvalues_iq4nl());
@@ -85,7 +86,7 @@ static QD_INLINE void iq4_step32(const bool mx, const int R, int64_t nb, const c
         for (int r = 0; r < R; r++) {
             const char * blk0 = x + r*xs + b*bsx;
             const char * blk1 = blk0 + bsx;
-            ggml_cpu_stream_prefetch(blk0, 2*bsx);
+            ggml_cpu_stream_prefetch(blk0, 2*bsx, ahead);
             const __m256i sum = iq4_pair_dot(qd_load_halves(blk0 + oqs, blk1 + oqs), table, ylo, yhi);
             const __m128  d   = _mm_mul_ps(iq4_pair_factors(mx, blk0, blk1), dy);
             acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), iq4_pair_lanes(d), acc[r]);
@@ -163,6 +164,7 @@ static QD_INLINE __m256 iq4_xs_superblock(const block_iq4_xs * x, const block_q8
 // streams; each row's sum formed as by a step of one row
 static QD_INLINE void iq4_xs_step(const int R, int64_t nb, const char * x, size_t xs, const block_q8_K * y,
                                   float * s, int64_t is) {
+    const size_t ahead = ggml_cpu_stream_ahead_now();   // once: see stream-prefetch.h
     const __m256i table = iq4_table(ggml_kvalues_iq4nl());
     __m256 acc[4];
     for (int r = 0; r < R; r++) {
@@ -171,7 +173,7 @@ static QD_INLINE void iq4_xs_step(const int R, int64_t nb, const char * x, size_
     for (int64_t b = 0; b < nb; b++) {
         for (int r = 0; r < R; r++) {
             const block_iq4_xs * xb = (const block_iq4_xs *)(x + r*xs) + b;
-            ggml_cpu_stream_prefetch(xb, sizeof(block_iq4_xs));
+            ggml_cpu_stream_prefetch(xb, sizeof(block_iq4_xs), ahead);
             acc[r] = iq4_xs_superblock(xb, y + b, table, acc[r]);
         }
     }

@@ -134,6 +134,7 @@ static QD_INLINE void qk_codes_45(const uint8_t * qs, const bool q5, __m256i qh,
 
 static QD_INLINE void qk_step_45(const bool q5, const int R, const int C, int64_t nb, const char * x, size_t xs,
                                  const block_q8_K * const * y, float * const * s, int64_t i0, int64_t is) {
+    const size_t ahead = ggml_cpu_stream_ahead_now();   // once: see stream-prefetch.h
     const size_t bsx = q5 ? sizeof(block_q5_K) : sizeof(block_q4_K);
     __m128 acc[QK_STEP_ROWS][QK_MAX_COLS];
     for (int r = 0; r < R; r++) {
@@ -154,7 +155,7 @@ static QD_INLINE void qk_step_45(const bool q5, const int R, const int C, int64_
         __m128  dm[QK_STEP_ROWS];   // d, dmin of the weight block
         for (int r = 0; r < R; r++) {
             const char * blk = x + r*xs + b*bsx;
-            ggml_cpu_stream_prefetch(blk, bsx);
+            ggml_cpu_stream_prefetch(blk, bsx, ahead);
             __m128i mn;
             if (q5) {
                 const block_q5_K * xb = (const block_q5_K *) blk;
@@ -285,6 +286,7 @@ static QD_INLINE __m256i qk45_isum_pair(const bool q5, const uint8_t * q0, const
 // register each: four streams), or x alone (R = 1: computed as both rows)
 static QD_INLINE void qk_step_45_1col(const bool q5, const int R, int64_t nb, const char * x, size_t xs,
                                       const block_q8_K * y, float * s, int64_t i0, int64_t is) {
+    const size_t ahead = ggml_cpu_stream_ahead_now();   // once: see stream-prefetch.h
     const size_t  bsx     = q5 ? sizeof(block_q5_K) : sizeof(block_q4_K);
     const int     P       = R == 4 ? 2 : 1;
     const __m256i lanes_d = _mm256_setr_epi32(0, 0, 0, 0, 2, 2, 2, 2);
@@ -294,9 +296,9 @@ static QD_INLINE void qk_step_45_1col(const bool q5, const int R, int64_t nb, co
         for (int p = 0; p < P; p++) {
             const char * x0 = x + 2*p*xs + b*bsx;
             const char * x1 = R >= 2 ? x0 + xs : x0;
-            ggml_cpu_stream_prefetch(x0, bsx);
+            ggml_cpu_stream_prefetch(x0, bsx, ahead);
             if (R >= 2) {
-                ggml_cpu_stream_prefetch(x1, bsx);
+                ggml_cpu_stream_prefetch(x1, bsx, ahead);
             }
             // both block types: d, dmin, the 12 bytes of scales; then Q5_K's qh
             const size_t o_sc = offsetof(block_q4_K, scales);
@@ -352,6 +354,7 @@ static QD_INLINE __m512i qk_dot_scaled_512(__m512i isum, __m512i ps, __m512i sc)
 
 static QD_INLINE void qk_step_45(const bool q5, const int R, const int C, int64_t nb, const char * x, size_t xs,
                                  const block_q8_K * const * y, float * const * s, int64_t i0, int64_t is) {
+    const size_t ahead = ggml_cpu_stream_ahead_now();   // once: see stream-prefetch.h
     const size_t  bsx = q5 ? sizeof(block_q5_K) : sizeof(block_q4_K);
     const __m512i m4  = _mm512_set1_epi8(0x0F);
     const __m512i m10 = _mm512_set1_epi8(0x10);
@@ -393,7 +396,7 @@ static QD_INLINE void qk_step_45(const bool q5, const int R, const int C, int64_
         }
         for (int r = 0; r < R; r++) {
             const char * blk = x + r*xs + b*bsx;
-            ggml_cpu_stream_prefetch(blk, bsx);
+            ggml_cpu_stream_prefetch(blk, bsx, ahead);
             if (q5) {
                 const block_q5_K * xb = (const block_q5_K *) blk;
                 qs[r] = xb->qs;
@@ -485,6 +488,7 @@ static QD_INLINE __m256i qk_codes_6(const block_q6_K * xb, int h, int q) {
 // such a register meets group 8h + j (low nibbles) or 8h + 4 + j (high).
 static QD_INLINE void qk_step_6(const int R, const int C, int64_t nb, const char * x, size_t xs,
                                 const block_q8_K * const * y, float * const * s, int64_t i0, int64_t is) {
+    const size_t ahead = ggml_cpu_stream_ahead_now();   // once: see stream-prefetch.h
     const __m512i m4  = _mm512_set1_epi8(0x0F);
     const __m512i m30 = _mm512_set1_epi8(0x30);
     // bits 0, 1 (low half) and 2, 3 (high half) of qh to bits 4, 5; then bits 4, 5 and 6, 7
@@ -501,7 +505,7 @@ static QD_INLINE void qk_step_6(const int R, const int C, int64_t nb, const char
         __m512i sc[QK_STEP_ROWS], isum[QK_STEP_ROWS][QK_MAX_COLS];
         for (int r = 0; r < R; r++) {
             xb[r] = (const block_q6_K *)(x + r*xs) + b;
-            ggml_cpu_stream_prefetch(xb[r], sizeof(block_q6_K));
+            ggml_cpu_stream_prefetch(xb[r], sizeof(block_q6_K), ahead);
             const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *) xb[r]->scales));
             sc[r] = _mm512_castsi256_si512(sc16);
             for (int c = 0; c < C; c++) {
@@ -557,6 +561,7 @@ static QD_INLINE void qk_step_6(const int R, const int C, int64_t nb, const char
 
 static QD_INLINE void qk_step_6(const int R, const int C, int64_t nb, const char * x, size_t xs,
                                 const block_q8_K * const * y, float * const * s, int64_t i0, int64_t is) {
+    const size_t ahead = ggml_cpu_stream_ahead_now();   // once: see stream-prefetch.h
     // R = 4 (one column): two groups of two rows, one after the other in
     // each superblock (four streams, the registers of two rows at a time:
     // arrays of 4 made the loop of 2 rows about 40% slower)
@@ -573,7 +578,7 @@ static QD_INLINE void qk_step_6(const int R, const int C, int64_t nb, const char
             __m256i sc[QK_STEP_ROWS], isum[QK_STEP_ROWS][QK_MAX_COLS];
             for (int r = 0; r < RG; r++) {
                 xb[r] = (const block_q6_K *)(x + (g + r)*xs) + b;
-                ggml_cpu_stream_prefetch(xb[r], sizeof(block_q6_K));
+                ggml_cpu_stream_prefetch(xb[r], sizeof(block_q6_K), ahead);
                 sc[r] = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *) xb[r]->scales));
                 for (int c = 0; c < C; c++) {
                     // the codes are u - 32 with u in 0..63: sum sc*u*y - 32 * sum sc*bsums
@@ -766,6 +771,7 @@ static QD_INLINE void qk23_superblock(const bool q3, const char * xb, const bloc
 // each row's sums formed as by a step of one row
 static QD_INLINE void qk23_step(const bool q3, const int R, int64_t nb, const char * x, size_t xs,
                                 const block_q8_K * y, float * s, int64_t is) {
+    const size_t ahead = ggml_cpu_stream_ahead_now();   // once: see stream-prefetch.h
     const size_t bsx = q3 ? sizeof(block_q3_K) : sizeof(block_q2_K);
     __m256 acc[4], macc[4];
     for (int r = 0; r < R; r++) {
@@ -775,7 +781,7 @@ static QD_INLINE void qk23_step(const bool q3, const int R, int64_t nb, const ch
     for (int64_t b = 0; b < nb; b++) {
         for (int r = 0; r < R; r++) {
             const char * xb = x + r*xs + b*bsx;
-            ggml_cpu_stream_prefetch(xb, bsx);
+            ggml_cpu_stream_prefetch(xb, bsx, ahead);
             qk23_superblock(q3, xb, y + b, &acc[r], &macc[r]);
         }
     }
