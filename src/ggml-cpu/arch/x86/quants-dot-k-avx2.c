@@ -556,6 +556,9 @@ static QD_INLINE __m256i qk_codes_6(const block_q6_K * xb, int h, int q) {
 // one shift give 64 codes; the 32 bytes qh[32h ..] in both 256-bit halves
 // bring the top bits with one variable shift per half. 128-bit lane j of
 // such a register meets group 8h + j (low nibbles) or 8h + 4 + j (high).
+// As for Q4_K (above): the codes meet the activations 4 at a time, the two
+// registers' sums are packed to int16 and scaled in one dpwssd (in L2, 1
+// thread, Zen 4: 36.2 GB/s of Q6_K weights before, 37.8 after).
 static QD_INLINE void qk_step_6(const int R, const int C, int64_t nb, const char * x, size_t xs,
                                 const block_q8_K * const * y, float * const * s, int64_t i0, int64_t is) {
     const size_t ahead = ggml_cpu_stream_ahead_now();   // once: see stream-prefetch.h
@@ -590,13 +593,13 @@ static QD_INLINE void qk_step_6(const int R, const int C, int64_t nb, const char
                 ylo[c] = _mm512_loadu_si512((const void *)(y[c][b].qs + 128*h));
                 yhi[c] = _mm512_loadu_si512((const void *)(y[c][b].qs + 128*h + 64));
             }
-            // int16 lane i: the scale of group 8h + i/8 (+ 4)
-            const __m512i g   = _mm512_setr_epi64(0x0000000000000000, 0x0000000000000000,
-                                                  0x0001000100010001, 0x0001000100010001,
-                                                  0x0002000200020002, 0x0002000200020002,
-                                                  0x0003000300030003, 0x0003000300030003);
-            const __m512i ilo = _mm512_add_epi16(g, _mm512_set1_epi16((short)(8*h)));
-            const __m512i ihi = _mm512_add_epi16(g, _mm512_set1_epi16((short)(8*h + 4)));
+            // int16 lanes 0..3 of 128-bit lane j: the scale of group 8h + j,
+            // lanes 4..7: of group 8h + 4 + j (the packed sums below)
+            const __m512i g   = _mm512_setr_epi64(0x0000000000000000, 0x0004000400040004,
+                                                  0x0001000100010001, 0x0005000500050005,
+                                                  0x0002000200020002, 0x0006000600060006,
+                                                  0x0003000300030003, 0x0007000700070007);
+            const __m512i idx = _mm512_add_epi16(g, _mm512_set1_epi16((short)(8*h)));
             for (int r = 0; r < R; r++) {
                 const __m512i ql = _mm512_loadu_si512((const void *)(xb[r]->ql + 64*h));
                 const __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(xb[r]->qh + 32*h)));
@@ -604,12 +607,12 @@ static QD_INLINE void qk_step_6(const int R, const int C, int64_t nb, const char
                                                    _mm512_and_si512(_mm512_sllv_epi16(qh, shl_lo), m30));
                 const __m512i hi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m4),
                                                    _mm512_and_si512(_mm512_srlv_epi16(qh, shr_hi), m30));
-                const __m512i slo = _mm512_permutexvar_epi16(ilo, sc[r]);
-                const __m512i shi = _mm512_permutexvar_epi16(ihi, sc[r]);
+                const __m512i sp = _mm512_permutexvar_epi16(idx, sc[r]);
                 for (int c = 0; c < C; c++) {
-                    // u <= 63, |y| <= 128: the byte-pair sums fit in int16
-                    isum[r][c] = qk_dot_scaled_512(isum[r][c], _mm512_maddubs_epi16(lo, ylo[c]), slo);
-                    isum[r][c] = qk_dot_scaled_512(isum[r][c], _mm512_maddubs_epi16(hi, yhi[c]), shi);
+                    // the sums of 4 values: u <= 63, |y| <= 128, |sum| <= 32256: int16 after all
+                    const __m512i a = qk_dot4_512(lo, ylo[c]);   // 128-bit lane j: group 8h + j
+                    const __m512i b4 = qk_dot4_512(hi, yhi[c]);  // group 8h + 4 + j
+                    isum[r][c] = qk_dot_scaled_512(isum[r][c], _mm512_packs_epi32(a, b4), sp);
                 }
             }
         }
