@@ -32,6 +32,9 @@
 //                 stay in the L2 cache: the kernels' own speed, in ns per 32 weights
 //                 of a row and GB/s, best of repeated runs (-t 1 for one core: on a
 //                 shared host the best of many runs is the figure that repeats)]
+//                [--cache-kib KiB: the weights' size for --in-cache (default 256; a
+//                 few hundred KiB more leave the products' fixed cost smaller
+//                 beside the rows, as long as they stay in the L2 cache)]
 //                [--repack: the weights in the CPU device's extra buffer type
 //                 CPU_REPACK, in the layout of its kernels where it has one for
 //                 the type (BF16, Q4_0), as llama.cpp places a model's matrices]
@@ -502,6 +505,7 @@ int main(int argc, char ** argv) {
     int read_passes = 0;
     bool repack = false;
     bool in_cache = false;
+    int64_t in_cache_kib = 256;
     int64_t gen_k = 4096;
     int64_t chain_n = 0, chain_L = 0;
     for (int i = 1; i < argc; i++) {
@@ -530,6 +534,12 @@ int main(int argc, char ** argv) {
             repack = true;
         } else if (strcmp(argv[i], "--in-cache") == 0) {
             in_cache = true;
+        } else if (strcmp(argv[i], "--cache-kib") == 0 && i + 1 < argc) {
+            in_cache_kib = atoll(argv[++i]);
+            if (in_cache_kib < 16 || in_cache_kib > 65536) {
+                fprintf(stderr, "error: --cache-kib takes KiB from 16 to 65536\n");
+                return 1;
+            }
         } else if (strcmp(argv[i], "--list-kernels") == 0) {
             // the CPU backend prints its kernel table when it starts with
             // GGML_CPU_KERNELS set (through the public API: upstream prints nothing)
@@ -537,7 +547,7 @@ int main(int argc, char ** argv) {
             ggml_cpu_init();
             return 0;
         } else {
-            fprintf(stderr, "usage: %s [-t threads] [-r seconds per shape] [-T type] [-g] [-k k] [--list-kernels] [--bandwidth] [--read-passes n] [--repack] [--in-cache] [--chain n L]\n", argv[0]);
+            fprintf(stderr, "usage: %s [-t threads] [-r seconds per shape] [-T type] [-g] [-k k] [--list-kernels] [--bandwidth] [--read-passes n] [--repack] [--in-cache [--cache-kib KiB]] [--chain n L]\n", argv[0]);
             return 1;
         }
     }
@@ -588,16 +598,16 @@ int main(int argc, char ** argv) {
             bc.repack = repack_buft();
         }
         const int64_t k = 2048;
-        printf("one column, weights [%lld, n] of about 256 KiB (in the L2 cache), %d thread%s, best of %.1f s (20 products a sample):\n",
-               (long long) k, n_threads, n_threads == 1 ? "" : "s", seconds);
+        printf("one column, weights [%lld, n] of about %lld KiB (in the L2 cache), %d thread%s, best of %.1f s (20 products a sample):\n",
+               (long long) k, (long long) in_cache_kib, n_threads, n_threads == 1 ? "" : "s", seconds);
         printf("%-8s %6s %14s %9s\n", "type", "n", "ns / 32 weights", "GB/s");
         for (size_t t = 0; t < sizeof(k_types)/sizeof(k_types[0]); t++) {
             const enum ggml_type type = k_types[t];
             if (only && strcmp(only, ggml_type_name(type)) != 0) {
                 continue;
             }
-            // rows for about 256 KiB, a multiple of 16
-            const int64_t n16 = (int64_t)(256*1024 / ggml_row_size(type, k)) / 16 * 16;
+            // rows for about in_cache_kib KiB, a multiple of 16
+            const int64_t n16 = (int64_t)((size_t) in_cache_kib*1024 / ggml_row_size(type, k)) / 16 * 16;
             const int64_t n   = n16 > 16 ? n16 : 16;
             size_t wb;
             const struct bench_time bt = bench_mul_mat(&bc, type, k, n, 1, &wb);
