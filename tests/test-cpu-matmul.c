@@ -864,6 +864,80 @@ static void test_mul_mat_columns(void) {
     }
 }
 
+// The K-quant row dots of x86 pack sums of 4 code-activation products to
+// int16 before scaling them (arch/x86/quants-dot-k-avx2.c): weights at their
+// extremes (every code at its largest or smallest, scales at +-max, minimums
+// at max) against activations at +-max must come out exact, as the double
+// reference has them. Rows 9 (two steps of 4 and a row alone), columns 5
+// (steps of 4, then 1), k 512; each row another pattern of code bytes and
+// scale bytes, each column another sign pattern of the activations.
+static void test_mul_mat_extremes(void) {
+    static const enum ggml_type types[] = { GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K };
+    static const uint8_t codes[]  = { 0xFF, 0x00, 0xF0, 0x0F, 0xFF, 0xAA, 0xFF, 0x55, 0x00 };
+    static const uint8_t scales[] = { 0xFF, 0xFF, 0x80, 0x7F, 0x81, 0xFF, 0x7F, 0x80, 0x00 };
+    const int64_t k = 512, n = 9, m = 5;
+    for (size_t t = 0; t < sizeof(types)/sizeof(types[0]); t++) {
+        const enum ggml_type type = types[t];
+        char what[64];
+        snprintf(what, sizeof(what), "mul_mat %s extremes", ggml_type_name(type));
+        struct ggml_context * ctx = ctx_new(ggml_row_size(type, k) * n + (size_t)(k * m + 2 * n * m) * sizeof(float) +
+                                            4 * CTX_OVERHEAD);
+        struct ggml_tensor * w = ggml_new_tensor_2d(ctx, type, k, n);
+        struct ggml_tensor * x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, k, m);
+        const size_t bs = ggml_type_size(type);
+        for (int64_t r = 0; r < n; r++) {
+            for (int64_t b = 0; b < k / ggml_blck_size(type); b++) {
+                uint8_t * blk = (uint8_t *) w->data + r * w->nb[1] + b * bs;
+                memset(blk, codes[r], bs);
+                const ggml_fp16_t one = ggml_fp32_to_fp16(1.0f);
+                if (type == GGML_TYPE_Q6_K) {
+                    // ql, qh, int8 scales, d
+                    memset(blk + offsetof(block_q6_K, scales), scales[r], QK_K/16);
+                    memcpy(blk + offsetof(block_q6_K, d), &one, sizeof(one));
+                } else {
+                    // d, dmin, 12 bytes of 6-bit scales and minimums, (qh), qs
+                    memcpy(blk, &one, sizeof(one));
+                    memcpy(blk + sizeof(one), &one, sizeof(one));
+                    memset(blk + 2*sizeof(one), scales[r], K_SCALE_SIZE);
+                }
+            }
+        }
+        for (int64_t j = 0; j < m; j++) {
+            for (int64_t i = 0; i < k; i++) {
+                const float v = j == 0 ? 1.0f : j == 1 ? -1.0f : j == 2 ? (i % 2 ? 1.0f : -1.0f) :
+                                j == 3 ? (i % 64 < 32 ? 1.0f : -1.0f) : (i % 3 == 0 ? -1.0f : 1.0f);
+                ((float *)((char *) x->data + j * x->nb[1]))[i] = v;
+            }
+        }
+        struct ggml_tensor * out = ggml_mul_mat(ctx, w, x);
+        float * vec, * ref;
+        run_all(ctx, out, &vec, &ref, what);
+        double * wr   = (double *) malloc((size_t)(k * n) * sizeof(double));
+        double * mins = (double *) calloc((size_t)(k/32 + 1) * n, sizeof(double));
+        struct act_row a = act_row_new(k);
+        for (int64_t i = 0; i < n; i++) {
+            weight_row(w, i, 0, 0, wr + i*k, mins + i*(k/32 + 1));
+        }
+        for (int64_t j = 0; j < m; j++) {
+            act_row_fill(&a, x, j, 0, 0, type);
+            for (int64_t i = 0; i < n; i++) {
+                const struct dot_check dc = dot_reference(type, wr + i*k, mins + i*(k/32 + 1), &a, k);
+                const float got[2] = { vec[i + n*j], ref[i + n*j] };
+                for (int p = 0; p < 2; p++) {
+                    CHECK_MSG(fabs(got[p] - dc.ref_a) <= dc.tol_a, "%s: %s path, row %lld column %lld: %.9g, reference %.9g",
+                              what, p == 0 ? "vector" : "portable", (long long) i, (long long) j, got[p], dc.ref_a);
+                }
+            }
+        }
+        act_row_free(&a);
+        free(wr);
+        free(mins);
+        free(vec);
+        free(ref);
+        ggml_free(ctx);
+    }
+}
+
 int main(void) {
     pools_init();
     test_type_traits();
@@ -871,6 +945,7 @@ int main(void) {
     test_mul_mat();
     test_mul_mat_id();
     test_mul_mat_columns();
+    test_mul_mat_extremes();
     test_out_prod();
     pools_free();
     return TEST_RESULT();
