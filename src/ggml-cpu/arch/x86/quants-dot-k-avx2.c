@@ -38,6 +38,13 @@ static QD_INLINE __m256i qk_scaled_dot(__m256i u, __m256i y, __m256i scale16) {
 #endif
 #define QK_MAX_COLS 4
 
+// a column's activations laid out for the AVX-512 Q4_K / Q5_K step
+// (qk_relay_y): its values, and the sums of its groups of 32
+struct qk_relaid {
+    const int8_t *  q;
+    const int16_t * gsum;
+};
+
 // rows of a step meeting one column: four streams of weights per thread.
 // With two (AVX2 took two rows a step before), the products of Q4_K and
 // Q6_K weights read 5-9% slower, paired with a plain read of the same bytes
@@ -377,12 +384,13 @@ static QD_INLINE __m128 qk_lane_ps(__m512 v, int r) {
     }
 }
 
-// qk_scales_mins_bytes in each 128-bit lane: the 12 packed bytes of scales
-// and minimums at the start of each lane of v as 8 scales (bytes 0..7) and 8
-// minimums (bytes 8..15)
+// qk_scales_mins_bytes in each 128-bit lane: a superblock's first 16 bytes
+// in each lane of v (d, dmin, then the 12 packed bytes of scales and
+// minimums: words a, b, c are 32-bit lanes 1, 2, 3) as 8 scales (bytes 0..7)
+// and 8 minimums (bytes 8..15)
 static QD_INLINE __m512i qk_scales_mins_512(__m512i v) {
-    const __m512i acbc = _mm512_shuffle_epi32(v, (_MM_PERM_ENUM) _MM_SHUFFLE(2, 1, 2, 0));   // a c b c
-    const __m512i aabb = _mm512_shuffle_epi32(v, (_MM_PERM_ENUM) _MM_SHUFFLE(1, 1, 0, 0));   // a a b b
+    const __m512i acbc = _mm512_shuffle_epi32(v, (_MM_PERM_ENUM) _MM_SHUFFLE(3, 2, 3, 1));   // a c b c
+    const __m512i aabb = _mm512_shuffle_epi32(v, (_MM_PERM_ENUM) _MM_SHUFFLE(2, 2, 1, 1));   // a a b b
     const __m512i low  = _mm512_and_si512(_mm512_srlv_epi32(acbc, _mm512_broadcast_i32x4(_mm_setr_epi32(0, 0, 0, 4))),
                                           _mm512_broadcast_i32x4(_mm_setr_epi32(0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f)));
     const __m512i top  = _mm512_and_si512(_mm512_srli_epi32(aabb, 2),
@@ -423,11 +431,10 @@ static QD_INLINE __m512i qk_dot_scaled_512(__m512i isum, __m512i ps, __m512i sc)
 // whichever row it is paired with; the 4 lanes of its minimums sit in lane r
 // of the columns' register.
 static QD_INLINE void qk_step_45(const bool q5, const int R, const int C, int64_t nb, const char * x, size_t xs,
-                                 const block_q8_K * const * y, const bool relaid, const int8_t * const * yr,
+                                 const block_q8_K * const * y, const struct qk_relaid * yr,
                                  float * const * s, int64_t i0, int64_t is) {
     const size_t  ahead = ggml_cpu_stream_ahead_now();   // once: see stream-prefetch.h
     const size_t  bsx   = q5 ? sizeof(block_q5_K) : sizeof(block_q4_K);
-    const size_t  o_sc  = offsetof(block_q4_K, scales);   // = offsetof(block_q5_K, scales); d, dmin before
     const int     P     = (R + 1) / 2;                    // pairs of rows
     const __m512i m4    = _mm512_set1_epi8(0x0F);
     const __m512i m10   = _mm512_set1_epi8(0x10);
@@ -436,6 +443,8 @@ static QD_INLINE void qk_step_45(const bool q5, const int R, const int C, int64_
                                                                 (short) 0x800c, (short) 0x800d, (short) 0x800e, (short) 0x800f));
     // float lanes 1, 3, 5, 7 (dmin*dy of rows 0..3) to 128-bit lanes 0..3
     const __m512i midx  = _mm512_setr_epi32(1, 1, 1, 1, 3, 3, 3, 3, 5, 5, 5, 5, 7, 7, 7, 7);
+    // 32-bit lane 0 of each 128-bit lane (d, dmin of rows 0..3) to lanes 0..3
+    const __m512i didx  = _mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
     __m512 acc[QK_STEP_ROWS/2][QK_MAX_COLS];
     __m512 macc[QK_MAX_COLS];
     for (int c = 0; c < C; c++) {
@@ -446,34 +455,26 @@ static QD_INLINE void qk_step_45(const bool q5, const int R, const int C, int64_
     }
     for (int64_t b = 0; b < nb; b++) {
         const char * x0 = x + b*bsx;
-        // the step's rows' scales and minimums, row r in lane r; d, dmin of
-        // row r in 16-bit lanes 2r, 2r + 1
-        __m512i v  = _mm512_zextsi128_si512(_mm_loadu_si128((const __m128i *)(x0 + o_sc)));
-        uint32_t hd;
-        memcpy(&hd, x0, sizeof(hd));
-        __m128i dmh = _mm_cvtsi32_si128((int) hd);
+        // the first 16 bytes of the step's rows' superblocks (d, dmin,
+        // scales and minimums), row r in lane r
+        __m512i v = _mm512_zextsi128_si512(_mm_loadu_si128((const __m128i *) x0));
         for (int r = 1; r < R; r++) {
-            const char * xr = x0 + r*xs;
-            const __m128i sr = _mm_loadu_si128((const __m128i *)(xr + o_sc));
+            const __m128i sr = _mm_loadu_si128((const __m128i *)(x0 + r*xs));
             switch (r) {
                 case 1:  v = _mm512_inserti32x4(v, sr, 1); break;
                 case 2:  v = _mm512_inserti32x4(v, sr, 2); break;
                 default: v = _mm512_inserti32x4(v, sr, 3); break;
             }
-            memcpy(&hd, xr, sizeof(hd));
-            switch (r) {
-                case 1:  dmh = _mm_insert_epi32(dmh, (int) hd, 1); break;
-                case 2:  dmh = _mm_insert_epi32(dmh, (int) hd, 2); break;
-                default: dmh = _mm_insert_epi32(dmh, (int) hd, 3); break;
-            }
         }
         const __m512i sm  = qk_scales_mins_512(v);
         const __m512i mn  = _mm512_shuffle_epi8(sm, mctrl);
-        const __m256  dm8 = _mm256_cvtph_ps(dmh);   // d, dmin of rows 0..3
+        // d, dmin of rows 0..3
+        const __m256  dm8 = _mm256_cvtph_ps(_mm512_castsi512_si128(_mm512_permutexvar_epi32(didx, v)));
         __m512 f[QK_MAX_COLS];                       // d*dy, dmin*dy of rows 0..3
         for (int c = 0; c < C; c++) {
             f[c] = _mm512_castps256_ps512(_mm256_mul_ps(dm8, _mm256_set1_ps(y[c][b].d)));
-            const __m512i ysum = _mm512_broadcast_i32x4(qk_bsums32(y[c] + b));
+            const __m512i ysum = _mm512_broadcast_i32x4(yr != NULL ? _mm_load_si128((const __m128i *)(yr[c].gsum + 8*b))
+                                                                   : qk_bsums32(y[c] + b));
             macc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_madd_epi16(mn, ysum)), _mm512_permutexvar_ps(midx, f[c]), macc[c]);
         }
         const uint8_t * qs[QK_STEP_ROWS];
@@ -503,9 +504,9 @@ static QD_INLINE void qk_step_45(const bool q5, const int R, const int C, int64_
         for (int p = 0; p < QK_K/128; p++) {
             __m512i ylo[QK_MAX_COLS], yhi[QK_MAX_COLS];
             for (int c = 0; c < C; c++) {
-                if (relaid) {
-                    ylo[c] = _mm512_load_si512((const void *)(yr[c] + QK_K*b + 128*p));
-                    yhi[c] = _mm512_load_si512((const void *)(yr[c] + QK_K*b + 128*p + 64));
+                if (yr != NULL) {
+                    ylo[c] = _mm512_load_si512((const void *)(yr[c].q + QK_K*b + 128*p));
+                    yhi[c] = _mm512_load_si512((const void *)(yr[c].q + QK_K*b + 128*p + 64));
                 } else {
                     const __m512i ya = _mm512_loadu_si512((const void *)(y[c][b].qs + 128*p));
                     const __m512i yb = _mm512_loadu_si512((const void *)(y[c][b].qs + 128*p + 64));
@@ -567,20 +568,21 @@ static QD_INLINE void qk_step_45(const bool q5, const int R, const int C, int64_
     }
 }
 
-
 // The activations of a column as the step above meets them: per superblock
 // the values 0..31, 64..95, then 32..63, 96..127, then the same of the second
-// 128 (one shuffle per 64 values per call instead of per step; a step's rows
-// then load them as they are)
+// 128, and the sums of its 8 groups of 32 as int16 (one shuffle per 64 values
+// and one horizontal add per superblock per call instead of per step; a
+// step's rows then load them as they are)
 #define QK_RELAID 1
-static QD_INLINE void qk_relay_y(const block_q8_K * y, int64_t nb, int8_t * out) {
+static QD_INLINE void qk_relay_y(const block_q8_K * y, int64_t nb, int8_t * q, int16_t * gsum) {
     for (int64_t b = 0; b < nb; b++) {
         for (int p = 0; p < QK_K/128; p++) {
             const __m512i ya = _mm512_loadu_si512((const void *)(y[b].qs + 128*p));
             const __m512i yb = _mm512_loadu_si512((const void *)(y[b].qs + 128*p + 64));
-            _mm512_store_si512((void *)(out + QK_K*b + 128*p),      _mm512_shuffle_i64x2(ya, yb, 0x44));
-            _mm512_store_si512((void *)(out + QK_K*b + 128*p + 64), _mm512_shuffle_i64x2(ya, yb, 0xEE));
+            _mm512_store_si512((void *)(q + QK_K*b + 128*p),      _mm512_shuffle_i64x2(ya, yb, 0x44));
+            _mm512_store_si512((void *)(q + QK_K*b + 128*p + 64), _mm512_shuffle_i64x2(ya, yb, 0xEE));
         }
+        _mm_store_si128((__m128i *)(gsum + 8*b), qk_bsums32(y + b));
     }
 }
 
@@ -758,19 +760,19 @@ static QD_INLINE void qk_step_6(const int R, const int C, int64_t nb, const char
 enum qk_kind { QK_Q4, QK_Q5, QK_Q6 };
 
 static QD_INLINE void qk_step(enum qk_kind kind, const int R, const int C, int64_t nb, const char * x, size_t xs,
-                              const block_q8_K * const * y, const bool relaid, const int8_t * const * yr,
+                              const block_q8_K * const * y, const struct qk_relaid * yr,
                               float * const * s, int64_t i0, int64_t is) {
     if (kind == QK_Q6) {
         qk_step_6(R, C, nb, x, xs, y, s, i0, is);
 #if !defined(GGML_VEC_AVX512)
     } else if (C == 1) {
-        (void) relaid; (void) yr;
+        (void) yr;
         qk_step_45_1col(kind == QK_Q5, R, nb, x, xs, y[0], s[0], i0, is);
     } else {
         qk_step_45(kind == QK_Q5, R, C, nb, x, xs, y, s, i0, is);
 #else
     } else {
-        qk_step_45(kind == QK_Q5, R, C, nb, x, xs, y, relaid, yr, s, i0, is);
+        qk_step_45(kind == QK_Q5, R, C, nb, x, xs, y, yr, s, i0, is);
 #endif
     }
 }
@@ -787,27 +789,29 @@ static QD_INLINE void qk_rows_cols(enum qk_kind kind, const int C, int64_t n, co
     // the Q4_K / Q5_K step's activations laid out once per call, where
     // they fit this buffer (k up to 16384 for one column); else the step
     // shuffles them itself
-    _Alignas(64) int8_t yrbuf[16384];
-    const int8_t * yr[QK_MAX_COLS];
+    _Alignas(64) int8_t  yrbuf[16384];
+    _Alignas(64) int16_t gsbuf[16384/QK_K*8];
+    struct qk_relaid yr[QK_MAX_COLS];
     if (kind != QK_Q6 && (size_t) C * (size_t) nb * QK_K <= sizeof(yrbuf)) {
         for (int c = 0; c < C; c++) {
-            yr[c] = yrbuf + (size_t) c * (size_t) nb * QK_K;
-            qk_relay_y(y[c], nb, yrbuf + (size_t) c * (size_t) nb * QK_K);
+            yr[c].q    = yrbuf + (size_t) c * (size_t) nb * QK_K;
+            yr[c].gsum = gsbuf + (size_t) c * (size_t) nb * 8;
+            qk_relay_y(y[c], nb, yrbuf + (size_t) c * (size_t) nb * QK_K, gsbuf + (size_t) c * (size_t) nb * 8);
         }
         for (int64_t r = 0; R > 1 && r < q; r++) {
-            qk_step(kind, R, C, nb, x + r*bx, q*bx, y, true, yr, s, r, q);
+            qk_step(kind, R, C, nb, x + r*bx, q*bx, y, yr, s, r, q);
         }
         for (int64_t r = R > 1 ? R*q : 0; r < nr; r++) {
-            qk_step(kind, 1, C, nb, x + r*bx, bx, y, true, yr, s, r, 0);
+            qk_step(kind, 1, C, nb, x + r*bx, bx, y, yr, s, r, 0);
         }
         return;
     }
 #endif
     for (int64_t r = 0; R > 1 && r < q; r++) {
-        qk_step(kind, R, C, nb, x + r*bx, q*bx, y, false, NULL, s, r, q);
+        qk_step(kind, R, C, nb, x + r*bx, q*bx, y, NULL, s, r, q);
     }
     for (int64_t r = R > 1 ? R*q : 0; r < nr; r++) {
-        qk_step(kind, 1, C, nb, x + r*bx, bx, y, false, NULL, s, r, 0);
+        qk_step(kind, 1, C, nb, x + r*bx, bx, y, NULL, s, r, 0);
     }
 }
 
