@@ -13,7 +13,12 @@
 //     none on Zen 4, 2048 bytes on other CPUs, what GGML_CPU_STREAM_AHEAD
 //     says (rounded up to whole lines) when it is a byte count of 0 to 64 KiB,
 //     and a warning and the CPU's default when it is not; the products
-//     computed right with each.
+//     computed right with each;
+//   - the lead of a waiting thread (the feature "STREAM_LEAD", stream-lead.c):
+//     256 KiB, what GGML_CPU_STREAM_LEAD says when it is a byte count of 0
+//     to 16 MiB, a warning and the default when it is not; a feed-forward
+//     block (fused gate and up products, their GLU, the down product: a
+//     barrier before each product) computed by 2 threads as by 1, bit for bit.
 //
 // TEST_CPU_VARIANTS is the build's list of variants, lowest first.
 
@@ -110,11 +115,45 @@ static void child_check_softmax(void) {
     ggml_free(ctx);
 }
 
+// a feed-forward block of one column, 2 threads against 1: the threads
+// waiting at the barriers before the products ask for their weights
+static void child_check_ffn(void) {
+    const int64_t k = 512, f = 1024;
+    float * out[2] = { NULL, NULL };
+    for (int t = 0; t < 2; t++) {
+        struct ggml_context * ctx = tt_ctx_new(16);
+        struct ggml_tensor * norm = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, k);
+        struct ggml_tensor * gate = ggml_new_tensor_2d(ctx, GGML_TYPE_Q4_K, k, f);
+        struct ggml_tensor * up   = ggml_new_tensor_2d(ctx, GGML_TYPE_Q4_K, k, f);
+        struct ggml_tensor * down = ggml_new_tensor_2d(ctx, GGML_TYPE_Q8_0, f, k);
+        struct ggml_tensor * x    = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, k, 1);
+        tt_fill_uniform(norm, 0.5, 1.5, 20);
+        tt_fill_uniform(gate, -1.0, 1.0, 21);
+        tt_fill_uniform(up, -1.0, 1.0, 22);
+        tt_fill_uniform(down, -1.0, 1.0, 23);
+        tt_fill_uniform(x, -1.0, 1.0, 24);
+        struct ggml_tensor * h = ggml_mul(ctx, ggml_rms_norm(ctx, x, 1e-6f), norm);
+        struct ggml_tensor * y = ggml_mul_mat(ctx, down, ggml_swiglu_split(ctx, ggml_mul_mat(ctx, gate, h), ggml_mul_mat(ctx, up, h)));
+        CHECK(tt_compute(ctx, y, t + 1) == GGML_STATUS_SUCCESS);
+        out[t] = (float *) malloc((size_t) k * sizeof(float));
+        if (out[t] != NULL) {
+            memcpy(out[t], y->data, (size_t) k * sizeof(float));
+        }
+        ggml_free(ctx);
+    }
+    CHECK_MSG(out[0] != NULL && out[1] != NULL && memcmp(out[0], out[1], (size_t) k * sizeof(float)) == 0,
+              "a feed-forward block: 2 threads differ from 1");
+    free(out[0]);
+    free(out[1]);
+}
+
 static int child_main(void) {
     const char * isa = active_isa();
     const char * ahead = feature_value("STREAM_PREFETCH");
+    const char * lead = feature_value("STREAM_LEAD");
     printf("ISA=%s\n", isa ? isa : "(none)");
     printf("STREAM_PREFETCH=%s\n", ahead ? ahead : "(none)");
+    printf("STREAM_LEAD=%s\n", lead ? lead : "(none)");
     printf("DESCRIPTION=%s\n", ggml_backend_dev_description(ggml_backend_reg_dev_get(ggml_backend_cpu_reg(), 0)));
     const enum ggml_type types[] = { GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q8_0, GGML_TYPE_Q4_0, GGML_TYPE_Q4_K };
     for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
@@ -122,6 +161,7 @@ static int child_main(void) {
         child_check_mul_mat(types[i], 7);
     }
     child_check_softmax();
+    child_check_ffn();
     return TEST_RESULT();
 }
 
@@ -291,6 +331,26 @@ static void run_child_ahead(const char * self, const char * value, const char * 
     printf("GGML_CPU_STREAM_AHEAD=%-9s -> %s (%s)\n", value ? value : "(unset)", expect, program_ending(&r, ending, sizeof(ending)));
 }
 
+// runs the child with GGML_CPU_STREAM_LEAD = value (NULL: unset); checks
+// that it computed right, reported the lead expected and, where warn is
+// given, logged it
+static void run_child_lead(const char * self, const char * value, const char * expect, const char * warn) {
+    static struct program_result r;
+    if (!run_child_with(self, "GGML_CPU_STREAM_LEAD", value, &r)) {
+        return;
+    }
+    char line[64];
+    snprintf(line, sizeof(line), "STREAM_LEAD=%s\n", expect);
+    CHECK_MSG(r.exited && r.status == 0, "GGML_CPU_STREAM_LEAD=%s: the child failed:\n%s", value ? value : "(unset)", r.output);
+    CHECK_MSG(strstr(r.output, line) != NULL, "GGML_CPU_STREAM_LEAD=%s: expected %s:\n%s", value ? value : "(unset)", expect,
+              r.output);
+    const bool warned = strstr(r.output, "GGML_CPU_STREAM_LEAD=") != NULL;
+    CHECK_MSG(warned == (warn != NULL) && (warn == NULL || strstr(r.output, warn) != NULL),
+              "GGML_CPU_STREAM_LEAD=%s: %s:\n%s", value ? value : "(unset)", warn ? "no warning" : "a warning", r.output);
+    char ending[64];
+    printf("GGML_CPU_STREAM_LEAD=%-9s -> %s (%s)\n", value ? value : "(unset)", expect, program_ending(&r, ending, sizeof(ending)));
+}
+
 int main(int argc, char ** argv) {
     if (argc > 1 && strcmp(argv[1], "--child") == 0) {
         return child_main();
@@ -334,5 +394,12 @@ int main(int argc, char ** argv) {
     run_child_ahead(argv[0], "-64", ahead, "not a byte count");
     run_child_ahead(argv[0], "2k", ahead, "not a byte count");
     run_child_ahead(argv[0], "99999999999999999999999", ahead, "not a byte count");
+
+    run_child_lead(argv[0], NULL, "262144", NULL);
+    run_child_lead(argv[0], "0", "0", NULL);
+    run_child_lead(argv[0], "100", "128", NULL);
+    run_child_lead(argv[0], "16777216", "16777216", NULL);
+    run_child_lead(argv[0], "16777217", "262144", "not a byte count");
+    run_child_lead(argv[0], "1M", "262144", "not a byte count");
     return TEST_RESULT();
 }

@@ -260,8 +260,9 @@ static const struct cpu_feature g_other_features[] = {
 #define N_OTHER (sizeof(g_other_features) / sizeof(g_other_features[0]))
 
 // the features, the variant in use, the stream prefetch distance and the {NULL, NULL} end
-static struct ggml_backend_feature g_feature_list[N_X86 + N_OTHER + 3];
+static struct ggml_backend_feature g_feature_list[N_X86 + N_OTHER + 4];
 static char g_stream_ahead_value[24];
+static char g_stream_lead_value[24];
 
 // called once by ggml_cpu_init, after the variant is chosen
 void ggml_cpu_features_init(const struct ggml_cpu_kernels * k) {
@@ -287,6 +288,11 @@ void ggml_cpu_features_init(const struct ggml_cpu_kernels * k) {
     snprintf(g_stream_ahead_value, sizeof(g_stream_ahead_value), "%zu", (size_t) atomic_load(&ggml_cpu_stream_ahead));
     g_feature_list[n].name  = "STREAM_PREFETCH";
     g_feature_list[n].value = g_stream_ahead_value;
+    n++;
+    // the bytes of the next product's weights a thread waiting at a barrier asks for (0: none; stream-lead.c)
+    snprintf(g_stream_lead_value, sizeof(g_stream_lead_value), "%zu", (size_t) atomic_load(&ggml_cpu_stream_lead));
+    g_feature_list[n].name  = "STREAM_LEAD";
+    g_feature_list[n].value = g_stream_lead_value;
     n++;
     g_feature_list[n].name  = NULL;
     g_feature_list[n].value = NULL;

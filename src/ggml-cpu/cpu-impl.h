@@ -38,6 +38,13 @@ struct ggml_compute_params {
 // may use it between phases of one node (e.g. convert, then multiply).
 void ggml_cpu_barrier(struct ggml_threadpool * tp);
 
+// The same, and while this thread waits for the others, work(arg) a piece at
+// a time, until it returns false or the others arrive (nothing done when
+// this thread arrives last, or when the pool does not spin: more threads than
+// CPUs). The work must be something that may be left undone at any piece.
+typedef bool (*ggml_cpu_wait_work_t)(void * arg);
+void ggml_cpu_barrier_busy(struct ggml_threadpool * tp, ggml_cpu_wait_work_t work, void * arg);
+
 // Dynamic work sharing inside one node: returns 0, 1, 2, ... across all threads,
 // each index once. The count restarts at 0 at every barrier.
 int ggml_cpu_next_chunk(const struct ggml_compute_params * params);
@@ -86,6 +93,25 @@ void ggml_cpu_register_ops_image      (struct ggml_cpu_op_impl * table); // ops-
 void ggml_cpu_register_ops_train      (struct ggml_cpu_op_impl * table); // ops-train.c: backward ops, cross-entropy loss, optimizer steps
 
 //
+// what a thread asks the memory for while it waits at the barrier after a
+// node (stream-lead.c): ggml_cpu_lead_init for the nodes from next on, then
+// ggml_cpu_lead_step as the work of ggml_cpu_barrier_busy
+#define GGML_CPU_LEAD_STARTS 16
+struct ggml_cpu_lead {
+    const struct ggml_cgraph * g;
+    int          next;      // the first node past the barrier
+    bool         fuse;      // fusions are taken
+    int          nth;
+    bool         planned;   // the product found and its stream starts set
+    int          n;         // stream starts
+    int          s;         // the start asked for next
+    size_t       off;       // at this offset
+    size_t       bytes;     // per start
+    const char * start[GGML_CPU_LEAD_STARTS];
+};
+void ggml_cpu_lead_init(struct ggml_cpu_lead * lead, const struct ggml_cgraph * g, int next, bool fuse, int nth);
+bool ggml_cpu_lead_step(void * lead);
+
 // fusion (graph-fusion.c): consecutive nodes computed by one kernel
 //
 
@@ -130,6 +156,11 @@ void ggml_cpu_forward_mul_mat_group(const struct ggml_compute_params * params, s
 // two products of the same src1 that can be computed together, of the same
 // weight type and rows, and glu, a GLU of their results (split form, F32
 // rows): each chunk of rows of both products, then of the GLU (ops-matmul.c)
+// the starts of the weight streams of the first MIN(nth, chunks) chunks of
+// the product a (and b, the other product of a fused GLU pair, or NULL), at
+// most max of them: their count, 0 when a does not take the row dots
+// (stream-lead.c asks for their first lines)
+int ggml_cpu_mul_mat_lead(struct ggml_tensor * a, struct ggml_tensor * b, int nth, int chunks, const char ** starts, int max);
 void ggml_cpu_forward_mul_mat_glu(const struct ggml_compute_params * params, struct ggml_tensor * a, struct ggml_tensor * b,
                                   struct ggml_tensor * glu);
 

@@ -168,7 +168,11 @@ static void graph_compute_thread(void * arg, int ith, int nth) {
         }
 
         if (i + n < cgraph->n_nodes) {
-            ggml_cpu_barrier(job->threadpool);
+            // while it waits for the others, the thread asks for the
+            // first weights of the next product (stream-lead.c)
+            struct ggml_cpu_lead lead;
+            ggml_cpu_lead_init(&lead, cgraph, i + n, job->fuse, nth);
+            ggml_cpu_barrier_busy(job->threadpool, ggml_cpu_lead_step, &lead);
         }
         if (times != NULL) {
             const double t_end = now_ns();

@@ -87,6 +87,10 @@ struct ggml_threadpool {
 //
 
 void ggml_cpu_barrier(struct ggml_threadpool * tp) {
+    ggml_cpu_barrier_busy(tp, NULL, NULL);
+}
+
+void ggml_cpu_barrier_busy(struct ggml_threadpool * tp, ggml_cpu_wait_work_t work, void * arg) {
     const int n = atomic_load(&tp->job_n_threads);
     if (n <= 1) {
         // alone: nothing to wait for, but the chunk count restarts as promised
@@ -107,6 +111,15 @@ void ggml_cpu_barrier(struct ggml_threadpool * tp) {
         return;
     }
     const int n_spins = n > tp->n_cpus ? 0 : BARRIER_SPINS;
+    // the waiter's work first, a piece between looks at the barrier
+    while (work != NULL && n_spins > 0) {
+        if (atomic_load(&tp->n_barrier_passed) != passed) {
+            return;
+        }
+        if (!work(arg)) {
+            work = NULL;
+        }
+    }
     for (int spins = 0; spins < n_spins; spins++) {
         if (atomic_load(&tp->n_barrier_passed) != passed) {
             return;

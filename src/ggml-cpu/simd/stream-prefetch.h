@@ -32,8 +32,13 @@ extern "C" {
 // another thread, reads it without a data race.
 extern _Atomic size_t ggml_cpu_stream_ahead;
 
+// The bytes a thread waiting at a barrier asks for of the next product's
+// weights (stream-lead.c), or 0: GGML_CPU_STREAM_LEAD (256 KiB unless the
+// build defines it), or the environment's, set by ggml_cpu_init.
+extern _Atomic size_t ggml_cpu_stream_lead;
+
 // once, by ggml_cpu_init: the distance for this CPU, or GGML_CPU_STREAM_AHEAD
-// from the environment
+// from the environment; the lead, or GGML_CPU_STREAM_LEAD from it
 void ggml_cpu_stream_prefetch_init(void);
 
 // The distance as a plain value, for a kernel to read once before its loops
@@ -43,6 +48,10 @@ void ggml_cpu_stream_prefetch_init(void);
 // to the stack at every superblock: a third more instructions).
 static inline size_t ggml_cpu_stream_ahead_now(void) {
     return atomic_load_explicit(&ggml_cpu_stream_ahead, memory_order_relaxed);
+}
+
+static inline size_t ggml_cpu_stream_lead_now(void) {
+    return atomic_load_explicit(&ggml_cpu_stream_lead, memory_order_relaxed);
 }
 
 // the lines of [p + ahead, p + ahead + span), nothing when ahead is 0: span
