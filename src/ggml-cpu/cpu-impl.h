@@ -158,9 +158,10 @@ void ggml_cpu_forward_mul_mat_group(const struct ggml_compute_params * params, s
 // rows): each chunk of rows of both products, then of the GLU (ops-matmul.c)
 // the starts of the weight streams of the first MIN(nth, chunks) chunks of
 // the product a (and b, the other product of a fused GLU pair, or NULL), at
-// most max of them: their count, 0 when a does not take the row dots
-// (stream-lead.c asks for their first lines)
-int ggml_cpu_mul_mat_lead(struct ggml_tensor * a, struct ggml_tensor * b, int nth, int chunks, const char ** starts, int max);
+// most max of them: their count, 0 when a does not take the row dots, and
+// in *span the bytes of the shortest (stream-lead.c asks for their first lines)
+int ggml_cpu_mul_mat_lead(struct ggml_tensor * a, struct ggml_tensor * b, int nth, int chunks, const char ** starts, int max,
+                          size_t * span);
 void ggml_cpu_forward_mul_mat_glu(const struct ggml_compute_params * params, struct ggml_tensor * a, struct ggml_tensor * b,
                                   struct ggml_tensor * glu);
 

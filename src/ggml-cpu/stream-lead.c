@@ -83,6 +83,7 @@ static void lead_plan(struct ggml_cpu_lead * lead) {
     const struct ggml_cgraph * g = lead->g;
     lead->planned = true;
     int seen = 0;
+    size_t span = 0;
     for (int j = lead->next; j < g->n_nodes && seen < LEAD_NODES; j++) {
         struct ggml_tensor * node = g->nodes[j];
         if (!lead_computes(node)) {
@@ -91,15 +92,16 @@ static void lead_plan(struct ggml_cpu_lead * lead) {
         seen++;
         if (node->op == GGML_OP_MUL_MAT) {
             struct ggml_tensor * b = lead->fuse ? lead_glu_partner(g, j) : NULL;
-            lead->n = ggml_cpu_mul_mat_lead(node, b, lead->nth, LEAD_CHUNKS, lead->start, GGML_CPU_LEAD_STARTS);
+            lead->n = ggml_cpu_mul_mat_lead(node, b, lead->nth, LEAD_CHUNKS, lead->start, GGML_CPU_LEAD_STARTS, &span);
             break;
         }
         if (node->op == GGML_OP_MUL_MAT_ID) {
             break;
         }
     }
+    // the lead shared by the streams, none asked for past its own stream
     const size_t total = ggml_cpu_stream_lead_now();
-    lead->bytes = lead->n > 0 ? total / (size_t) lead->n / 64 * 64 : 0;
+    lead->bytes = lead->n > 0 ? MIN(total / (size_t) lead->n, span) / 64 * 64 : 0;
 }
 
 bool ggml_cpu_lead_step(void * arg) {

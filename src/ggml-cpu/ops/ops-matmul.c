@@ -983,8 +983,10 @@ void ggml_cpu_forward_mul_mat_glu(const struct ggml_compute_params * params, str
 // chunk's rows), for a thread to ask for while it waits at the barrier
 // before it. Chunks are taken in the order the threads come, so any of the
 // first nth may be this thread's: those of the first MIN(nth, chunks).
-// Returns the starts written (0 when a does not take the row dots).
-int ggml_cpu_mul_mat_lead(struct ggml_tensor * a, struct ggml_tensor * b, int nth, int chunks, const char ** starts, int max) {
+// Returns the starts written (0 when a does not take the row dots), and in
+// *span the bytes of the shortest stream.
+int ggml_cpu_mul_mat_lead(struct ggml_tensor * a, struct ggml_tensor * b, int nth, int chunks, const char ** starts, int max,
+                          size_t * span) {
     if (a->op != GGML_OP_MUL_MAT || !mm_weight_type_supported(a->src[0]->type) || a->src[0]->data == NULL ||
         a->src[1]->ne[2] != 1 || a->src[1]->ne[3] != 1 || a->src[0]->ne[2] != 1 || a->src[0]->ne[3] != 1) {
         return 0;
@@ -997,12 +999,15 @@ int ggml_cpu_mul_mat_lead(struct ggml_tensor * a, struct ggml_tensor * b, int nt
     struct mm_split sp = { 0 };
     mm_rows_split(&op, nth, b != NULL ? 2 : 1, &sp);
     int n = 0;
+    *span = SIZE_MAX;
     for (int64_t c = 0; c < MIN((int64_t) MIN(nth, chunks), sp.n_row_blocks); c++) {
         const int64_t r0 = mm_split_row(&sp, c), r1 = mm_split_row(&sp, c + 1);
         // a quarter of the chunk's rows (of its 16-row panels)
         const int64_t pr = op.panels ? GGML_QPANEL_ROWS : 1;
         const int64_t q  = (r1 - r0) / pr / 4 * pr;
-        for (int p = 0; p < 4; p++) {
+        // fewer rows than 4 quarters: one stream, row after row
+        *span = MIN(*span, (size_t)(q > 0 ? q : r1 - r0) * a->src[0]->nb[1]);
+        for (int p = 0; p < (q > 0 ? 4 : 1); p++) {
             for (int m = 0; m < (b != NULL ? 2 : 1); m++) {
                 const struct ggml_tensor * w = m == 0 ? a->src[0] : b->src[0];
                 if (n < max) {
