@@ -311,44 +311,36 @@ static void run_child(const char * self, const char * isa, const char * expect, 
     printf("GGML_CPU_ISA=%-17s -> %s (%s)\n", isa ? isa : "(unset)", expect, program_ending(&r, ending, sizeof(ending)));
 }
 
-// runs the child with GGML_CPU_STREAM_AHEAD = value (NULL: unset); checks
-// that it computed right, reported the distance expected and, where warn is
-// given, logged it
-static void run_child_ahead(const char * self, const char * value, const char * expect, const char * warn) {
+// runs the child with the byte count var (GGML_CPU_STREAM_AHEAD or
+// GGML_CPU_STREAM_LEAD) = value (NULL: unset); checks that it computed right,
+// reported the bytes expected as the feature named and, where warn is given,
+// logged it
+static void run_child_bytes(const char * self, const char * var, const char * feature, const char * value,
+                            const char * expect, const char * warn) {
     static struct program_result r;
-    if (!run_child_with(self, "GGML_CPU_STREAM_AHEAD", value, &r)) {
+    if (!run_child_with(self, var, value, &r)) {
         return;
     }
+    const char * v = value ? value : "(unset)";
     char line[64];
-    snprintf(line, sizeof(line), "STREAM_PREFETCH=%s\n", expect);
-    CHECK_MSG(r.exited && r.status == 0, "GGML_CPU_STREAM_AHEAD=%s: the child failed:\n%s", value ? value : "(unset)", r.output);
-    CHECK_MSG(strstr(r.output, line) != NULL, "GGML_CPU_STREAM_AHEAD=%s: expected %s:\n%s", value ? value : "(unset)", expect,
-              r.output);
-    const bool warned = strstr(r.output, "GGML_CPU_STREAM_AHEAD=") != NULL;
+    snprintf(line, sizeof(line), "%s=%s\n", feature, expect);
+    char prefix[64];
+    snprintf(prefix, sizeof(prefix), "%s=", var);
+    CHECK_MSG(r.exited && r.status == 0, "%s=%s: the child failed:\n%s", var, v, r.output);
+    CHECK_MSG(strstr(r.output, line) != NULL, "%s=%s: expected %s:\n%s", var, v, expect, r.output);
+    const bool warned = strstr(r.output, prefix) != NULL;
     CHECK_MSG(warned == (warn != NULL) && (warn == NULL || strstr(r.output, warn) != NULL),
-              "GGML_CPU_STREAM_AHEAD=%s: %s:\n%s", value ? value : "(unset)", warn ? "no warning" : "a warning", r.output);
+              "%s=%s: %s:\n%s", var, v, warn ? "no warning" : "a warning", r.output);
     char ending[64];
-    printf("GGML_CPU_STREAM_AHEAD=%-9s -> %s (%s)\n", value ? value : "(unset)", expect, program_ending(&r, ending, sizeof(ending)));
+    printf("%s=%-9s -> %s (%s)\n", var, v, expect, program_ending(&r, ending, sizeof(ending)));
 }
 
-// runs the child with GGML_CPU_STREAM_LEAD = value (NULL: unset); checks
-// that it computed right, reported the lead expected and, where warn is
-// given, logged it
+static void run_child_ahead(const char * self, const char * value, const char * expect, const char * warn) {
+    run_child_bytes(self, "GGML_CPU_STREAM_AHEAD", "STREAM_PREFETCH", value, expect, warn);
+}
+
 static void run_child_lead(const char * self, const char * value, const char * expect, const char * warn) {
-    static struct program_result r;
-    if (!run_child_with(self, "GGML_CPU_STREAM_LEAD", value, &r)) {
-        return;
-    }
-    char line[64];
-    snprintf(line, sizeof(line), "STREAM_LEAD=%s\n", expect);
-    CHECK_MSG(r.exited && r.status == 0, "GGML_CPU_STREAM_LEAD=%s: the child failed:\n%s", value ? value : "(unset)", r.output);
-    CHECK_MSG(strstr(r.output, line) != NULL, "GGML_CPU_STREAM_LEAD=%s: expected %s:\n%s", value ? value : "(unset)", expect,
-              r.output);
-    const bool warned = strstr(r.output, "GGML_CPU_STREAM_LEAD=") != NULL;
-    CHECK_MSG(warned == (warn != NULL) && (warn == NULL || strstr(r.output, warn) != NULL),
-              "GGML_CPU_STREAM_LEAD=%s: %s:\n%s", value ? value : "(unset)", warn ? "no warning" : "a warning", r.output);
-    char ending[64];
-    printf("GGML_CPU_STREAM_LEAD=%-9s -> %s (%s)\n", value ? value : "(unset)", expect, program_ending(&r, ending, sizeof(ending)));
+    run_child_bytes(self, "GGML_CPU_STREAM_LEAD", "STREAM_LEAD", value, expect, warn);
 }
 
 int main(int argc, char ** argv) {

@@ -96,6 +96,9 @@ void ggml_cpu_register_ops_train      (struct ggml_cpu_op_impl * table); // ops-
 // what a thread asks the memory for while it waits at the barrier after a
 // node (stream-lead.c): ggml_cpu_lead_init for the nodes from next on, then
 // ggml_cpu_lead_step as the work of ggml_cpu_barrier_busy
+//
+
+// the stream starts asked for: 4 streams of 2 chunks of a GLU pair at most
 #define GGML_CPU_LEAD_STARTS 16
 struct ggml_cpu_lead {
     const struct ggml_cgraph * g;
@@ -112,6 +115,7 @@ struct ggml_cpu_lead {
 void ggml_cpu_lead_init(struct ggml_cpu_lead * lead, const struct ggml_cgraph * g, int next, bool fuse, int nth);
 bool ggml_cpu_lead_step(void * lead);
 
+//
 // fusion (graph-fusion.c): consecutive nodes computed by one kernel
 //
 
@@ -156,14 +160,16 @@ void ggml_cpu_forward_mul_mat_group(const struct ggml_compute_params * params, s
 // two products of the same src1 that can be computed together, of the same
 // weight type and rows, and glu, a GLU of their results (split form, F32
 // rows): each chunk of rows of both products, then of the GLU (ops-matmul.c)
+void ggml_cpu_forward_mul_mat_glu(const struct ggml_compute_params * params, struct ggml_tensor * a, struct ggml_tensor * b,
+                                  struct ggml_tensor * glu);
+
 // the starts of the weight streams of the first MIN(nth, chunks) chunks of
 // the product a (and b, the other product of a fused GLU pair, or NULL), at
 // most max of them: their count, 0 when a does not take the row dots, and
-// in *span the bytes of the shortest (stream-lead.c asks for their first lines)
+// in *span the bytes of the shortest (stream-lead.c asks for their first
+// lines; ops-matmul.c)
 int ggml_cpu_mul_mat_lead(struct ggml_tensor * a, struct ggml_tensor * b, int nth, int chunks, const char ** starts, int max,
                           size_t * span);
-void ggml_cpu_forward_mul_mat_glu(const struct ggml_compute_params * params, struct ggml_tensor * a, struct ggml_tensor * b,
-                                  struct ggml_tensor * glu);
 
 // values [r0, r1) of row i1 of a split GLU node over F32 rows, by the
 // operations of the node's kernel (ops-glu.c)
