@@ -259,7 +259,7 @@ static const struct cpu_feature g_other_features[] = {
 #define N_X86   (sizeof(g_x86_listed) / sizeof(g_x86_listed[0]))
 #define N_OTHER (sizeof(g_other_features) / sizeof(g_other_features[0]))
 
-// the features, the variant in use, the stream prefetch distance and the {NULL, NULL} end
+// the features, the variant in use, the stream prefetch distance, the lead and the {NULL, NULL} end
 static struct ggml_backend_feature g_feature_list[N_X86 + N_OTHER + 4];
 static char g_stream_ahead_value[24];
 static char g_stream_lead_value[24];
