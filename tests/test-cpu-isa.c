@@ -18,7 +18,8 @@
 //     256 KiB, what GGML_CPU_STREAM_LEAD says when it is a byte count of 0
 //     to 16 MiB, a warning and the default when it is not; a feed-forward
 //     block (fused gate and up products, their GLU, the down product: a
-//     barrier before each product) computed by 2 threads as by 1, bit for bit.
+//     barrier before each product) computed by 2 threads as by 1, bit for bit,
+//     and within 1% of the terms' magnitude of a double-precision reference.
 //
 // TEST_CPU_VARIANTS is the build's list of variants, lowest first.
 
@@ -115,8 +116,53 @@ static void child_check_softmax(void) {
     ggml_free(ctx);
 }
 
-// a feed-forward block of one column, 2 threads against 1: the threads
-// waiting at the barriers before the products ask for their weights
+// the feed-forward block of child_check_ffn in double, from the tensors'
+// values (the weights dequantized): down (silu(gate h) * up h), h = x's RMS
+// norm times norm; the worst error of y against it, relative to the sum of
+// the last product's |terms| (the activations are rounded to Q8_K and Q8_0)
+static double ffn_ref_err(const struct ggml_tensor * x, const struct ggml_tensor * norm, const struct ggml_tensor * gate,
+                          const struct ggml_tensor * up, const struct ggml_tensor * down, const struct ggml_tensor * y) {
+    const int64_t k = x->ne[0], f = gate->ne[1];
+    double * h = (double *) malloc((size_t) k * sizeof(double));
+    double * a = (double *) malloc((size_t) f * sizeof(double));
+    if (h == NULL || a == NULL) {
+        free(h);
+        free(a);
+        return INFINITY;
+    }
+    double ss = 0.0;
+    for (int64_t i = 0; i < k; i++) {
+        ss += tt_get(x, i, 0, 0, 0) * tt_get(x, i, 0, 0, 0);
+    }
+    const double rs = 1.0 / sqrt(ss / (double) k + 1e-6);
+    for (int64_t i = 0; i < k; i++) {
+        h[i] = tt_get(x, i, 0, 0, 0) * rs * tt_get(norm, i, 0, 0, 0);
+    }
+    for (int64_t j = 0; j < f; j++) {
+        double g = 0.0, u = 0.0;
+        for (int64_t i = 0; i < k; i++) {
+            g += tt_get(gate, i, j, 0, 0) * h[i];
+            u += tt_get(up, i, j, 0, 0) * h[i];
+        }
+        a[j] = g / (1.0 + exp(-g)) * u;
+    }
+    double worst = 0.0;
+    for (int64_t i = 0; i < k; i++) {
+        double ref = 0.0, scale = 0.0;
+        for (int64_t j = 0; j < f; j++) {
+            ref   += tt_get(down, j, i, 0, 0) * a[j];
+            scale += fabs(tt_get(down, j, i, 0, 0) * a[j]);
+        }
+        worst = fmax(worst, fabs(tt_get(y, i, 0, 0, 0) - ref) / (scale + 1e-6));
+    }
+    free(h);
+    free(a);
+    return worst;
+}
+
+// a feed-forward block of one column, 2 threads against 1 (bit for bit) and
+// against a double reference: the threads waiting at the barriers before
+// the products ask for their weights
 static void child_check_ffn(void) {
     const int64_t k = 512, f = 1024;
     float * out[2] = { NULL, NULL };
@@ -135,6 +181,8 @@ static void child_check_ffn(void) {
         struct ggml_tensor * h = ggml_mul(ctx, ggml_rms_norm(ctx, x, 1e-6f), norm);
         struct ggml_tensor * y = ggml_mul_mat(ctx, down, ggml_swiglu_split(ctx, ggml_mul_mat(ctx, gate, h), ggml_mul_mat(ctx, up, h)));
         CHECK(tt_compute(ctx, y, t + 1) == GGML_STATUS_SUCCESS);
+        const double err = ffn_ref_err(x, norm, gate, up, down, y);
+        CHECK_MSG(err <= 1e-2, "a feed-forward block, %d threads: error %.3g of the terms' magnitude", t + 1, err);
         out[t] = (float *) malloc((size_t) k * sizeof(float));
         if (out[t] != NULL) {
             memcpy(out[t], y->data, (size_t) k * sizeof(float));

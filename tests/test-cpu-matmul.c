@@ -322,6 +322,18 @@ struct mm_case {
     bool w_strided;   // weights: every other row of a bigger tensor
 };
 
+// the buffers of a product checked against the double reference: the
+// activations' and weights' rows, the two paths' results, the context
+static void check_buffers_free(struct act_row * a, double * wr, double * mins, float * vec, float * ref,
+                               struct ggml_context * ctx) {
+    act_row_free(a);
+    free(wr);
+    free(mins);
+    free(vec);
+    free(ref);
+    ggml_free(ctx);
+}
+
 static void test_mul_mat_case(const struct mm_case * c) {
     const enum ggml_type at = act_type_of(c->type);
     const enum ggml_type xt = c->x_act ? at : GGML_TYPE_F32;
@@ -398,12 +410,7 @@ static void test_mul_mat_case(const struct mm_case * c) {
     CHECK_MSG(worst_vec <= 1.0, "%s: vector path error %.3g of the tolerance", what, worst_vec);
     CHECK_MSG(worst_ref <= 1.0, "%s: portable path error %.3g of the tolerance", what, worst_ref);
 
-    act_row_free(&a);
-    free(wr);
-    free(mins);
-    free(vec);
-    free(ref);
-    ggml_free(ctx);
+    check_buffers_free(&a, wr, mins, vec, ref, ctx);
 }
 
 static void test_mul_mat(void) {
@@ -934,12 +941,7 @@ static void test_mul_mat_extremes(void) {
                 }
             }
         }
-        act_row_free(&a);
-        free(wr);
-        free(mins);
-        free(vec);
-        free(ref);
-        ggml_free(ctx);
+        check_buffers_free(&a, wr, mins, vec, ref, ctx);
     }
 }
 
