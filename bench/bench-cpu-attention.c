@@ -18,6 +18,8 @@
 
 #define _POSIX_C_SOURCE 199309L
 
+#define FLUSH_BYTES ((size_t) 64 << 20)
+
 #include "ggml.h"
 #include "ggml-cpu.h"
 
@@ -84,7 +86,8 @@ int main(int argc, char ** argv) {
 
     const size_t kv_bytes = 2 * ggml_row_size(type, D) * (size_t) n_kv * (size_t) n_head_kv;
     const size_t mem = (cache ? 2 : 1) * kv_bytes + sizeof(float) * (size_t) D * (size_t) n_batch * (size_t) n_head * 2 +
-                       sizeof(ggml_fp16_t) * (size_t) n_kv * (size_t)(n_batch + 63) + (64u << 20);
+                       sizeof(ggml_fp16_t) * (size_t) n_kv * (size_t)(n_batch + 63) + (64u << 20) +
+                       (cold_reps > 0 ? FLUSH_BYTES : 0);
     struct ggml_init_params ip = { mem, NULL, false };
     struct ggml_context * ctx = ggml_init(ip);
     if (ctx == NULL) {
@@ -136,27 +139,29 @@ int main(int argc, char ** argv) {
     }
     // cold: K, V and the mask pushed out of the caches before each call, as
     // in a model, where a layer's weights stream through the caches between
-    // two attentions: a 64 MiB buffer read in between (read: a large memset
-    // may store past the caches and leave K and V in them)
-    const size_t flush_bytes = (size_t) 64 << 20;
-    uint64_t * flush = cold_reps > 0 ? (uint64_t *) malloc(flush_bytes) : NULL;
+    // two attentions: a graph that reads a 64 MiB tensor (SUM_ROWS) computed by
+    // the same threads right before (the pool's threads keep spinning in
+    // between, as between a model's nodes; a read by this thread alone let
+    // them sleep, and each call paid their wake-up: 30-50 us)
     double best_cold = INFINITY;
-    for (size_t i = 0; flush != NULL && i < flush_bytes / sizeof(uint64_t); i++) {
-        flush[i] = i;
-    }
-    volatile uint64_t sink = 0;
-    for (int r = 0; flush != NULL && r < cold_reps; r++) {
-        uint64_t sum = 0;
-        for (size_t i = 0; i < flush_bytes / sizeof(uint64_t); i += 8) {
-            sum += flush[i];
+    if (cold_reps > 0) {
+        struct ggml_tensor * big = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 4096, FLUSH_BYTES / (4096 * sizeof(float)));
+        for (int64_t i = 0; i < ggml_nelements(big); i++) {
+            ((float *) big->data)[i] = (float)(i & 1023);
         }
-        sink += sum;
-        const double t0 = seconds();
-        ggml_graph_compute(gf, &plan);
-        const double t = seconds() - t0;
-        best_cold = t < best_cold ? t : best_cold;
+        struct ggml_cgraph * gflush = ggml_new_graph(ctx);
+        ggml_build_forward_expand(gflush, ggml_sum_rows(ctx, big));
+        struct ggml_cplan fplan = ggml_graph_plan(gflush, n_threads, tp);
+        fplan.work_data = (uint8_t *) malloc(fplan.work_size + 1);
+        for (int r = 0; r < cold_reps; r++) {
+            ggml_graph_compute(gflush, &fplan);
+            const double t0 = seconds();
+            ggml_graph_compute(gf, &plan);
+            const double t = seconds() - t0;
+            best_cold = t < best_cold ? t : best_cold;
+        }
+        free(fplan.work_data);
     }
-    free(flush);
 
     // the live keys' work and bytes
     const double flop = 4.0 * n_batch * (double) live * D * n_head;

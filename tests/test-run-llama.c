@@ -817,6 +817,33 @@ static void test_sampler(void) {
     const float logits[5] = { 1.0f, 3.0f, 2.0f, 3.0f, -1.0f };
     CHECK_EQ_INT(run_argmax(logits, 5), 1); // the first of equal maxima
 
+    // against a plain scan (the first id of the largest non-NaN logit, 0 when
+    // every logit is NaN), over lengths around the 16-value lanes, with NaNs,
+    // -INF, +INF and ties placed in the lanes and in the tail
+    {
+        float v[70];
+        uint32_t x = 12345;
+        for (int n = 1; n <= 70; n++) {
+            for (int trial = 0; trial < 40; trial++) {
+                for (int i = 0; i < n; i++) {
+                    x = x * 1664525u + 1013904223u;
+                    const uint32_t k = x >> 24;
+                    v[i] = k < 20 ? NAN : k < 40 ? -INFINITY : k < 44 ? INFINITY : (float)((x >> 8) % 7) - 3.0f;
+                    if (trial % 5 == 0) {
+                        v[i] = trial % 10 == 0 ? NAN : -INFINITY; // all NaN, all -INF
+                    }
+                }
+                int32_t want = 0;
+                for (int i = 1; i < n; i++) {
+                    if (v[i] > v[want] || (isnan(v[want]) && !isnan(v[i]))) {
+                        want = i;
+                    }
+                }
+                CHECK_EQ_INT(run_argmax(v, n), want);
+            }
+        }
+    }
+
     struct run_sampler_params sp = { .temp = 0.0f, .top_k = 0, .top_p = 1.0f, .seed = 5 };
     struct run_sampler * s = run_sampler_new(&sp);
     CHECK_EQ_INT(run_sample(s, logits, 5), 1);

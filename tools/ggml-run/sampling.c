@@ -44,14 +44,37 @@ void run_sampler_free(struct run_sampler * s) {
     }
 }
 
+// The first id of the largest logit, NaNs skipped (0 when every logit is
+// NaN). Two passes the compiler vectorises: the largest value in 16 lanes,
+// then its first id (a scan with the best logit reloaded every step took
+// about 20 us for a 32000-token vocabulary, 0.25% of a small model's token).
+#define ARGMAX_LANES 16
+
 int32_t run_argmax(const float * logits, int64_t n) {
-    int32_t best = 0;
-    for (int64_t i = 1; i < n; i++) {
-        if (logits[i] > logits[best] || (isnan(logits[best]) && !isnan(logits[i]))) {
-            best = (int32_t) i;
+    float lane[ARGMAX_LANES];
+    for (int l = 0; l < ARGMAX_LANES; l++) {
+        lane[l] = -INFINITY;
+    }
+    int64_t i = 0;
+    for (; i + ARGMAX_LANES <= n; i += ARGMAX_LANES) {
+        for (int l = 0; l < ARGMAX_LANES; l++) {
+            // a NaN is never greater: it leaves the lane as it was
+            lane[l] = logits[i + l] > lane[l] ? logits[i + l] : lane[l];
         }
     }
-    return best;
+    float max = -INFINITY;
+    for (int l = 0; l < ARGMAX_LANES; l++) {
+        max = lane[l] > max ? lane[l] : max;
+    }
+    for (; i < n; i++) {
+        max = logits[i] > max ? logits[i] : max;
+    }
+    for (int64_t j = 0; j < n; j++) {
+        if (logits[j] == max) {
+            return (int32_t) j;
+        }
+    }
+    return 0; // every logit NaN
 }
 
 // larger logits first; equal ones by id, so that the order is total

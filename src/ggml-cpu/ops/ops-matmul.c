@@ -401,21 +401,29 @@ static bool mm_group_uses_gemm(const struct mm_op * op, const struct mm_group * 
 struct mm_split {
     int64_t n, unit, geo, tail;  // rows, the multiple of rows blocks start on, blocks of the two phases
     double  lq;                  // log q
+    int64_t tail0;               // b(geo): the first row of the tail blocks
     int64_t cols;                // per chunk
     int64_t n_row_blocks, n_col_blocks;
 };
 
-// the first row of row block i of s (n past the last)
+// b(i) of the first phase, i <= geo
+static int64_t mm_split_geo_row(const struct mm_split * s, int64_t i) {
+    if (i == 0) {
+        return 0;
+    }
+    const double  done = (double) s->n * (1.0 - exp((double) i * s->lq));
+    const int64_t r    = ((int64_t) ceil(done) + s->unit - 1) / s->unit * s->unit;
+    return MIN(s->n, r);
+}
+
+// the first row of row block i of s (n past the last); an exp() only in the
+// first phase's few blocks (one for every chunk cost about 16 us a 2048x8
+// token: two calls per chunk, some 200 chunks)
 static int64_t mm_split_row(const struct mm_split * s, int64_t i) {
     if (i <= s->geo) {
-        if (i == 0) {
-            return 0;
-        }
-        const double  done = (double) s->n * (1.0 - exp((double) i * s->lq));
-        const int64_t r    = ((int64_t) ceil(done) + s->unit - 1) / s->unit * s->unit;
-        return MIN(s->n, r);
+        return mm_split_geo_row(s, i);
     }
-    return MIN(s->n, mm_split_row(s, s->geo) + (i - s->geo) * s->tail);
+    return MIN(s->n, s->tail0 + (i - s->geo) * s->tail);
 }
 
 // the row blocks of the row dots (few columns: every weight read once, in a
@@ -455,7 +463,8 @@ static void mm_rows_split(const struct mm_op * op, int nth, int n_mats, struct m
         // one thread waits for nobody: the matrix in one block
         s->tail = MAX(tail, (op->n + m - 1) / m * m);
     }
-    s->n_row_blocks = s->geo + (op->n - mm_split_row(s, s->geo) + s->tail - 1) / s->tail;
+    s->tail0 = mm_split_geo_row(s, s->geo);
+    s->n_row_blocks = s->geo + (op->n - s->tail0 + s->tail - 1) / s->tail;
 }
 
 static int64_t mm_gemm_rows(const struct mm_op * op) {
