@@ -19,7 +19,11 @@
 //     to 16 MiB, a warning and the default when it is not; a feed-forward
 //     block (fused gate and up products, their GLU, the down product: a
 //     barrier before each product) computed by 2 threads as by 1, bit for bit,
-//     and within 1% of the terms' magnitude of a double-precision reference.
+//     and within 1% of the terms' magnitude of a double-precision reference;
+//     a generated token's attention (a product, flash attention over a KV
+//     cache whose K and V rows the waiting thread asks for, a product), its
+//     mask given or computed by a node after the first product, 2 threads as
+//     1 bit for bit and the attention within 1e-5 of a double reference.
 //
 // TEST_CPU_VARIANTS is the build's list of variants, lowest first.
 
@@ -195,6 +199,105 @@ static void child_check_ffn(void) {
     free(out[1]);
 }
 
+// the worst error of an attention's output (fa: [D, H, 1]) against a double
+// reference from its inputs' values (q: [D, 1, H]; K and V rows of H/HKV heads
+// each; the mask's first row: -INF keys take no part), relative to the row's
+// largest |value| of V
+static double attn_ref_err(const struct ggml_tensor * q, const struct ggml_tensor * k, const struct ggml_tensor * v,
+                           const struct ggml_tensor * mask, const struct ggml_tensor * fa, double scale) {
+    const int64_t D = q->ne[0], H = q->ne[2], n_kv = k->ne[1], G = H / k->ne[2];
+    double * w = (double *) malloc((size_t) n_kv * sizeof(double));
+    if (w == NULL) {
+        return INFINITY;
+    }
+    double worst = 0.0;
+    for (int64_t h = 0; h < H; h++) {
+        double mx = -INFINITY;
+        for (int64_t j = 0; j < n_kv; j++) {
+            const double m = tt_get(mask, j, 0, 0, 0);
+            double dot = 0.0;
+            for (int64_t d = 0; d < D; d++) {
+                dot += tt_get(q, d, 0, h, 0) * tt_get(k, d, j, h / G, 0);
+            }
+            w[j] = isinf(m) ? -INFINITY : dot * scale + m;
+            mx = fmax(mx, w[j]);
+        }
+        double sum = 0.0;
+        for (int64_t j = 0; j < n_kv; j++) {
+            w[j] = isinf(w[j]) ? 0.0 : exp(w[j] - mx);
+            sum += w[j];
+        }
+        for (int64_t d = 0; d < D; d++) {
+            double ref = 0.0, vmax = 0.0;
+            for (int64_t j = 0; j < n_kv; j++) {
+                ref += w[j] / sum * tt_get(v, d, j, h / G, 0);
+                vmax = fmax(vmax, fabs(tt_get(v, d, j, h / G, 0)));
+            }
+            worst = fmax(worst, fabs(tt_get(fa, d, h, 0, 0) - ref) / (vmax + 1e-6));
+        }
+    }
+    free(w);
+    return worst;
+}
+
+// A generated token's attention: q from a product, flash attention over a KV
+// cache (the heads of a key side by side; 21 of 64 keys live, the rest -INF),
+// the output product: 2 threads against 1 (bit for bit), the attention
+// against a double reference. The thread waiting after the q product asks
+// for the live K and V rows (and the output product's weights). With
+// mask_in_graph the F16 mask is a node computed after the q product (a cast
+// of an F32 mask, as llama.cpp makes it): the waiting thread then must not
+// read it, and asks for nothing of the attention.
+static void child_check_attention(bool mask_in_graph) {
+    const int64_t E = 256, D = 64, H = 4, HKV = 2, n_kv = 64, live = 21;
+    const float scale = 0.125f;
+    float * out[2] = { NULL, NULL };
+    for (int t = 0; t < 2; t++) {
+        struct ggml_context * ctx = tt_ctx_new(16);
+        struct ggml_tensor * x  = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, E, 1);
+        struct ggml_tensor * wq = ggml_new_tensor_2d(ctx, GGML_TYPE_Q8_0, E, D * H);
+        struct ggml_tensor * wo = ggml_new_tensor_2d(ctx, GGML_TYPE_Q4_K, D * H, E);
+        struct ggml_tensor * kc = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, D * HKV, n_kv);
+        struct ggml_tensor * vc = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, D * HKV, n_kv);
+        struct ggml_tensor * m32 = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, n_kv, 64);
+        tt_fill_uniform(x, -1.0, 1.0, 30);
+        tt_fill_uniform(wq, -1.0, 1.0, 31);
+        tt_fill_uniform(wo, -1.0, 1.0, 32);
+        tt_fill_uniform(kc, -1.0, 1.0, 33);
+        tt_fill_uniform(vc, -1.0, 1.0, 34);
+        for (int64_t i1 = 0; i1 < m32->ne[1]; i1++) {
+            for (int64_t j = 0; j < n_kv; j++) {
+                ((float *) m32->data)[i1 * n_kv + j] = j < live ? 0.0f : -INFINITY;
+            }
+        }
+        struct ggml_tensor * mask;
+        if (mask_in_graph) {
+            mask = ggml_cast(ctx, m32, GGML_TYPE_F16);
+        } else {
+            mask = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, n_kv, 64);
+            ggml_cpu_fp32_to_fp16((const float *) m32->data, (ggml_fp16_t *) mask->data, ggml_nelements(m32));
+        }
+        struct ggml_tensor * k = ggml_view_3d(ctx, kc, D, n_kv, HKV, kc->nb[1], ggml_row_size(GGML_TYPE_F16, D), 0);
+        struct ggml_tensor * v = ggml_view_3d(ctx, vc, D, n_kv, HKV, vc->nb[1], ggml_row_size(GGML_TYPE_F16, D), 0);
+        struct ggml_tensor * q = ggml_reshape_3d(ctx, ggml_mul_mat(ctx, wq, x), D, 1, H);
+        struct ggml_tensor * fa = ggml_flash_attn_ext(ctx, q, k, v, mask, scale, 0.0f, 0.0f);
+        struct ggml_tensor * y = ggml_mul_mat(ctx, wo, ggml_reshape_2d(ctx, fa, D * H, 1));
+        CHECK(tt_compute(ctx, y, t + 1) == GGML_STATUS_SUCCESS);
+        const double err = attn_ref_err(q, k, v, mask, fa, scale);
+        CHECK_MSG(err <= 1e-5, "an attention (mask %s), %d threads: error %.3g of V's magnitude",
+                  mask_in_graph ? "computed" : "given", t + 1, err);
+        out[t] = (float *) malloc((size_t) E * sizeof(float));
+        if (out[t] != NULL) {
+            memcpy(out[t], y->data, (size_t) E * sizeof(float));
+        }
+        ggml_free(ctx);
+    }
+    CHECK_MSG(out[0] != NULL && out[1] != NULL && memcmp(out[0], out[1], (size_t) E * sizeof(float)) == 0,
+              "an attention (mask %s): 2 threads differ from 1", mask_in_graph ? "computed" : "given");
+    free(out[0]);
+    free(out[1]);
+}
+
 static int child_main(void) {
     const char * isa = active_isa();
     const char * ahead = feature_value("STREAM_PREFETCH");
@@ -210,6 +313,8 @@ static int child_main(void) {
     }
     child_check_softmax();
     child_check_ffn();
+    child_check_attention(false);
+    child_check_attention(true);
     return TEST_RESULT();
 }
 

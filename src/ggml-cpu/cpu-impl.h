@@ -98,21 +98,27 @@ void ggml_cpu_register_ops_train      (struct ggml_cpu_op_impl * table); // ops-
 // ggml_cpu_lead_step as the work of ggml_cpu_barrier_busy
 //
 
-// the stream starts asked for: 4 streams of 2 chunks of a GLU pair at most
-#define GGML_CPU_LEAD_STARTS 16
+// the ranges asked for: K and V of an attention (asked for whole, one after
+// the other), then the streams of a product (a line of each in turn): 4
+// streams of 2 chunks of a GLU pair at most
+#define GGML_CPU_LEAD_FIRST  2
+#define GGML_CPU_LEAD_STARTS (GGML_CPU_LEAD_FIRST + 16)
 struct ggml_cpu_lead {
     const struct ggml_cgraph * g;
+    int          cur;       // the first node before the barrier (the others may still compute it)
     int          next;      // the first node past the barrier
     bool         fuse;      // fusions are taken
     int          nth;
-    bool         planned;   // the product found and its stream starts set
-    int          n;         // stream starts
-    int          s;         // the start asked for next
+    bool         planned;   // the ranges found
+    int          n_first;   // an attention's ranges: start[0, n_first)
+    int          n;         // ranges in all: the product's streams start[n_first, n)
+    int          s;         // the range asked for next
     size_t       off;       // at this offset
-    size_t       bytes;     // per start
+    size_t       first_len[GGML_CPU_LEAD_FIRST]; // bytes of each attention range asked for
+    size_t       bytes;     // per product stream
     const char * start[GGML_CPU_LEAD_STARTS];
 };
-void ggml_cpu_lead_init(struct ggml_cpu_lead * lead, const struct ggml_cgraph * g, int next, bool fuse, int nth);
+void ggml_cpu_lead_init(struct ggml_cpu_lead * lead, const struct ggml_cgraph * g, int cur, int next, bool fuse, int nth);
 bool ggml_cpu_lead_step(void * lead);
 
 //
@@ -170,6 +176,12 @@ void ggml_cpu_forward_mul_mat_glu(const struct ggml_compute_params * params, str
 // lines; ops-matmul.c)
 int ggml_cpu_mul_mat_lead(struct ggml_tensor * a, struct ggml_tensor * b, int nth, int chunks, const char ** starts, int max,
                           size_t * span);
+
+// the K and V ranges a flash attention node in token generation reads, for
+// a waiting thread to ask for (stream-lead.c; ops-attention.c): their count
+// (0 or 2, never past max); mask_ready: its mask may be read
+int ggml_cpu_flash_attn_lead(const struct ggml_tensor * op, bool mask_ready, const char ** starts, size_t * lens,
+                             int max);
 
 // values [r0, r1) of row i1 of a split GLU node over F32 rows, by the
 // operations of the node's kernel (ops-glu.c)

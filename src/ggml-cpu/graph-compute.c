@@ -171,7 +171,7 @@ static void graph_compute_thread(void * arg, int ith, int nth) {
             // while it waits for the others, the thread asks for the
             // first weights of the next product (stream-lead.c)
             struct ggml_cpu_lead lead;
-            ggml_cpu_lead_init(&lead, cgraph, i + n, job->fuse, nth);
+            ggml_cpu_lead_init(&lead, cgraph, i, i + n, job->fuse, nth);
             ggml_cpu_barrier_busy(job->threadpool, ggml_cpu_lead_step, &lead);
         }
         if (times != NULL) {
